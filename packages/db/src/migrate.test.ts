@@ -1,0 +1,54 @@
+import { PERMISSIONS } from '@platform/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from './migrate';
+import { createTestDatabase, type TestDatabase } from './testing';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(() => db.drop());
+
+describe('migrations', () => {
+  it('create every table of the design', async () => {
+    const { rows } = await db.knex.raw<{ rows: { table_name: string }[] }>(
+      `select table_name from information_schema.tables where table_schema = 'public'`,
+    );
+    const tables = rows.map((r) => r.table_name);
+    for (const table of [
+      'parties',
+      'account_groups',
+      'permissions',
+      'account_group_permissions',
+      'accounts',
+      'account_contact_details',
+      'refresh_tokens',
+      'recovery_codes',
+      'rate_limit_hits',
+      'mail_outbox',
+      'webhook_registrations',
+      'webhook_events',
+      'entity_changes',
+      'webhook_groups',
+      'webhooks',
+      'webhook_attempts',
+    ]) {
+      expect(tables).toContain(table);
+    }
+  });
+
+  it('are idempotent and load the permission catalog', async () => {
+    expect(await migrate(db.knex)).toEqual([]);
+    const [{ count }] = await db.knex('permissions').count<{ count: string }[]>({ count: '*' });
+    expect(Number(count)).toBe(PERMISSIONS.length);
+  });
+
+  it('serve the claim query from the partial due index', async () => {
+    await db.knex.raw('set enable_seqscan = off');
+    const { rows } = await db.knex.raw<{ rows: { 'QUERY PLAN': string }[] }>(
+      `explain select id from webhooks where state in (1, 2) and next_attempt_at <= now()
+       order by next_attempt_at limit 100`,
+    );
+    expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('webhooks_due');
+  });
+});

@@ -1,0 +1,3 @@
+export * from './base-model';
+export * from './identity';
+export * from './webhooks';

@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { startEmbeddedPostgres } from './embedded';
+import { createKnex, type Knex } from './knex';
+import { migrate } from './migrate';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseAdminUrl: string;
+    databaseTemplate: string;
+  }
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** `url` with its database name replaced. */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Vitest global setup: uses `DATABASE_URL` or starts the embedded test cluster, migrates a
+ * template database once, and hands both to the test files, which clone the template.
+ */
+export async function setupTestDatabases(project: {
+  provide(key: 'databaseAdminUrl' | 'databaseTemplate', value: string): void;
+}): Promise<() => Promise<void>> {
+  let adminUrl = process.env.DATABASE_URL;
+  let stopCluster = async () => {};
+  if (!adminUrl) {
+    const cluster = await startEmbeddedPostgres({
+      dataDir: resolve(import.meta.dirname, '../../../.data/test-postgres'),
+      port: await freePort(),
+    });
+    adminUrl = cluster.url;
+    stopCluster = cluster.stop;
+  }
+  const template = `test_template_${process.pid}_${randomBytes(3).toString('hex')}`;
+  await adminQuery(adminUrl, `create database ${template}`);
+  const knex = createKnex(withDatabase(adminUrl, template), { pool: { max: 2 } });
+  try {
+    await migrate(knex);
+  } finally {
+    await knex.destroy();
+  }
+  project.provide('databaseAdminUrl', adminUrl);
+  project.provide('databaseTemplate', template);
+  return async () => {
+    await adminQuery(adminUrl, `drop database if exists ${template} with (force)`);
+    await stopCluster();
+  };
+}
+
+export interface TestDatabase {
+  url: string;
+  knex: Knex;
+  /** Closes the pool and drops the database. */
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database for one test file, cloned from the template. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = inject('databaseAdminUrl');
+  const template = inject('databaseTemplate');
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await adminQuery(adminUrl, `create database ${name} template ${template}`);
+      break;
+    } catch (error) {
+      // two files cloning at the same instant can see "source database is being accessed"
+      if (attempt >= 20 || !String(error).includes('being accessed')) throw error;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
+  const url = withDatabase(adminUrl, name);
+  const knex = createKnex(url, { pool: { max: 5 } });
+  return {
+    url,
+    knex,
+    drop: async () => {
+      await knex.destroy();
+      await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
+    },
+  };
+}

@@ -1,0 +1,5 @@
+export * from './enums';
+export * from './pagination';
+export * from './permissions';
+export * from './problem';
+export * from './retry-schedule';

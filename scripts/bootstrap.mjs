@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// Makes `npm start` / `npm test` (and their pnpm twins) work on a fresh clone with only Node:
+// finds pnpm (or fetches the pinned one through npx), installs the workspace when the lockfile
+// changed since the last install, then runs the real script named on the command line.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const script = process.argv[2];
+const extraArgs = process.argv.slice(3);
+if (!script) {
+  console.error('usage: node scripts/bootstrap.mjs <script> [args]');
+  process.exit(2);
+}
+
+const { packageManager } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const hasPnpm = spawnSync('pnpm', ['--version'], { stdio: 'ignore', shell: false }).status === 0;
+const pnpm = hasPnpm ? ['pnpm'] : ['npx', '--yes', packageManager];
+
+function run(args) {
+  const [cmd, ...rest] = [...pnpm, ...args];
+  const result = spawnSync(cmd, rest, { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+const lockfile = join(root, 'pnpm-lock.yaml');
+const stamp = join(root, 'node_modules', '.install-stamp');
+const wanted = createHash('sha256')
+  .update(existsSync(lockfile) ? readFileSync(lockfile) : '')
+  .update(process.version)
+  .digest('hex');
+if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== wanted) {
+  run(['install', '--frozen-lockfile']);
+  writeFileSync(stamp, wanted);
+}
+run(['run', script, ...extraArgs]);

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.ts'],
+    globalSetup: ['./vitest.global-setup.ts'],
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+  },
+});
