@@ -1,3 +1,5 @@
+export * from './accounts';
+export * from './auth';
 export * from './enums';
 export * from './pagination';
 export * from './permissions';

@@ -1,0 +1,39 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { AppDeps } from './deps';
+import { docsMiddleware } from './http/docs';
+import { errorMiddleware } from './http/error-middleware';
+import { requestHeaders } from './http/headers';
+import { buildOpenApiDocument } from './http/openapi';
+import { allowedMethods, buildRouter } from './http/router';
+import type { RouteDefinition } from './http/route';
+import { ROUTES } from './routes';
+
+/** Builds the API: shared conventions as middleware, then the routes. No listening here. */
+export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = ROUTES): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true; // errors are logged by the error middleware, once
+  const openApi = buildOpenApiDocument(routes);
+
+  const meta = new Router();
+  meta.get('/.well-known/jwks.json', (ctx) => {
+    ctx.set('cache-control', 'public, max-age=300');
+    ctx.body = deps.tokens.jwks();
+  });
+  meta.get('/api/openapi.json', (ctx) => {
+    ctx.body = openApi;
+  });
+  meta.get('/healthz', async (ctx) => {
+    await deps.knex.raw('select 1');
+    ctx.body = { status: 'ok' };
+  });
+
+  const router = buildRouter(routes, deps);
+  app.use(errorMiddleware(deps.logger));
+  app.use(requestHeaders());
+  app.use(docsMiddleware());
+  app.use(meta.routes());
+  app.use(router.routes());
+  app.use(allowedMethods(router));
+  return app;
+}

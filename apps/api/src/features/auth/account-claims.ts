@@ -1,0 +1,77 @@
+import { encodePermissions, TokenScope, type PartyType } from '@platform/shared';
+import type { Knex } from '@platform/db';
+import type { AccessClaims } from '../../auth/tokens';
+
+interface AccountRow {
+  id: number;
+  email: string;
+  party_id: number;
+  party_name: string;
+  party_type: PartyType;
+  group_id: number;
+  must_change_password: boolean;
+  password_hash: string | null;
+}
+
+/** The live account (not deleted, nor its party) with what its token needs; undefined if none. */
+export async function findLoginAccount(
+  knex: Knex,
+  where: { email: string } | { id: number },
+): Promise<AccountRow | undefined> {
+  const query = knex('accounts as a')
+    .join('parties as p', 'p.id', 'a.party_id')
+    .whereNull('a.deleted')
+    .whereNull('p.deleted')
+    .first<AccountRow | undefined>(
+      'a.id',
+      'a.email',
+      'a.party_id',
+      'p.name as party_name',
+      'p.type as party_type',
+      'a.group_id',
+      'a.must_change_password',
+      'a.password_hash',
+    );
+  if ('email' in where) query.whereRaw('lower(a.email) = lower(?)', [where.email]);
+  else query.where('a.id', where.id);
+  return query;
+}
+
+/**
+ * The access-token claims of an account: permissions from its group and counters for the
+ * `telemetry` claim, computed afresh at every login and refresh.
+ */
+export async function accessClaimsFor(knex: Knex, account: AccountRow): Promise<AccessClaims> {
+  const permissionRows = await knex('account_group_permissions')
+    .where('group_id', account.group_id)
+    .select<{ permission_id: number }[]>('permission_id');
+  return {
+    accountId: account.id,
+    partyId: account.party_id,
+    partyName: account.party_name,
+    partyType: account.party_type,
+    email: account.email,
+    scope: account.must_change_password ? TokenScope.ChangePassword : TokenScope.Platform,
+    permissions: encodePermissions(permissionRows.map((r) => r.permission_id)),
+    telemetry: await partyTelemetry(knex, account.party_id),
+  };
+}
+
+/**
+ * Counters of the `telemetry` claim. Units and processes arrive with the domain resources; until
+ * their tables exist the counters are zero.
+ */
+async function partyTelemetry(knex: Knex, partyId: number): Promise<AccessClaims['telemetry']> {
+  const { rows } = await knex.raw<{ rows: { units: string | null; processes: string | null }[] }>(
+    `select to_regclass('units')::text as units, to_regclass('processes')::text as processes`,
+  );
+  const count = async (table: string | null | undefined) => {
+    if (!table) return 0;
+    const [row] = await knex(table)
+      .where({ party_id: partyId })
+      .whereNull('deleted')
+      .count<{ count: string }[]>({ count: '*' });
+    return Number(row?.count ?? 0);
+  };
+  return { UnitCount: await count(rows[0]?.units), ProcessCount: await count(rows[0]?.processes) };
+}

@@ -1,0 +1,32 @@
+import { LoginRequest, RefreshRequest, TokenResponse } from '@platform/shared';
+import { defineRoute } from '../../http/route';
+import { login, refresh } from './auth-service';
+
+export const authRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/api/auth/login',
+    summary: 'Log in with email and password',
+    description:
+      'Answers an access token (15 min) and a one-time refresh token (30 days). A wrong email or password is a 400 ' +
+      'that does not say which. Rate limited per email and per client address (429 with Retry-After).',
+    tags: ['Authentication'],
+    auth: 'public',
+    body: LoginRequest,
+    response: { description: 'Tokens', schema: TokenResponse },
+    errors: [429],
+    handler: ({ deps, body, ctx }) => login(deps, body, ctx.ip),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/auth/refresh',
+    summary: 'Exchange a refresh token for new tokens',
+    description:
+      'Each refresh token works once. Presenting a used one answers 401 and revokes every token of its login.',
+    tags: ['Authentication'],
+    auth: 'public',
+    body: RefreshRequest,
+    response: { description: 'New tokens', schema: TokenResponse },
+    handler: ({ deps, body }) => refresh(deps, body.refreshToken),
+  }),
+];

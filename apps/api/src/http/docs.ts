@@ -1,0 +1,44 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Middleware } from 'koa';
+import swaggerUi from 'swagger-ui-dist';
+
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css',
+  'swagger-ui-bundle.js': 'application/javascript',
+  'swagger-ui-standalone-preset.js': 'application/javascript',
+  'favicon-32x32.png': 'image/png',
+};
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Platform API (Gen2)</title>
+<link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script src="/docs/init.js"></script></body>
+</html>`;
+
+const INIT = `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
+
+/** Serves Swagger UI for `/api/openapi.json` at `/docs`, from the bundled swagger-ui-dist. */
+export function docsMiddleware(): Middleware {
+  const root = swaggerUi.getAbsoluteFSPath();
+  return async (ctx, next) => {
+    if (ctx.method !== 'GET' || !(ctx.path === '/docs' || ctx.path.startsWith('/docs/'))) return next();
+    const name = ctx.path.slice('/docs/'.length);
+    if (ctx.path === '/docs' || name === '' || name === 'index.html') {
+      ctx.type = 'text/html';
+      ctx.body = PAGE;
+    } else if (name === 'init.js') {
+      ctx.type = 'application/javascript';
+      ctx.body = INIT;
+    } else if (ASSETS[name]) {
+      ctx.type = ASSETS[name];
+      ctx.set('cache-control', 'public, max-age=3600');
+      ctx.body = await readFile(join(root, name));
+    } else {
+      return next();
+    }
+  };
+}

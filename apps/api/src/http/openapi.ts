@@ -1,0 +1,109 @@
+import { ProblemDetails } from '@platform/shared';
+import { z } from 'zod';
+import {
+  createDocument,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponseObject,
+} from 'zod-openapi';
+import type { RouteDefinition } from './route';
+import { SUPPORTED_API_VERSIONS } from './headers';
+
+const CommonHeaders = z.object({
+  'api-version': z
+    .enum(SUPPORTED_API_VERSIONS)
+    .optional()
+    .meta({ description: 'API version; 2.0 when absent.' }),
+  'Accept-Language': z
+    .string()
+    .optional()
+    .meta({ description: 'Only en-DE is served; other values fall back to it.' }),
+});
+
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ProblemDetails } },
+});
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad request: the ProblemDetails `errors` name each invalid field.',
+  403: 'The caller’s party type, permission or token scope does not allow this operation.',
+  404: 'Not found, or outside the caller’s scope.',
+  409: 'Conflicts with existing data.',
+  413: 'The request body is too large.',
+  429: 'Rate limited; see `Retry-After`.',
+};
+
+function operation(route: RouteDefinition): ZodOpenApiOperationObject {
+  const responses: Record<string, ZodOpenApiResponseObject> = {};
+  const status = String(route.status ?? 200);
+  const mediaTypes = route.textual ? ['application/json', 'text/plain', 'text/json'] : ['application/json'];
+  responses[status] =
+    route.status === 204 || !route.response?.schema
+      ? { description: route.response?.description ?? 'No content' }
+      : {
+          description: route.response.description,
+          content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: route.response!.schema! }])),
+        };
+  const errorStatuses = new Set<number>([400, ...(route.errors ?? [])]);
+  if (route.auth !== 'public') {
+    responses['401'] = { description: 'Missing, invalid or expired token. No body.' };
+    errorStatuses.add(403);
+  }
+  for (const code of [...errorStatuses].sort()) responses[String(code)] = problem(ERROR_DESCRIPTIONS[code]!);
+
+  const auth = route.auth === 'public' ? undefined : route.auth;
+  const gate = auth
+    ? `\n\nAllowed party types: ${auth.allow.join(', ')}.` +
+      (auth.permission ? ` Permission: ${auth.permission}.` : '') +
+      ` Token scopes: ${(auth.scopes ?? ['platform']).join(', ')}.`
+    : '';
+  return {
+    summary: route.summary,
+    description: (route.description ?? '') + gate || undefined,
+    tags: route.tags,
+    deprecated: route.deprecated,
+    security: auth ? [{ bearer: [] }] : [],
+    requestParams: {
+      header: CommonHeaders,
+      ...(route.params ? { path: route.params as z.ZodObject } : {}),
+      ...(route.query ? { query: route.query as z.ZodObject } : {}),
+    },
+    ...(route.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }
+      : {}),
+    responses,
+  };
+}
+
+/** The OpenAPI 3.1 document of `routes`, generated from the same zod schemas that validate them. */
+export function buildOpenApiDocument(routes: readonly RouteDefinition[]) {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const route of routes) {
+    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    paths[path] = { ...paths[path], [route.method]: operation(route) };
+  }
+  return createDocument(
+    {
+      openapi: '3.1.0',
+      info: {
+        title: 'Property Management Platform API (Gen2)',
+        version: '2.0',
+        description:
+          'Gen2 REST API of the property-management platform and its webhooks. Every operation except login, ' +
+          'refresh and recovery needs `Authorization: Bearer <accessToken>`.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      paths,
+    },
+    {
+      override: ({ jsonSchema, zodSchema, io }) => {
+        if (zodSchema._zod.def.type === 'date' && io === 'output') {
+          jsonSchema.type = 'string';
+          jsonSchema.format = 'date-time';
+        }
+      },
+      allowEmptySchema: { custom: true, pipe: true, transform: true },
+    },
+  );
+}

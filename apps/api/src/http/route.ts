@@ -1,0 +1,65 @@
+import type { Context } from 'koa';
+import type { PartyType, PermissionName, TokenScope } from '@platform/shared';
+import type { z } from 'zod';
+import type { AppDeps } from '../deps';
+import type { Principal } from '../auth/principal';
+
+/** Who may call a route: party types, an optional permission, and token scopes (default platform). */
+export interface RouteAuth {
+  allow: readonly PartyType[];
+  permission?: PermissionName;
+  scopes?: readonly TokenScope[];
+}
+
+export interface RouteResponse {
+  description: string;
+  schema?: z.ZodType;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** The caller; only on routes with `auth` (reading it on a public route throws). */
+  principal: Principal;
+  deps: AppDeps;
+  ctx: Context;
+}
+
+type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteDefinition<
+  PS extends z.ZodType | undefined = z.ZodType | undefined,
+  QS extends z.ZodType | undefined = z.ZodType | undefined,
+  BS extends z.ZodType | undefined = z.ZodType | undefined,
+> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** Koa-style path, `/api/accounts/:id`. */
+  path: string;
+  summary: string;
+  tags: string[];
+  description?: string;
+  deprecated?: boolean;
+  /** `'public'` for login and friends; otherwise who may call it. */
+  auth: RouteAuth | 'public';
+  params?: PS;
+  query?: QS;
+  body?: BS;
+  /** Success status; 200 unless said otherwise (204 sends no body). */
+  status?: 200 | 201 | 204;
+  response?: RouteResponse;
+  /** Reads the spec marks so also answer `text/plain` and `text/json` with the same body. */
+  textual?: boolean;
+  /** Error statuses this route can answer besides 400, 401, 403 and 500 (for the OpenAPI document). */
+  errors?: readonly (404 | 409 | 413 | 429)[];
+  handler(input: RouteInput<Output<PS>, Output<QS>, Output<BS>>): unknown;
+}
+
+/** Declares a route; the identity function that lets TypeScript infer the handler's input types. */
+export function defineRoute<
+  PS extends z.ZodType | undefined = undefined,
+  QS extends z.ZodType | undefined = undefined,
+  BS extends z.ZodType | undefined = undefined,
+>(route: RouteDefinition<PS, QS, BS>): RouteDefinition {
+  return route as unknown as RouteDefinition;
+}

@@ -1,0 +1,56 @@
+import { join } from 'node:path';
+import { createKnex } from '@platform/db';
+import pino from 'pino';
+import { createApp } from './app';
+import { loadSigningKey, resolvePrivateKeyPem } from './auth/keys';
+import { TokenService } from './auth/tokens';
+import { loadConfig } from './config';
+
+/** Wires config, database and keys, listens, and shuts down cleanly on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = pino({ level: config.LOG_LEVEL, base: { service: 'api' } });
+  const knex = createKnex(config.DATABASE_URL, {
+    pool: { max: config.DB_POOL_MAX },
+    applicationName: 'platform-api',
+  });
+  const now = () => new Date();
+  const pem = resolvePrivateKeyPem({
+    pem: config.JWT_PRIVATE_KEY,
+    file: config.JWT_PRIVATE_KEY_FILE ?? join(config.DATA_DIR, 'keys', 'jwt-private.pem'),
+    production: config.NODE_ENV === 'production',
+  });
+  const tokens = new TokenService(await loadSigningKey(pem), {
+    issuer: config.JWT_ISSUER,
+    audience: config.JWT_AUDIENCE,
+    accessTtlMs: config.ACCESS_TOKEN_TTL,
+    refreshTtlMs: config.REFRESH_TOKEN_TTL,
+    now,
+  });
+  const app = createApp({ config, knex, logger, tokens, now });
+  const server = app.listen(config.API_PORT, config.API_HOST, () => {
+    logger.info({ port: config.API_PORT }, `API listening on http://127.0.0.1:${config.API_PORT}`);
+  });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    const deadline = setTimeout(() => process.exit(1), 10_000).unref();
+    server.close(async () => {
+      await knex.destroy();
+      clearTimeout(deadline);
+      logger.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
