@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
+import { adminStatic } from './admin-static';
 import type { AppDeps } from './deps';
 import { docsMiddleware } from './http/docs';
 import { errorMiddleware } from './http/error-middleware';
@@ -32,6 +33,7 @@ export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = RO
   app.use(errorMiddleware(deps.logger));
   app.use(requestHeaders());
   app.use(docsMiddleware());
+  app.use(adminStatic(deps.config.ADMIN_DIST_DIR));
   app.use(meta.routes());
   app.use(router.routes());
   app.use(allowedMethods(router));

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { parseDuration } from '@platform/shared';
 import { z } from 'zod';
 
@@ -44,6 +45,11 @@ const ConfigSchema = z.object({
   REFRESH_TOKEN_TTL: duration('720h'),
   /** Largest JSON request body. */
   BODY_LIMIT: byteSize('1mb'),
+  /** The built admin SPA served at /admin. */
+  ADMIN_DIST_DIR: z
+    .string()
+    .default(resolve(import.meta.dirname, '../../admin/dist'))
+    .transform((dir) => resolve(dir)),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
 });
 

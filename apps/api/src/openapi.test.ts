@@ -31,9 +31,12 @@ describe('OpenAPI document', () => {
   it('is served at /api/openapi.json without a token', async () => {
     const response = await api.fetch('/api/openapi.json');
     expect(response.status).toBe(200);
-    const document = await response.json();
+    const document = (await response.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+    };
     expect(document.openapi).toBe('3.1.0');
-    expect(document.paths['/api/auth/login'].post).toBeDefined();
+    expect(document.paths['/api/auth/login']?.post).toBeDefined();
   });
 
   it('is browsable at /docs with the bundled Swagger UI', async () => {
