@@ -2,7 +2,7 @@
 // Makes `npm start` / `npm test` (and their pnpm twins) work on a fresh clone with only Node:
 // finds pnpm (or fetches the pinned one through npx), installs the workspace when the lockfile
 // changed since the last install, then runs the real script named on the command line.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -36,4 +36,11 @@ if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== wanted) {
   run(['install', '--frozen-lockfile']);
   writeFileSync(stamp, wanted);
 }
-run(['run', script, ...extraArgs]);
+// The script itself runs as a child that receives our signals: a supervisor's SIGTERM to
+// `npm start` must reach the stack, not orphan it.
+const [cmd, ...rest] = [...pnpm, 'run', script, ...extraArgs];
+const child = spawn(cmd, rest, { cwd: root, stdio: 'inherit' });
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => child.kill(signal));
+}
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));

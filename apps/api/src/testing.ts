@@ -28,6 +28,15 @@ export function testClock(start = new Date()): TestClock {
 
 let cachedPem: string | undefined;
 
+/**
+ * The PKCS#8 PEM of the RS256 key every test API signs with, so tests can mint their own tokens
+ * (`loadSigningKey(testPrivateKeyPem())`).
+ */
+export function testPrivateKeyPem(): string {
+  cachedPem ??= generatePrivateKeyPem();
+  return cachedPem;
+}
+
 export interface TestApi {
   db: TestDatabase;
   deps: AppDeps;
@@ -44,8 +53,7 @@ export async function startTestApi(overrides: Partial<Record<keyof Config, strin
   const db = await createTestDatabase();
   const config = testConfig({ DATABASE_URL: db.url, ...overrides });
   const clock = testClock();
-  cachedPem ??= generatePrivateKeyPem();
-  const tokens = new TokenService(await loadSigningKey(cachedPem), {
+  const tokens = new TokenService(await loadSigningKey(testPrivateKeyPem()), {
     issuer: config.JWT_ISSUER,
     audience: config.JWT_AUDIENCE,
     accessTtlMs: config.ACCESS_TOKEN_TTL,

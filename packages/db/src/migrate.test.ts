@@ -39,8 +39,8 @@ describe('migrations', () => {
 
   it('are idempotent and load the permission catalog', async () => {
     expect(await migrate(db.knex)).toEqual([]);
-    const [{ count }] = await db.knex('permissions').count<{ count: string }[]>({ count: '*' });
-    expect(Number(count)).toBe(PERMISSIONS.length);
+    const [row] = await db.knex('permissions').count<{ count: string }[]>({ count: '*' });
+    expect(Number(row?.count)).toBe(PERMISSIONS.length);
   });
 
   it('serve the claim query from the partial due index', async () => {

@@ -65,24 +65,35 @@ function fromBase64Url(text: string): Uint8Array {
   return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
 
-/** Encodes permission ids as the token's compact `permissions` claim: a base64url bitset. */
+const isCatalogId = (id: number) => Number.isInteger(id) && id >= 0 && id < PERMISSIONS.length;
+
+/**
+ * Encodes permission ids as the token's compact `permissions` claim: a base64url bitset (bit
+ * `id % 8` of byte `id / 8`). Ids outside the catalog are left out.
+ */
 export function encodePermissions(ids: Iterable<number>): string {
   const bytes = new Uint8Array(Math.ceil(PERMISSIONS.length / 8));
-  for (const id of ids) bytes[id >> 3]! |= 1 << (id & 7);
+  for (const id of ids) if (isCatalogId(id)) bytes[id >> 3]! |= 1 << (id & 7);
   return toBase64Url(bytes);
 }
 
-/** Decodes the `permissions` claim into a set of permission ids; garbage decodes to none. */
+// unpadded base64url; a length of 1 modulo 4 cannot be base64 at all
+const BASE64URL = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$/;
+
+/**
+ * Decodes the `permissions` claim into a set of permission ids; garbage (anything but unpadded
+ * base64url, which `atob` alone would accept: `+`, `/`, `=`, spaces) decodes to none, and bits
+ * beyond the catalog are ignored.
+ */
 export function decodePermissions(claim: string): Set<number> {
   const ids = new Set<number>();
-  let bytes: Uint8Array;
-  try {
-    bytes = fromBase64Url(claim);
-  } catch {
-    return ids;
-  }
+  if (typeof claim !== 'string' || !BASE64URL.test(claim)) return ids;
+  const bytes = fromBase64Url(claim);
   bytes.forEach((byte, index) => {
-    for (let bit = 0; bit < 8; bit++) if (byte & (1 << bit)) ids.add(index * 8 + bit);
+    for (let bit = 0; bit < 8; bit++) {
+      const id = index * 8 + bit;
+      if (byte & (1 << bit) && isCatalogId(id)) ids.add(id);
+    }
   });
   return ids;
 }

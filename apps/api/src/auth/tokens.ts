@@ -26,7 +26,18 @@ export interface TokenServiceOptions {
 }
 
 const SCOPES = new Set<string>(Object.values(TokenScope));
+const PARTY_TYPES = new Set<string>(ALL_PARTY_TYPES.map(String));
 const ALGORITHMS = ['RS256'];
+/** How far in the future an `iat` may be: the clock skew tolerated between API replicas. */
+const ISSUED_AT_LEEWAY_S = 5;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A database id (positive int32) written as a canonical decimal string, else undefined. */
+function idClaim(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !/^[1-9][0-9]{0,9}$/.test(value)) return undefined;
+  const id = Number(value);
+  return id <= 2_147_483_647 ? id : undefined;
+}
 
 /** Signs and verifies the API's JWTs: access tokens, refresh tokens and their JWKS. */
 export class TokenService {
@@ -92,14 +103,24 @@ export class TokenService {
     return { token, jti, expiresAt: new Date(exp * 1000) };
   }
 
-  private async verify(token: string, audience: string): Promise<JWTPayload> {
+  /**
+   * The payload of a token signed by our key for `audience`, issued in the past (jose alone lets
+   * an `iat` in the future pass) and living no longer than its kind's `lifetimeMs`.
+   */
+  private async verify(token: string, audience: string, lifetimeMs: number): Promise<JWTPayload> {
+    const now = this.options.now();
     const { payload } = await jwtVerify(token, await this.verifyKey, {
       algorithms: ALGORITHMS,
       issuer: this.options.issuer,
       audience,
-      currentDate: this.options.now(),
+      currentDate: now,
       requiredClaims: ['sub', 'iat', 'exp'],
     });
+    // jose has checked that both are numbers and that exp is in the future
+    const iat = payload.iat!;
+    const exp = payload.exp!;
+    if (iat > Math.floor(now.getTime() / 1000) + ISSUED_AT_LEEWAY_S) throw new Error('issued in the future');
+    if (exp - iat > Math.floor(lifetimeMs / 1000)) throw new Error('lives longer than its kind');
     return payload;
   }
 
@@ -110,23 +131,25 @@ export class TokenService {
   async verifyAccessToken(token: string): Promise<Principal | undefined> {
     let payload: JWTPayload;
     try {
-      payload = await this.verify(token, this.options.audience);
+      payload = await this.verify(token, this.options.audience, this.options.accessTtlMs);
     } catch {
       return undefined;
     }
-    const accountId = Number(payload.sub);
-    const partyId = Number(payload.partyId);
-    const partyType = Number(payload.accountRole) as PartyType;
-    const { scope, email, partyName, permissions } = payload;
+    // the claims of spec 2.3, each of its type: ids and the party type are strings of digits
+    const accountId = idClaim(payload.sub);
+    const partyId = idClaim(payload.partyId);
+    const { accountRole, scope, email, partyName, permissions, telemetry } = payload;
     if (
-      !Number.isInteger(accountId) ||
-      !Number.isInteger(partyId) ||
-      !ALL_PARTY_TYPES.includes(partyType) ||
+      accountId === undefined ||
+      partyId === undefined ||
+      typeof accountRole !== 'string' ||
+      !PARTY_TYPES.has(accountRole) ||
       typeof scope !== 'string' ||
       !SCOPES.has(scope) ||
       typeof email !== 'string' ||
       typeof partyName !== 'string' ||
-      typeof permissions !== 'string'
+      typeof permissions !== 'string' ||
+      typeof telemetry !== 'string'
     ) {
       return undefined;
     }
@@ -134,7 +157,7 @@ export class TokenService {
       accountId,
       partyId,
       partyName,
-      partyType,
+      partyType: Number(accountRole) as PartyType,
       email,
       scope: scope as TokenScope,
       permissions: decodePermissions(permissions),
@@ -146,16 +169,13 @@ export class TokenService {
     token: string,
   ): Promise<{ accountId: number; familyId: string; jti: string } | undefined> {
     try {
-      const payload = await this.verify(token, this.refreshAudience);
-      const accountId = Number(payload.sub);
-      if (
-        !Number.isInteger(accountId) ||
-        typeof payload.jti !== 'string' ||
-        typeof payload.fam !== 'string'
-      ) {
-        return undefined;
-      }
-      return { accountId, familyId: payload.fam, jti: payload.jti };
+      const payload = await this.verify(token, this.refreshAudience, this.options.refreshTtlMs);
+      const accountId = idClaim(payload.sub);
+      const { jti, fam } = payload;
+      // jti and fam are uuid columns: anything else would be a database error, not a 401
+      if (accountId === undefined || typeof jti !== 'string' || !UUID.test(jti)) return undefined;
+      if (typeof fam !== 'string' || !UUID.test(fam)) return undefined;
+      return { accountId, familyId: fam.toLowerCase(), jti: jti.toLowerCase() };
     } catch {
       return undefined;
     }

@@ -118,10 +118,39 @@ function checkValue(type: FieldType, value: unknown): string | undefined {
     case 'string':
       return typeof value === 'string' ? undefined : 'must be a string';
     case 'timestamp':
-      return typeof value === 'string' && !Number.isNaN(Date.parse(value))
-        ? undefined
-        : 'must be an ISO 8601 timestamp';
+      return typeof value === 'string' && isIsoTimestamp(value) ? undefined : 'must be an ISO 8601 timestamp';
   }
+}
+
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))?)?$/;
+
+/**
+ * An ISO 8601 date or date-time, years 1–9999, that names a real calendar moment: Postgres
+ * parses what passes, unlike `Date.parse`, which takes `"1"` or `2020-02-30` and would leave
+ * Postgres to fail on them.
+ */
+export function isIsoTimestamp(text: string): boolean {
+  const match = ISO_TIMESTAMP.exec(text);
+  if (!match) return false;
+  const [year, month, day, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] = match
+    .slice(1)
+    .map((part) => (part === undefined ? undefined : Number(part)));
+  if (year! < 1 || month! < 1 || month! > 12 || day! < 1) return false;
+  const daysInMonth =
+    new Date(Date.UTC(2000, month!, 0)).getUTCDate() - (month === 2 && !isLeapYear(year!) ? 1 : 0);
+  return (
+    day! <= daysInMonth &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetHours <= 15 &&
+    offsetMinutes <= 59
+  );
+}
+
+function isLeapYear(year: number): boolean {
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
 }
 
 function escapeLike(text: string): string {

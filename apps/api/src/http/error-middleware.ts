@@ -58,10 +58,12 @@ export function errorMiddleware(logger: Logger): Middleware {
         throw new AppError('NotFound', `No route for ${ctx.path}`);
     } catch (error) {
       if (error instanceof UnauthenticatedError) {
+        // the type and body before the status: Koa turns a null body set after a non-empty
+        // status into a 204 (and a null JSON body into the text "null")
+        ctx.remove('Content-Type');
+        ctx.body = null;
         ctx.status = 401;
         ctx.set('WWW-Authenticate', 'Bearer realm="api", error="invalid_token"');
-        ctx.body = null;
-        ctx.remove('Content-Type');
         return;
       }
       let appError = error instanceof AppError ? error : (fromDatabaseError(error) ?? fromHttpError(error));

@@ -13,18 +13,21 @@ export function requestHeaders(): Middleware {
     ctx.set('x-request-id', ctx.state.requestId);
     ctx.set('x-content-type-options', 'nosniff');
     ctx.set('referrer-policy', 'no-referrer');
-    if (!ctx.path.startsWith('/api/')) return next();
+    // the router matches paths case-insensitively, so `/API/accounts` is an API path too
+    if (!/^\/api\//i.test(ctx.path)) return next();
 
-    const version = ctx.get('api-version').trim();
-    if (version && !(SUPPORTED_API_VERSIONS as readonly string[]).includes(version)) {
+    ctx.set('api-supported-versions', '1.0, 2.0');
+    // only en-DE is served; any other preference falls back to it rather than failing
+    ctx.set('Content-Language', SERVED_LANGUAGE);
+    // absent means 2.0; present but empty is not one of the versions
+    const header = ctx.headers['api-version'];
+    const version = header === undefined ? undefined : String(header).trim();
+    if (version !== undefined && !(SUPPORTED_API_VERSIONS as readonly string[]).includes(version)) {
       throw fieldError(
         'api-version',
         `Unsupported api-version "${version.slice(0, 20)}"; use 1, 1.0, 2 or 2.0`,
       );
     }
-    ctx.set('api-supported-versions', '1.0, 2.0');
-    // only en-DE is served; any other preference falls back to it rather than failing
-    ctx.set('Content-Language', SERVED_LANGUAGE);
     await next();
   };
 }

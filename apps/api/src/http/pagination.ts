@@ -1,14 +1,9 @@
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Page } from '@platform/shared';
 import type { Knex } from '@platform/db';
 import { z } from 'zod';
+import { wholeNumberText } from './validate';
 
-const pageInt = (name: string, max: number, fallback: number) =>
-  z.coerce
-    .number({ error: `${name} must be a whole number` })
-    .int(`${name} must be a whole number`)
-    .min(1, `${name} must be at least 1`)
-    .max(max, `${name} must be at most ${max}`)
-    .default(fallback);
+const pageInt = (name: string, max: number, fallback: number) => wholeNumberText(name, 1, max, fallback);
 
 /** `PageSize` (1–100, default 20) and `PageNumber` (from 1) of every list and search. */
 export const PageQuery = z.strictObject({

@@ -8,6 +8,10 @@ export interface RateLimitPolicy {
   windowMs: number;
 }
 
+function windowStartOf(policy: RateLimitPolicy, now: Date): Date {
+  return new Date(Math.floor(now.getTime() / policy.windowMs) * policy.windowMs);
+}
+
 /**
  * Counts one hit for `key` in the current fixed window, in Postgres so every API replica shares
  * the count; past the policy's limit it throws a 429 with `Retry-After` (the window's end).
@@ -18,7 +22,7 @@ export async function consumeRateLimit(
   key: string,
   now: Date,
 ): Promise<void> {
-  const windowStart = new Date(Math.floor(now.getTime() / policy.windowMs) * policy.windowMs);
+  const windowStart = windowStartOf(policy, now);
   const { rows } = await knex.raw<{ rows: { hits: number }[] }>(
     `insert into rate_limit_hits (key, window_start, hits) values (?, ?, 1)
      on conflict (key, window_start) do update set hits = rate_limit_hits.hits + 1
@@ -39,4 +43,20 @@ export async function consumeRateLimit(
       },
     );
   }
+}
+
+/**
+ * Gives back a hit `consumeRateLimit` counted at `now`, for policies that count failures only:
+ * consume before the attempt (so concurrent attempts cannot overrun the limit), refund on success.
+ */
+export async function refundRateLimit(
+  knex: Knex,
+  policy: RateLimitPolicy,
+  key: string,
+  now: Date,
+): Promise<void> {
+  await knex('rate_limit_hits')
+    .where({ key: `${policy.name}:${key}`, window_start: windowStartOf(policy, now) })
+    .where('hits', '>', 0)
+    .decrement('hits', 1);
 }

@@ -11,6 +11,26 @@ import { parseInput } from './validate';
 const JSON_TYPES = ['application/json', 'application/merge-patch+json', 'application/*+json'];
 const TEXTUAL_TYPES = ['application/json', 'text/json', 'text/plain'];
 
+const missingBody = () =>
+  new AppError('ValidationFailed', 'The request needs a JSON body', { '(body)': ['Required'] });
+
+/** Errors of reading and parsing a request body: all caused by the client, so never a 500. */
+function bodyError(error: Error & { status?: unknown; type?: unknown }): AppError {
+  if (error.status === 413 || error.type === 'entity.too.large') {
+    return new AppError('PayloadTooLarge', 'The request body is too large');
+  }
+  if (error.status === 415) {
+    return new AppError('UnsupportedMediaType', `The request body cannot be decoded: ${error.message}`);
+  }
+  if (error instanceof SyntaxError) {
+    const reason = error.message.startsWith('invalid JSON, only supports')
+      ? 'must be a JSON object'
+      : `is not valid JSON (${error.message.slice(0, 200)})`;
+    return new AppError('BadRequest', `The request body ${reason}`);
+  }
+  return new AppError('BadRequest', 'The request body could not be read');
+}
+
 /** Verifies the bearer token; anything but a valid access token is a bare 401. */
 async function authenticate(ctx: Context, deps: AppDeps): Promise<Principal> {
   const header = ctx.get('authorization');
@@ -43,12 +63,42 @@ export function authorize(principal: Principal, auth: RouteAuth): void {
   }
 }
 
+interface MatchedLayer {
+  paramNames: unknown[];
+  methods: string[];
+}
+
+/**
+ * A path with parameters never answers a request its literal segments name: `GET /api/accounts/batch`
+ * is the batch path under the wrong method (405), not account "batch" (400). (When the literal path
+ * serves the method, the router's `specificity` rule has already picked it over this route.)
+ */
+const literalPathsFirst: Middleware = async (ctx, next) => {
+  const literal = ((ctx as unknown as { matched?: MatchedLayer[] }).matched ?? []).filter(
+    (layer) => layer.paramNames.length === 0 && layer.methods.length > 0,
+  );
+  if (literal.length === 0) return next();
+  throw methodNotAllowed(ctx.method, [...new Set(literal.flatMap((layer) => layer.methods))].join(', '));
+};
+
+function methodNotAllowed(method: string, allow: string): AppError {
+  return new AppError(
+    'MethodNotAllowed',
+    `${method} is not supported on this path; use ${allow}`,
+    undefined,
+    {
+      Allow: allow,
+    },
+  );
+}
+
 /**
  * The one pipeline every route runs: authenticate → authorize → validate → handler → render.
  * A caller who may not use an operation learns nothing about its input rules.
  */
 function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
   const middlewares: Middleware[] = [];
+  if (/[:*(]/.test(route.path)) middlewares.push(literalPathsFirst);
   if (route.auth !== 'public') {
     const auth = route.auth;
     middlewares.push(async (ctx, next) => {
@@ -60,9 +110,7 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
   }
   if (route.body) {
     middlewares.push(async (ctx, next) => {
-      if (!ctx.request.length && !ctx.get('transfer-encoding')) {
-        throw new AppError('ValidationFailed', 'The request needs a JSON body', { '(body)': ['Required'] });
-      }
+      if (!ctx.request.length && !ctx.get('transfer-encoding')) throw missingBody();
       if (!ctx.is(JSON_TYPES)) {
         throw new AppError('UnsupportedMediaType', 'The request body must be application/json');
       }
@@ -71,16 +119,24 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
     middlewares.push(
       koaBody({
         json: true,
+        // the same types the check above lets through, or koa-body would leave them unparsed
+        jsonTypes: JSON_TYPES,
         urlencoded: false,
         text: false,
         multipart: false,
         jsonStrict: true,
         jsonLimit: deps.config.BODY_LIMIT,
+        includeUnparsed: true,
         onError: (error) => {
-          throw error;
+          throw bodyError(error);
         },
       }),
     );
+    middlewares.push(async (ctx, next) => {
+      // a chunked body can still turn out empty; koa-body would make that `{}`
+      if (ctx.request.rawBody?.trim() === '') throw missingBody();
+      await next();
+    });
   }
   middlewares.push(async (ctx) => {
     const produces = route.textual ? TEXTUAL_TYPES : ['application/json'];
@@ -114,16 +170,36 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
 
 /** A Koa router serving `routes`, with 405 for a known path and an unknown method. */
 export function buildRouter(routes: readonly RouteDefinition[], deps: AppDeps): Router {
-  const router = new Router();
+  // one route answers a request; of several matching ones, the one with the fewest parameters
+  // (`/api/accounts/myself` over `/api/accounts/:id`), whatever the order they are declared in
+  const router = new Router({ exclusive: 'specificity' });
   for (const route of routes) router[route.method](route.path, ...pipeline(route, deps));
   return router;
 }
 
-/** Answers 405 (with `Allow`) for a path served under other methods. */
-export function allowedMethods(router: Router): Middleware {
-  return router.allowedMethods({
-    throw: true,
-    methodNotAllowed: () => new AppError('MethodNotAllowed', 'This path does not support that method'),
-    notImplemented: () => new AppError('MethodNotAllowed', 'This method is not supported'),
-  }) as unknown as Middleware;
+/**
+ * Answers a path served only under other methods: 405 ProblemDetails with `Allow` (also for a
+ * method no route implements), or `Allow` alone for OPTIONS. Where a literal path and a
+ * parameterised one both match (`/api/accounts/batch`, `/api/accounts/:id`), the literal one
+ * decides, as in `literalPathsFirst`.
+ */
+export function allowedMethods(_router: Router): Middleware {
+  return async (ctx, next) => {
+    await next();
+    if (ctx.status !== 404 || ctx.body !== undefined) return;
+    const layers = ((ctx as unknown as { matched?: MatchedLayer[] }).matched ?? []).filter(
+      (layer) => layer.methods.length > 0,
+    );
+    const literal = layers.filter((layer) => layer.paramNames.length === 0);
+    const allow = [
+      ...new Set((literal.length > 0 ? literal : layers).flatMap((layer) => layer.methods)),
+    ].join(', ');
+    if (!allow) return;
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      ctx.set('Allow', allow);
+      return;
+    }
+    throw methodNotAllowed(ctx.method, allow);
+  };
 }

@@ -42,9 +42,12 @@ export async function findLoginAccount(
  * `telemetry` claim, computed afresh at every login and refresh.
  */
 export async function accessClaimsFor(knex: Knex, account: AccountRow): Promise<AccessClaims> {
-  const permissionRows = await knex('account_group_permissions')
-    .where('group_id', account.group_id)
-    .select<{ permission_id: number }[]>('permission_id');
+  // a deleted group grants nothing
+  const permissionRows = await knex('account_group_permissions as gp')
+    .join('account_groups as g', 'g.id', 'gp.group_id')
+    .where('gp.group_id', account.group_id)
+    .whereNull('g.deleted')
+    .select<{ permission_id: number }[]>('gp.permission_id');
   return {
     accountId: account.id,
     partyId: account.party_id,

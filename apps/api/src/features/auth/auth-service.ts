@@ -4,10 +4,13 @@ import type { LoginRequest, TokenResponse } from '@platform/shared';
 import type { AppDeps } from '../../deps';
 import { verifyPassword } from '../../auth/passwords';
 import { AppError, UnauthenticatedError } from '../../http/errors';
-import { consumeRateLimit, type RateLimitPolicy } from '../../http/rate-limit';
+import { consumeRateLimit, refundRateLimit, type RateLimitPolicy } from '../../http/rate-limit';
 import { accessClaimsFor, findLoginAccount } from './account-claims';
 
-/** Login attempts per email and per client address; shared by every replica through Postgres. */
+/**
+ * Failed login attempts per email and per client address; shared by every replica through
+ * Postgres. A successful login does not count.
+ */
 export const LOGIN_PER_ACCOUNT: RateLimitPolicy = {
   name: 'LoginPerAccount',
   limit: 10,
@@ -46,12 +49,18 @@ export async function login(
   clientAddress: string,
 ): Promise<TokenResponse> {
   const now = deps.now();
+  const accountKey = request.email.toLowerCase();
+  // every attempt takes a hit up front, so concurrent guesses cannot overrun the limit …
   await consumeRateLimit(deps.knex, LOGIN_PER_ADDRESS, clientAddress, now);
-  await consumeRateLimit(deps.knex, LOGIN_PER_ACCOUNT, request.email.toLowerCase(), now);
+  await consumeRateLimit(deps.knex, LOGIN_PER_ACCOUNT, accountKey, now);
   const account = await findLoginAccount(deps.knex, { email: request.email });
   const valid = await verifyPassword(account?.password_hash, request.password);
   if (!account || !valid) throw new AppError('BadRequest', 'The email or the password is wrong');
-  return deps.knex.transaction((trx) => issueTokens(deps, trx, account, randomUUID()));
+  const tokens = await deps.knex.transaction((trx) => issueTokens(deps, trx, account, randomUUID()));
+  // … and a successful one gives it back: only failures count
+  await refundRateLimit(deps.knex, LOGIN_PER_ADDRESS, clientAddress, now);
+  await refundRateLimit(deps.knex, LOGIN_PER_ACCOUNT, accountKey, now);
+  return tokens;
 }
 
 /**

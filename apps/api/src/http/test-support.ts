@@ -1,0 +1,112 @@
+import { request as httpRequest } from 'node:http';
+import { expect } from 'vitest';
+import type { TestApi } from '../testing';
+
+/** The body of a ProblemDetails answer. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  errors?: Record<string, string[]>;
+  traceId: string;
+}
+
+/**
+ * Asserts `response` is an RFC 9457 ProblemDetails of `status`: the media type, every field, the
+ * trace id equal to the echoed `x-request-id`, and what `match` adds (`errors` compared exactly).
+ */
+export async function expectProblem(
+  response: Response,
+  status: number,
+  match: { detail?: string | RegExp; instance?: string; errors?: Record<string, unknown> } = {},
+): Promise<Problem> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  const body = JSON.parse(text) as Problem;
+  expect(body).toEqual({
+    type: `https://httpstatuses.io/${status}`,
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+    instance: expect.stringMatching(/^\//),
+    traceId: response.headers.get('x-request-id'),
+    ...(body.errors !== undefined || match.errors ? { errors: match.errors ?? expect.any(Object) } : {}),
+  });
+  if (match.detail instanceof RegExp) expect(body.detail).toMatch(match.detail);
+  else if (match.detail !== undefined) expect(body.detail).toBe(match.detail);
+  if (match.instance !== undefined) expect(body.instance).toBe(match.instance);
+  return body;
+}
+
+/** Asserts a bare 401: no body, no content type, a `WWW-Authenticate` challenge. */
+export async function expectUnauthenticated(response: Response): Promise<void> {
+  expect(response.status).toBe(401);
+  expect(await response.text()).toBe('');
+  expect(response.headers.get('content-type')).toBeNull();
+  expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
+}
+
+/** A POST of `body` as raw text (fetch would serialise a value; these bodies are deliberately odd). */
+export function postRaw(
+  api: TestApi,
+  path: string,
+  body: string | Uint8Array,
+  init: { token?: string; contentType?: string | null; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.contentType !== null) headers['content-type'] = init.contentType ?? 'application/json';
+  return api.fetch(path, { method: 'POST', token: init.token, headers, body });
+}
+
+/**
+ * A request over node:http, for what fetch cannot send: a chunked body that turns out empty,
+ * an exact `Content-Encoding`. Answers the status, headers and body text.
+ */
+export function rawRequest(
+  api: TestApi,
+  options: { method: string; path: string; headers: Record<string, string>; chunks?: (string | Buffer)[] },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(options.path, api.url);
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: options.method,
+        headers: options.headers,
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => parts.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(parts).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    for (const chunk of options.chunks ?? []) req.write(chunk);
+    req.end();
+  });
+}
+
+/** Row counts of the tables a request could write to, to prove a refused one wrote nothing. */
+export async function writableCounts(api: TestApi): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const table of ['accounts', 'refresh_tokens', 'rate_limit_hits', 'parties', 'mail_outbox']) {
+    const [row] = await api.deps.knex(table).count<{ count: string }[]>({ count: '*' });
+    counts[table] = Number(row?.count);
+  }
+  // the sum of hits, since a refused login must not even count against its rate limit
+  const [hits] = await api.deps.knex('rate_limit_hits').sum<{ sum: string | null }[]>({ sum: 'hits' });
+  counts.rate_limit_hit_total = Number(hits?.sum ?? 0);
+  return counts;
+}

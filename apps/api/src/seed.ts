@@ -1,0 +1,243 @@
+import type { Knex } from '@platform/db';
+import { PartyType, PERMISSIONS, PermissionAction } from '@platform/shared';
+import { hashPassword, verifyPassword } from './auth/passwords';
+
+/** The demo accounts' password unless `DEMO_PASSWORD` says otherwise (documented in the README). */
+export const DEFAULT_DEMO_PASSWORD = 'Demo-Password-1!';
+
+const ALL_PERMISSION_IDS = PERMISSIONS.map((p) => p.id);
+const READ_PERMISSION_IDS = PERMISSIONS.filter((p) => p.action === PermissionAction.Read).map((p) => p.id);
+
+interface DemoAccount {
+  email: string;
+  firstName: string;
+  lastName: string;
+  /** Name of the account group within the party. */
+  group: string;
+  permissionIds: readonly number[];
+  /** What the login is good for, shown by `pnpm start`. */
+  description: string;
+}
+
+interface DemoParty {
+  name: string;
+  type: PartyType;
+  /** Name of the managing party, which must come earlier in the list. */
+  managedBy?: string;
+  accounts: DemoAccount[];
+}
+
+const DEMO_PARTIES: readonly DemoParty[] = [
+  {
+    name: 'Platform Admin',
+    type: PartyType.Admin,
+    accounts: [
+      {
+        email: 'admin@example.com',
+        firstName: 'Ada',
+        lastName: 'Admin',
+        group: 'Administrators',
+        permissionIds: ALL_PERMISSION_IDS,
+        description: 'Admin, sees every party',
+      },
+    ],
+  },
+  {
+    name: 'Acme Property Management',
+    type: PartyType.PropertyManagementCompany,
+    accounts: [
+      {
+        email: 'manager@example.com',
+        firstName: 'Max',
+        lastName: 'Manager',
+        group: 'Managers',
+        permissionIds: ALL_PERMISSION_IDS,
+        description: 'property manager, every permission',
+      },
+      {
+        email: 'viewer@example.com',
+        firstName: 'Vera',
+        lastName: 'Viewer',
+        group: 'Viewers',
+        permissionIds: READ_PERMISSION_IDS,
+        description: 'property manager, read permissions only',
+      },
+    ],
+  },
+  {
+    name: 'Bolt Contractors',
+    type: PartyType.Contractor,
+    managedBy: 'Acme Property Management',
+    accounts: [
+      {
+        email: 'contractor@example.com',
+        firstName: 'Carl',
+        lastName: 'Contractor',
+        group: 'Contractors',
+        permissionIds: READ_PERMISSION_IDS,
+        description: 'contractor managed by Acme, read permissions only',
+      },
+    ],
+  },
+  {
+    name: 'Jane Tenant',
+    type: PartyType.User,
+    managedBy: 'Acme Property Management',
+    accounts: [
+      {
+        email: 'tenant@example.com',
+        firstName: 'Jane',
+        lastName: 'Tenant',
+        // users skip permission checks (design part 5), so the group's content does not matter
+        group: 'Tenants',
+        permissionIds: READ_PERMISSION_IDS,
+        description: 'user (tenant) managed by Acme, sees only their own records',
+      },
+    ],
+  },
+  {
+    name: 'Other Homes',
+    type: PartyType.PropertyManagementCompany,
+    accounts: [
+      {
+        email: 'other-manager@example.com',
+        firstName: 'Otto',
+        lastName: 'Other',
+        group: 'Managers',
+        permissionIds: ALL_PERMISSION_IDS,
+        description: 'a second property manager, cannot see Acme data',
+      },
+    ],
+  },
+];
+
+/** The demo logins and what each is for, in seed order. */
+export const DEMO_ACCOUNTS: readonly { email: string; party: string; description: string }[] =
+  DEMO_PARTIES.flatMap((party) =>
+    party.accounts.map(({ email, description }) => ({ email, party: party.name, description })),
+  );
+
+/**
+ * Creates the documented demo parties, groups and accounts, or brings existing ones back to their
+ * documented state; running it again changes nothing unless `password` changed. Rows are found by
+ * party name, group name and email, so the seed is safe on every start.
+ */
+export async function seedDemoData(knex: Knex, options: { password: string }): Promise<void> {
+  await knex.transaction(async (trx) => {
+    // Two starts against one database would otherwise both miss a row and both insert it.
+    await trx.raw(`select pg_advisory_xact_lock(hashtext('platform.demo-seed'))`);
+    const partyIds = new Map<string, number>();
+    for (const party of DEMO_PARTIES) {
+      const managedById = party.managedBy ? partyIds.get(party.managedBy) : undefined;
+      const partyId = await ensureParty(trx, party, managedById ?? null);
+      partyIds.set(party.name, partyId);
+      for (const account of party.accounts) {
+        const groupId = await ensureGroup(trx, partyId, account.group, account.permissionIds);
+        await ensureAccount(trx, account, partyId, groupId, options.password);
+      }
+    }
+  });
+}
+
+async function ensureParty(
+  trx: Knex.Transaction,
+  party: DemoParty,
+  managedById: number | null,
+): Promise<number> {
+  const existing = await trx('parties')
+    .whereNull('deleted')
+    .where('name', party.name)
+    .orderBy('id')
+    .first<{ id: number; type: number; managed_by_party_id: number | null } | undefined>(
+      'id',
+      'type',
+      'managed_by_party_id',
+    );
+  if (!existing) {
+    const [row] = await trx('parties')
+      .insert({ name: party.name, type: party.type, managed_by_party_id: managedById })
+      .returning<{ id: number }[]>('id');
+    return row!.id;
+  }
+  if (existing.type !== party.type || existing.managed_by_party_id !== managedById) {
+    await trx('parties')
+      .where('id', existing.id)
+      .update({ type: party.type, managed_by_party_id: managedById, last_modified: trx.fn.now() });
+  }
+  return existing.id;
+}
+
+async function ensureGroup(
+  trx: Knex.Transaction,
+  partyId: number,
+  name: string,
+  permissionIds: readonly number[],
+): Promise<number> {
+  let group = await trx('account_groups')
+    .whereNull('deleted')
+    .where({ party_id: partyId, name })
+    .orderBy('id')
+    .first<{ id: number } | undefined>('id');
+  if (!group) {
+    [group] = await trx('account_groups')
+      .insert({ party_id: partyId, name })
+      .returning<{ id: number }[]>('id');
+  }
+  const groupId = group!.id;
+  // The README promises what each demo login may do, so the seed restores exactly that set.
+  await trx('account_group_permissions')
+    .where('group_id', groupId)
+    .whereNotIn('permission_id', permissionIds)
+    .delete();
+  await trx('account_group_permissions')
+    .insert(permissionIds.map((permissionId) => ({ group_id: groupId, permission_id: permissionId })))
+    .onConflict(['group_id', 'permission_id'])
+    .ignore();
+  return groupId;
+}
+
+async function ensureAccount(
+  trx: Knex.Transaction,
+  account: DemoAccount,
+  partyId: number,
+  groupId: number,
+  password: string,
+): Promise<void> {
+  const existing = await trx('accounts')
+    .whereNull('deleted')
+    .whereRaw('lower(email) = lower(?)', [account.email])
+    .first<
+      | {
+          id: number;
+          party_id: number;
+          group_id: number;
+          must_change_password: boolean;
+          password_hash: string | null;
+        }
+      | undefined
+    >('id', 'party_id', 'group_id', 'must_change_password', 'password_hash');
+  if (!existing) {
+    await trx('accounts').insert({
+      party_id: partyId,
+      group_id: groupId,
+      email: account.email,
+      first_name: account.firstName,
+      last_name: account.lastName,
+      password_hash: await hashPassword(password),
+    });
+    return;
+  }
+  const patch: Record<string, unknown> = {};
+  if (existing.party_id !== partyId) patch.party_id = partyId;
+  if (existing.group_id !== groupId) patch.group_id = groupId;
+  if (existing.must_change_password) patch.must_change_password = false;
+  // Rehash only when the password changed: an unchanged hash keeps a re-run a no-op, and a new
+  // DEMO_PASSWORD takes effect on the next start.
+  if (!(await verifyPassword(existing.password_hash, password)))
+    patch.password_hash = await hashPassword(password);
+  if (Object.keys(patch).length > 0) {
+    await trx('accounts')
+      .where('id', existing.id)
+      .update({ ...patch, last_modified: trx.fn.now() });
+  }
+}

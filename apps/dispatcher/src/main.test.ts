@@ -1,0 +1,167 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { createTestDatabase, freePort, type TestDatabase } from '@platform/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from './config';
+import { LISTENER_APPLICATION_NAME } from './listener';
+import { createStatusServer } from './server';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+
+/** Polls `check` until it returns true, failing after `timeoutMs`. */
+async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('the dispatcher process', () => {
+  let db: TestDatabase;
+  let port: number;
+  let child: ChildProcess;
+  let exited: Promise<number | null>;
+  const lines: string[] = [];
+
+  const get = (path: string) => fetch(`http://127.0.0.1:${port}${path}`);
+  const notificationsTotal = async () => {
+    const text = await (await get('/metrics')).text();
+    return Number(/^dispatcher_notifications_total (\d+)$/m.exec(text)?.[1] ?? NaN);
+  };
+  const logged = (msg: string) => lines.some((line) => JSON.parse(line).msg === msg);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    port = await freePort();
+    child = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), ['apps/dispatcher/src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        DATABASE_URL: db.url,
+        DISPATCHER_PORT: String(port),
+        LOG_LEVEL: 'debug',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // 'close' comes after stdout is drained, so the last log lines are in by then
+    exited = new Promise((resolveExit) => child.once('close', (code) => resolveExit(code)));
+    let pending = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const parts = (pending + chunk.toString()).split('\n');
+      pending = parts.pop()!;
+      lines.push(...parts.filter((line) => line.startsWith('{')));
+    });
+    child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  });
+
+  afterAll(async () => {
+    // SIGTERM first: tsx relays it, while a SIGKILLed tsx would orphan the dispatcher under it
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    await db.drop();
+  });
+
+  it('reports healthy once it listens', async () => {
+    await eventually(async () => (await get('/healthz')).status === 200);
+    expect(await (await get('/healthz')).json()).toEqual({ status: 'ok', listening: true });
+    const metrics = await get('/metrics');
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(await metrics.text()).toMatch(/^dispatcher_up 1$/m);
+  });
+
+  it('counts each wake-up notification', async () => {
+    const before = await notificationsTotal();
+    await db.knex.raw(`select pg_notify('webhook_due', '')`);
+    await eventually(async () => (await notificationsTotal()) === before + 1);
+    // logged at debug; the line may reach us after the metrics answer
+    await eventually(() =>
+      lines.some((line) => {
+        const entry = JSON.parse(line);
+        return entry.msg === 'wake-up' && entry.reason === 'notification' && entry.level === 20;
+      }),
+    );
+  });
+
+  it('listens again after its connection is killed', async () => {
+    await db.knex.raw(
+      `select pg_terminate_backend(pid) from pg_stat_activity
+        where application_name = ? and datname = current_database()`,
+      [LISTENER_APPLICATION_NAME],
+    );
+    await eventually(() => logged('LISTEN connection lost; reconnecting'));
+    await eventually(async () => (await get('/healthz')).status === 200);
+    const before = await notificationsTotal();
+    await db.knex.raw(`select pg_notify('webhook_due', '')`);
+    await eventually(async () => (await notificationsTotal()) === before + 1);
+  });
+
+  it('stops on SIGTERM with exit code 0', async () => {
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(logged('stopped')).toBe(true);
+  });
+});
+
+describe('the status server', () => {
+  it('answers 503 while not listening', async () => {
+    const server = createStatusServer({ listening: () => false, notificationsTotal: () => 7 });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const health = await fetch(`${base}/healthz`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toEqual({ status: 'unavailable', listening: false });
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      expect(metrics).toContain(
+        '# TYPE dispatcher_notifications_total counter\ndispatcher_notifications_total 7\n',
+      );
+      expect(metrics).toMatch(/^dispatcher_listening 0$/m);
+      expect((await fetch(`${base}/nope`)).status).toBe(404);
+      expect((await fetch(`${base}/healthz`, { method: 'POST' })).status).toBe(405);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://localhost/x' });
+    expect(config).toMatchObject({
+      DISPATCHER_PORT: 3001,
+      WEBHOOK_RETRY_SCHEDULE: [0, 300_000, 900_000, 3_600_000, 21_600_000, 43_200_000, 86_400_000],
+      WEBHOOK_TIMEOUT: 15_000,
+      ALLOW_PRIVATE_TARGETS: true,
+    });
+    expect(config.DISPATCHER_ID).toMatch(new RegExp(`-${process.pid}$`));
+  });
+
+  it('refuses private targets by default only in production', () => {
+    const base = { DATABASE_URL: 'postgres://localhost/x', NODE_ENV: 'production' };
+    expect(loadConfig(base).ALLOW_PRIVATE_TARGETS).toBe(false);
+    expect(loadConfig({ ...base, ALLOW_PRIVATE_TARGETS: 'true' }).ALLOW_PRIVATE_TARGETS).toBe(true);
+    expect(
+      loadConfig({ ...base, NODE_ENV: 'test', ALLOW_PRIVATE_TARGETS: 'false' }).ALLOW_PRIVATE_TARGETS,
+    ).toBe(false);
+  });
+
+  it('lists every bad variable at once', () => {
+    expect(() =>
+      loadConfig({ DISPATCHER_PORT: 'x', WEBHOOK_RETRY_SCHEDULE: '1s,soon', ALLOW_PRIVATE_TARGETS: 'yes' }),
+    ).toThrow(
+      /DATABASE_URL[\s\S]*DISPATCHER_PORT[\s\S]*WEBHOOK_RETRY_SCHEDULE: "soon" is not a duration[\s\S]*ALLOW_PRIVATE_TARGETS/,
+    );
+  });
+});

@@ -1,0 +1,189 @@
+/**
+ * `pnpm start`: the whole stack in one command. Uses DATABASE_URL, or an embedded Postgres in
+ * .data/postgres; migrates, seeds the demo data, then runs the API and the dispatcher as child
+ * processes until SIGINT/SIGTERM, and stops them (and the embedded Postgres) in order.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { resolvePrivateKeyPem } from '../apps/api/src/auth/keys';
+import { DEFAULT_DEMO_PASSWORD, DEMO_ACCOUNTS, seedDemoData } from '../apps/api/src/seed';
+import { createKnex, migrate } from '../packages/db/src/index';
+
+const root = resolve(import.meta.dirname, '..');
+const env = process.env;
+const settings = {
+  databaseUrl: env.DATABASE_URL || undefined,
+  embeddedPort: port('EMBEDDED_POSTGRES_PORT', 54329),
+  embeddedDir: join(root, '.data/postgres'),
+  apiPort: port('API_PORT', 3000),
+  dispatcherPort: port('DISPATCHER_PORT', 3001),
+  demoPassword: env.DEMO_PASSWORD || DEFAULT_DEMO_PASSWORD,
+  keyFile: resolve(root, env.JWT_PRIVATE_KEY_FILE || '.data/keys/jwt-private.pem'),
+};
+
+function port(name: string, fallback: number): number {
+  const value = Number(env[name] || fallback);
+  if (!Number.isInteger(value) || value < 1 || value > 65535) {
+    console.error(`${name} must be a port number, not "${env[name]}"`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const children = new Map<string, { process: ChildProcess; exited: Promise<void> }>();
+let stopDatabase = async () => {};
+let stopping = false;
+
+/** Stops the children (SIGTERM, then SIGKILL after a grace period), then the database, then exits. */
+async function shutdown(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    for (const child of children.values()) child.process.kill('SIGTERM');
+    const graceOver = sleep(15_000).then(() => {
+      for (const child of children.values()) child.process.kill('SIGKILL');
+    });
+    await Promise.race([Promise.all([...children.values()].map((c) => c.exited)), graceOver]);
+    await stopDatabase().catch((error: unknown) => console.error('stopping Postgres failed:', error));
+    process.exit(code);
+  }
+  return new Promise<never>(() => {}); // the first caller exits
+}
+
+/** Starts the embedded cluster and returns the URL of its `platform` database. */
+async function startEmbedded(): Promise<string> {
+  // embedded-postgres registers SIGINT/SIGTERM hooks that stop Postgres and exit at once, under
+  // the children still shutting down; this script stops things in order itself, so those go.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const before = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { startEmbeddedPostgres } = await import('../packages/db/src/embedded');
+  for (const signal of signals)
+    for (const listener of process.listeners(signal))
+      if (!before.get(signal)!.has(listener)) process.off(signal, listener);
+
+  console.log(`Starting embedded Postgres (.data/postgres, port ${settings.embeddedPort})…`);
+  const cluster = await startEmbeddedPostgres({ dataDir: settings.embeddedDir, port: settings.embeddedPort });
+  stopDatabase = async () => {
+    // Ctrl-C signals the whole process group, so Postgres may already be down; its stop() would
+    // then wait forever for an exit event that has already fired.
+    if (!existsSync(join(settings.embeddedDir, 'postmaster.pid'))) return;
+    await Promise.race([cluster.stop(), sleep(15_000)]);
+  };
+  const admin = createKnex(cluster.url, { pool: { max: 1 }, applicationName: 'platform-start' });
+  try {
+    const found = await admin('pg_database').where('datname', 'platform').first('datname');
+    if (!found) await admin.raw('create database platform');
+  } finally {
+    await admin.destroy();
+  }
+  const url = new URL(cluster.url);
+  url.pathname = '/platform';
+  return url.toString();
+}
+
+/** Runs a TypeScript entry point through tsx's loader, as a direct child so signals reach it. */
+function startChild(name: string, entry: string, childEnv: NodeJS.ProcessEnv): void {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: root,
+    env: childEnv,
+    stdio: 'inherit',
+  });
+  const exited = new Promise<void>((resolveExit) =>
+    child.once('exit', (code, signal) => {
+      resolveExit();
+      if (stopping) return;
+      console.error(`${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping everything.`);
+      void shutdown(1);
+    }),
+  );
+  children.set(name, { process: child, exited });
+}
+
+/** Builds the admin SPA that the API serves at /admin when no build exists yet. */
+function buildAdminIfMissing(): void {
+  if (existsSync(join(root, 'apps/admin/dist/index.html'))) return;
+  console.log('Building the admin UI (first start only)…');
+  const vite = join(root, 'apps/admin/node_modules/vite/bin/vite.js');
+  const result = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], {
+    cwd: join(root, 'apps/admin'),
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) console.error('The admin UI did not build; /admin will answer 404.');
+}
+
+/** Resolves once `url` answers 200, or after `timeoutMs` (the banner then comes anyway). */
+async function waitForHealthy(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !stopping) {
+    if ((await fetch(url).catch(() => undefined))?.status === 200) return;
+    await sleep(200);
+  }
+}
+
+function printBanner(): void {
+  const api = `http://127.0.0.1:${settings.apiPort}`;
+  const database = settings.databaseUrl
+    ? 'DATABASE_URL'
+    : `embedded Postgres in .data/postgres, port ${settings.embeddedPort}`;
+  const password = env.DEMO_PASSWORD ? 'the value of DEMO_PASSWORD' : DEFAULT_DEMO_PASSWORD;
+  const emailWidth = Math.max(...DEMO_ACCOUNTS.map((a) => a.email.length)) + 2;
+  const partyWidth = Math.max(...DEMO_ACCOUNTS.map((a) => a.party.length)) + 2;
+  console.log(
+    [
+      '',
+      'The platform is running.',
+      `  API          ${api}`,
+      `  API docs     ${api}/docs`,
+      `  OpenAPI      ${api}/api/openapi.json`,
+      `  JWKS         ${api}/.well-known/jwks.json`,
+      `  Dispatcher   http://127.0.0.1:${settings.dispatcherPort}/healthz (and /metrics)`,
+      `  Database     ${database}`,
+      '',
+      `Demo logins (password: ${password}):`,
+      ...DEMO_ACCOUNTS.map(
+        (a) => `  ${a.email.padEnd(emailWidth)}${a.party.padEnd(partyWidth)}${a.description}`,
+      ),
+      '',
+      'Stop with Ctrl-C.',
+      '',
+    ].join('\n'),
+  );
+}
+
+async function main(): Promise<void> {
+  // SIGHUP too (a closed terminal): Postgres takes it as "reload config" and would live on.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(0));
+
+  const databaseUrl = settings.databaseUrl ?? (await startEmbedded());
+  const knex = createKnex(databaseUrl, { pool: { max: 2 }, applicationName: 'platform-start' });
+  try {
+    await migrate(knex);
+    await seedDemoData(knex, { password: settings.demoPassword });
+  } finally {
+    await knex.destroy();
+  }
+  // Created here, before either child starts, so the API signs with the key the dispatcher reads.
+  resolvePrivateKeyPem({
+    pem: env.JWT_PRIVATE_KEY,
+    file: settings.keyFile,
+    production: env.NODE_ENV === 'production',
+  });
+  if (stopping) return;
+  buildAdminIfMissing();
+  if (stopping) return;
+
+  const childEnv = { ...env, DATABASE_URL: databaseUrl, JWT_PRIVATE_KEY_FILE: settings.keyFile };
+  startChild('api', 'apps/api/src/main.ts', childEnv);
+  startChild('dispatcher', 'apps/dispatcher/src/main.ts', childEnv);
+  await Promise.all([
+    waitForHealthy(`http://127.0.0.1:${settings.apiPort}/healthz`),
+    waitForHealthy(`http://127.0.0.1:${settings.dispatcherPort}/healthz`),
+  ]);
+  if (!stopping) printBanner();
+}
+
+main().catch(async (error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  await shutdown(1);
+});
