@@ -1,6 +1,17 @@
 import type { RouteDefinition } from './http/route';
 import { accountRoutes } from './features/accounts/account-routes';
 import { authRoutes } from './features/auth/auth-routes';
+import { contactDetailRoutes } from './features/contact-details/contact-detail-routes';
+import { mfaRoutes } from './features/mfa/mfa-routes';
+import { permissionRoutes } from './features/permissions/permission-routes';
+import { recoveryRoutes } from './features/recovery/recovery-routes';
 
 /** Every Gen2 route; the router and the OpenAPI document are both built from this list. */
-export const ROUTES: readonly RouteDefinition[] = [...authRoutes, ...accountRoutes];
+export const ROUTES: readonly RouteDefinition[] = [
+  ...authRoutes,
+  ...mfaRoutes,
+  ...recoveryRoutes,
+  ...accountRoutes,
+  ...contactDetailRoutes,
+  ...permissionRoutes,
+];

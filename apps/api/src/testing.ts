@@ -168,3 +168,135 @@ export async function login(api: TestApi, email: string, password = TEST_PASSWOR
     throw new Error(`login of ${email} failed: ${response.status} ${await response.text()}`);
   return (await response.json()) as { accessToken: string; refreshToken: string };
 }
+
+/** One party of the test world with an account holding every permission and one holding none. */
+export interface WorldParty {
+  id: number;
+  type: PartyType;
+  /** Every permission. */
+  full: { id: number; email: string; token: string };
+  /** No permission at all. */
+  bare: { id: number; email: string; token: string };
+}
+
+/**
+ * A party of every type, logged in. `pmc` manages `contractor`, `user` and `broker`; `otherPmc`
+ * manages `otherUser`; Admin, PoolManager, Insurer stand alone. So for a caller in `pmc`, ids of
+ * `otherPmc` and `otherUser` are out of scope.
+ */
+export interface World {
+  admin: WorldParty;
+  pmc: WorldParty;
+  contractor: WorldParty;
+  user: WorldParty;
+  broker: WorldParty;
+  poolManager: WorldParty;
+  insurer: WorldParty;
+  otherPmc: WorldParty;
+  otherUser: WorldParty;
+}
+
+async function worldParty(
+  api: TestApi,
+  type: PartyType,
+  managedByPartyId: number | null = null,
+): Promise<WorldParty> {
+  const party = await buildParty(api.deps, { type, managedByPartyId });
+  const full = await buildAccount(api.deps, { partyId: party.id, permissions: 'all' });
+  const bare = await buildAccount(api.deps, { partyId: party.id, permissions: [] });
+  const [fullTokens, bareTokens] = await Promise.all([login(api, full.email), login(api, bare.email)]);
+  return {
+    id: party.id,
+    type,
+    full: { id: full.id, email: full.email, token: fullTokens.accessToken },
+    bare: { id: bare.id, email: bare.email, token: bareTokens.accessToken },
+  };
+}
+
+/** Builds the World; tokens live 15 minutes of the test clock. */
+export async function buildWorld(api: TestApi): Promise<World> {
+  const admin = await worldParty(api, 1);
+  const pmc = await worldParty(api, 2);
+  const otherPmc = await worldParty(api, 2);
+  return {
+    admin,
+    pmc,
+    otherPmc,
+    contractor: await worldParty(api, 5, pmc.id),
+    user: await worldParty(api, 7, pmc.id),
+    broker: await worldParty(api, 13, pmc.id),
+    poolManager: await worldParty(api, 3),
+    insurer: await worldParty(api, 14),
+    otherUser: await worldParty(api, 7, otherPmc.id),
+  };
+}
+
+/** Every world party, one per party type (the `other*` parties excluded). */
+export function partiesByType(world: World): WorldParty[] {
+  return [
+    world.admin,
+    world.pmc,
+    world.poolManager,
+    world.contractor,
+    world.user,
+    world.broker,
+    world.insurer,
+  ];
+}
+
+export interface AccessCase {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** The path, or a function of the caller's world party (to aim at an in-scope id). */
+  path: string | ((caller: WorldParty) => string | Promise<string>);
+  /** A valid body, or a function of the caller (called once per request: creates need fresh data). */
+  body?: unknown | ((caller: WorldParty) => unknown);
+  allow: readonly PartyType[];
+  permission?: PermissionName;
+}
+
+/**
+ * Asserts the access rules of one operation: every allowed party type (with every permission)
+ * gets past the guards, every other type gets a 403 ProblemDetails, and, when the operation names
+ * a permission, an allowed non-User caller without it gets a 403 while a User (7) is not checked.
+ * "Gets past the guards" = any status but 401/403 (the call may still be a 404 for ids it does
+ * not see; the per-operation tests assert the success cases).
+ */
+export async function expectAccessRules(api: TestApi, world: World, rule: AccessCase): Promise<void> {
+  const call = async (caller: WorldParty, token: string) => {
+    const path = typeof rule.path === 'function' ? await rule.path(caller) : rule.path;
+    const body =
+      typeof rule.body === 'function' ? (rule.body as (c: WorldParty) => unknown)(caller) : rule.body;
+    const response = await api.fetch(path, {
+      method: rule.method,
+      token,
+      ...(body === undefined ? {} : { json: body }),
+    });
+    return { path, response };
+  };
+  for (const party of partiesByType(world)) {
+    const { path, response } = await call(party, party.full.token);
+    const label = `${rule.method} ${path} as party type ${party.type}`;
+    if (rule.allow.includes(party.type)) {
+      if ([401, 403].includes(response.status)) {
+        throw new Error(
+          `${label}: expected to pass the guards, got ${response.status} ${await response.text()}`,
+        );
+      }
+    } else if (response.status !== 403) {
+      throw new Error(`${label}: expected 403, got ${response.status} ${await response.text()}`);
+    } else if (!(response.headers.get('content-type') ?? '').includes('application/problem+json')) {
+      throw new Error(`${label}: a 403 must be ProblemDetails`);
+    }
+    await response.body?.cancel();
+    if (!rule.permission || !rule.allow.includes(party.type)) continue;
+    const bare = await call(party, party.bare.token);
+    const bareLabel = `${rule.method} ${bare.path} as party type ${party.type} without ${rule.permission}`;
+    if (party.type === 7) {
+      if ([401, 403].includes(bare.response.status))
+        throw new Error(`${bareLabel}: Users skip permission checks, got ${bare.response.status}`);
+    } else if (bare.response.status !== 403) {
+      throw new Error(`${bareLabel}: expected 403, got ${bare.response.status}`);
+    }
+    await bare.response.body?.cancel();
+  }
+}
