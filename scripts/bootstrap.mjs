@@ -36,11 +36,15 @@ if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== wanted) {
   run(['install', '--frozen-lockfile']);
   writeFileSync(stamp, wanted);
 }
-// The script itself runs as a child that receives our signals: a supervisor's SIGTERM to
-// `npm start` must reach the stack, not orphan it.
-const [cmd, ...rest] = [...pnpm, 'run', script, ...extraArgs];
-const child = spawn(cmd, rest, { cwd: root, stdio: 'inherit' });
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-  process.on(signal, () => child.kill(signal));
+if (script === 'run-start') {
+  // The stack's supervisor runs in this very process (tsx's loader registered in-process), so a
+  // SIGTERM sent to `npm start`/`pnpm start` reaches it instead of orphaning the stack.
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('./start.ts');
+} else {
+  const [cmd, ...rest] = [...pnpm, 'run', script, ...extraArgs];
+  const child = spawn(cmd, rest, { cwd: root, stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
 }
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));

@@ -154,6 +154,9 @@ function printBanner(): void {
 async function main(): Promise<void> {
   // SIGHUP too (a closed terminal): Postgres takes it as "reload config" and would live on.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(0));
+  // pnpm and npm exit on SIGTERM without passing it on; a stack orphaned that way stops itself
+  const launcher = process.ppid;
+  setInterval(() => process.ppid !== launcher && void shutdown(0), 500).unref();
 
   const databaseUrl = settings.databaseUrl ?? (await startEmbedded());
   const knex = createKnex(databaseUrl, { pool: { max: 2 }, applicationName: 'platform-start' });
