@@ -3,3 +3,5 @@ export * from './knex';
 export * from './migrate';
 export * from './models/index';
 export * from './notify';
+export * from './secret-box';
+export * from './queue/index';

@@ -1,0 +1,2 @@
+export * from './enqueue';
+export * from './release';

@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../testing';
+import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
+import { leaveGroups, releaseGroups } from './release';
+
+let db: TestDatabase;
+let partyId: number;
+let otherPartyId: number;
+
+async function registration(
+  party: number,
+  options: { shouldGroup?: boolean; events?: [string, number][]; deleted?: boolean } = {},
+): Promise<number> {
+  const [row] = await db
+    .knex('webhook_registrations')
+    .insert({
+      party_id: party,
+      target_url: 'http://127.0.0.1:9/hook',
+      should_group: options.shouldGroup ?? false,
+      signing_secret: 'sealed',
+      deleted: options.deleted ? new Date() : null,
+    })
+    .returning('id');
+  const events = options.events ?? [
+    ['Unit', 1],
+    ['Unit', 2],
+    ['Unit', 3],
+  ];
+  await db
+    .knex('webhook_events')
+    .insert(events.map(([entity_name, type]) => ({ registration_id: row.id, entity_name, type })));
+  return row.id;
+}
+
+function change(overrides: Partial<EntityChangeInput> = {}): EntityChangeInput {
+  return {
+    entityName: 'Unit',
+    type: 2,
+    entityId: 7,
+    entity: { id: 7, name: 'Flat 7' },
+    initiatorPartyId: partyId,
+    initiatorAccountId: null,
+    ...overrides,
+  };
+}
+
+const webhooksOf = (registrationId: number) =>
+  db
+    .knex('webhooks')
+    .where({ registration_id: registrationId })
+    .orderBy('id')
+    .select('id', 'state', 'group_key', 'group_seq');
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  [{ id: partyId }, { id: otherPartyId }] = await db
+    .knex('parties')
+    .insert([
+      { type: 2, name: 'Acme' },
+      { type: 2, name: 'Other' },
+    ])
+    .returning('id');
+});
+afterAll(() => db.drop());
+beforeEach(async () => {
+  await db.knex.raw(
+    'truncate webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
+  );
+});
+
+describe('enqueueEntityChange', () => {
+  it('records the change and creates one Created webhook per subscribed live registration of the party', async () => {
+    const subscribed = await registration(partyId);
+    const unsubscribed = await registration(partyId, { events: [['Process', 2]] });
+    const deleted = await registration(partyId, { deleted: true });
+    const foreign = await registration(otherPartyId);
+    const count = await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
+    expect(count).toBe(1);
+    expect(await webhooksOf(subscribed)).toMatchObject([{ state: 1, group_key: null, group_seq: null }]);
+    for (const id of [unsubscribed, deleted, foreign]) expect(await webhooksOf(id)).toEqual([]);
+    const [stored] = await db.knex('entity_changes').select('*');
+    expect(stored).toMatchObject({
+      entity_name: 'Unit',
+      type: 2,
+      entity_id: 7,
+      entity: { id: 7, name: 'Flat 7' },
+    });
+  });
+
+  it('chains the changes of one entity: the first is the head, later ones wait in order', async () => {
+    const grouped = await registration(partyId, { shouldGroup: true });
+    await db.knex.transaction(async (trx) => {
+      await enqueueEntityChange(trx, change({ type: 1 }));
+      await enqueueEntityChange(trx, change({ type: 2 }));
+    });
+    await db.knex.transaction((trx) => enqueueEntityChange(trx, change({ type: 3 })));
+    await db.knex.transaction((trx) => enqueueEntityChange(trx, change({ entityId: 8 })));
+    expect(await webhooksOf(grouped)).toMatchObject([
+      { state: 1, group_key: 'Unit:7', group_seq: 1 },
+      { state: 6, group_key: 'Unit:7', group_seq: 2 },
+      { state: 6, group_key: 'Unit:7', group_seq: 3 },
+      { state: 1, group_key: 'Unit:8', group_seq: 1 },
+    ]);
+  });
+
+  it('leaves nothing behind when the transaction rolls back', async () => {
+    await registration(partyId, { shouldGroup: true });
+    await expect(
+      db.knex.transaction(async (trx) => {
+        await enqueueEntityChange(trx, change());
+        throw new Error('rollback');
+      }),
+    ).rejects.toThrow('rollback');
+    for (const table of ['entity_changes', 'webhooks', 'webhook_groups']) {
+      expect(await db.knex(table).count({ n: '*' })).toEqual([{ n: 0 }]);
+    }
+  });
+});
+
+describe('releaseGroups and leaveGroups', () => {
+  it('promote the oldest Pending of a released group, skipping ones that left the chain', async () => {
+    const grouped = await registration(partyId, { shouldGroup: true });
+    for (let i = 0; i < 4; i++) await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
+    const [head, second, third, fourth] = await webhooksOf(grouped);
+    // an operator aborts the second while the head still holds the group
+    await db.knex.transaction(async (trx) => {
+      await trx('webhooks').where({ id: second.id }).update({ state: 5 });
+      await leaveGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }]);
+    });
+    const promoted = await db.knex.transaction(async (trx) => {
+      await trx('webhooks').where({ id: head.id }).update({ state: 3 });
+      return releaseGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }]);
+    });
+    expect(promoted).toEqual([third.id]);
+    expect(await webhooksOf(grouped)).toMatchObject([
+      { id: head.id, state: 3 },
+      { id: second.id, state: 5 },
+      { id: third.id, state: 1 },
+      { id: fourth.id, state: 6 },
+    ]);
+    expect(await db.knex('webhook_groups').first('open_count')).toEqual({ open_count: 2 });
+  });
+
+  it('make the next change of a drained group its head', async () => {
+    const grouped = await registration(partyId, { shouldGroup: true });
+    await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
+    const [head] = await webhooksOf(grouped);
+    await db.knex.transaction(async (trx) => {
+      await trx('webhooks').where({ id: head.id }).update({ state: 3 });
+      expect(await releaseGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }])).toEqual([]);
+    });
+    await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
+    expect((await webhooksOf(grouped))[1]).toMatchObject({ state: 1, group_seq: 2 });
+  });
+});
