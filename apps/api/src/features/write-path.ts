@@ -1,4 +1,5 @@
-import type { Knex } from '@platform/db';
+import { enqueueEntityChange, notifyWebhookDue, type Knex } from '@platform/db';
+import type { WebhookEventType } from '@platform/shared';
 import type { Principal } from '../auth/principal';
 import type { AppDeps } from '../deps';
 
@@ -7,16 +8,46 @@ export interface WriteContext {
   trx: Knex.Transaction;
   principal: Principal;
   now: Date;
+  /**
+   * Change capture: records that `entityName` `entityId` was created, updated or deleted, with its
+   * full read shape, and fans it out to the subscribed registrations of the writer's party.
+   */
+  capture(
+    entityName: string,
+    type: WebhookEventType & (1 | 2 | 3),
+    entityId: number,
+    entity: unknown,
+  ): Promise<void>;
 }
 
 /**
- * The one write path: every service write runs in here, in one transaction, so it lands whole or
- * not at all. Change capture (entity_changes, webhooks, NOTIFY) hooks in here too.
+ * The one write path: every service write runs in here, in one transaction, so the entity, its
+ * entity_changes row and its webhooks land together or not at all. When the write produced a
+ * webhook, one NOTIFY with a constant payload is queued last; Postgres delivers it on commit.
  */
 export function runWrite<T>(
   deps: AppDeps,
   principal: Principal,
   write: (context: WriteContext) => Promise<T>,
 ): Promise<T> {
-  return deps.knex.transaction((trx) => write({ trx, principal, now: deps.now() }));
+  return deps.knex.transaction(async (trx) => {
+    let webhooks = 0;
+    const result = await write({
+      trx,
+      principal,
+      now: deps.now(),
+      capture: async (entityName, type, entityId, entity) => {
+        webhooks += await enqueueEntityChange(trx, {
+          entityName,
+          type,
+          entityId,
+          entity,
+          initiatorPartyId: principal.partyId,
+          initiatorAccountId: principal.accountId,
+        });
+      },
+    });
+    if (webhooks > 0) await notifyWebhookDue(trx);
+    return result;
+  });
 }

@@ -1,0 +1,189 @@
+import { PartyType, type Page } from '@platform/shared';
+import type { Knex } from '@platform/db';
+import type { AppDeps } from '../deps';
+import type { Principal } from '../auth/principal';
+import { runWrite } from '../features/write-path';
+import { applyFilters, applyListSort, applySort, type ListQuery, type SearchBody } from '../http/collection';
+import { AppError, fieldError } from '../http/errors';
+import { paginate, type PageQuery } from '../http/pagination';
+import { scopeToParties } from '../http/scope';
+import type { ResourceDefinition, Row } from './resource';
+
+const partyColumnOf = (def: ResourceDefinition) => def.partyColumn ?? 'party_id';
+
+/** Live rows of `def` the caller may see. */
+function visible(knex: Knex, principal: Principal, def: ResourceDefinition): Knex.QueryBuilder {
+  const query = knex(def.table).select(`${def.table}.*`).whereNull(`${def.table}.deleted`);
+  return scopeToParties(query, `${def.table}.${partyColumnOf(def)}`, principal);
+}
+
+/** Conference resources need the caller's party to have the conference feature (Admin always has it). */
+async function assertFeature(knex: Knex, principal: Principal, def: ResourceDefinition): Promise<void> {
+  if (!def.conference || principal.partyType === PartyType.Admin) return;
+  const party = await knex('parties').where({ id: principal.partyId }).first('conference_enabled');
+  if (!party?.conference_enabled) {
+    throw new AppError('Forbidden', 'The conference feature is not enabled for your party');
+  }
+}
+
+export async function listResources(
+  deps: AppDeps,
+  principal: Principal,
+  def: ResourceDefinition,
+  list: ListQuery,
+): Promise<Page<unknown>> {
+  await assertFeature(deps.knex, principal, def);
+  const query = applyListSort(visible(deps.knex, principal, def), def.collection, list);
+  return paginate(query, list, def.present);
+}
+
+export async function searchResources(
+  deps: AppDeps,
+  principal: Principal,
+  def: ResourceDefinition,
+  page: PageQuery,
+  search: SearchBody,
+): Promise<Page<unknown>> {
+  await assertFeature(deps.knex, principal, def);
+  const query = applyFilters(visible(deps.knex, principal, def), def.collection, search);
+  return paginate(applySort(query, def.collection, search.sort), page, def.present);
+}
+
+/** The visible rows among `ids`, in the order asked, each once; others are left out. */
+export async function batchReadResources(
+  deps: AppDeps,
+  principal: Principal,
+  def: ResourceDefinition,
+  ids: number[],
+): Promise<unknown[]> {
+  await assertFeature(deps.knex, principal, def);
+  const rows: Row[] = await visible(deps.knex, principal, def).whereIn(`${def.table}.id`, ids);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return [...new Set(ids)].flatMap((id) => {
+    const row = byId.get(id);
+    return row ? [def.present(row)] : [];
+  });
+}
+
+export async function readResource(
+  deps: AppDeps,
+  principal: Principal,
+  def: ResourceDefinition,
+  id: number,
+): Promise<unknown> {
+  await assertFeature(deps.knex, principal, def);
+  const row: Row | undefined = await visible(deps.knex, principal, def).where(`${def.table}.id`, id).first();
+  if (!row) throw new AppError('NotFound', `${def.name} ${id} was not found`);
+  return def.present(row);
+}
+
+/** The visible row `id`, locked for the rest of the transaction; 404 when the caller cannot see it. */
+async function lockVisible(
+  trx: Knex.Transaction,
+  principal: Principal,
+  def: ResourceDefinition,
+  id: number,
+): Promise<Row> {
+  const row: Row | undefined = await visible(trx, principal, def)
+    .where(`${def.table}.id`, id)
+    .forUpdate()
+    .first();
+  if (!row) throw new AppError('NotFound', `${def.name} ${id} was not found`);
+  return row;
+}
+
+/** Write fields → columns, for the fields present in `body`. */
+function toColumns(def: ResourceDefinition, body: Record<string, unknown>): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(body)) {
+    const column = def.columns[field];
+    if (column && value !== undefined) values[column] = value;
+  }
+  return values;
+}
+
+/** Every referenced id in `body` must be a live row the caller can see: else a 400 naming the field. */
+async function checkRelations(
+  trx: Knex.Transaction,
+  principal: Principal,
+  def: ResourceDefinition,
+  body: Record<string, unknown>,
+): Promise<void> {
+  for (const [field, relation] of Object.entries(def.relations ?? {})) {
+    const id = body[field];
+    if (id === undefined || id === null) continue;
+    const query = trx(relation.table).where({ id }).whereNull('deleted').first('id');
+    const found = await scopeToParties(query, `${relation.table}.party_id`, principal);
+    if (!found) throw fieldError(field, `${relation.name} ${String(id)} does not exist`);
+  }
+}
+
+/** The party a new row belongs to: the given `partyId` (in the caller's scope) or the caller's own. */
+async function owningParty(trx: Knex.Transaction, principal: Principal, partyId: unknown): Promise<number> {
+  if (partyId === undefined || partyId === null) return principal.partyId;
+  const query = trx('parties').where({ id: partyId }).whereNull('deleted').first('id');
+  const found = await scopeToParties(query, 'parties.id', principal);
+  if (!found) throw fieldError('partyId', `Party ${String(partyId)} does not exist`);
+  return partyId as number;
+}
+
+export async function createResource(
+  deps: AppDeps,
+  principal: Principal,
+  def: ResourceDefinition,
+  body: Record<string, unknown>,
+): Promise<unknown> {
+  await assertFeature(deps.knex, principal, def);
+  return runWrite(deps, principal, async ({ trx, now, capture }) => {
+    const partyId = await owningParty(trx, principal, body.partyId);
+    await checkRelations(trx, principal, def, body);
+    const values = { ...toColumns(def, body), [partyColumnOf(def)]: partyId, created: now };
+    await def.validate?.(values, { trx });
+    const [row] = (await trx(def.table).insert(values).returning('*')) as Row[];
+    const read = def.present(row!);
+    await capture(def.name, 1, row!.id, read);
+    return read;
+  });
+}
+
+export async function updateResource(
+  deps: AppDeps,
+  principal: Principal,
+  def: ResourceDefinition,
+  id: number,
+  patch: Record<string, unknown>,
+): Promise<unknown> {
+  await assertFeature(deps.knex, principal, def);
+  return runWrite(deps, principal, async ({ trx, now, capture }) => {
+    const current = await lockVisible(trx, principal, def, id);
+    const values = toColumns(def, patch);
+    // an empty merge patch changes nothing, so it records no change either
+    if (Object.keys(values).length === 0) return def.present(current);
+    await checkRelations(trx, principal, def, patch);
+    await def.validate?.({ ...current, ...values }, { trx });
+    const [row] = (await trx(def.table)
+      .where({ id })
+      .update({ ...values, last_modified: now })
+      .returning('*')) as Row[];
+    const read = def.present(row!);
+    await capture(def.name, 2, id, read);
+    return read;
+  });
+}
+
+export async function deleteResource(
+  deps: AppDeps,
+  principal: Principal,
+  def: ResourceDefinition,
+  id: number,
+): Promise<void> {
+  await assertFeature(deps.knex, principal, def);
+  await runWrite(deps, principal, async ({ trx, now, capture }) => {
+    const current = await lockVisible(trx, principal, def, id);
+    const [row] = (await trx(def.table)
+      .where({ id: current.id })
+      .update({ deleted: now, last_modified: now })
+      .returning('*')) as Row[];
+    await capture(def.name, 3, id, def.present(row!));
+  });
+}
