@@ -5,6 +5,7 @@ import { contactDetailRoutes } from './features/contact-details/contact-detail-r
 import { mfaRoutes } from './features/mfa/mfa-routes';
 import { permissionRoutes } from './features/permissions/permission-routes';
 import { recoveryRoutes } from './features/recovery/recovery-routes';
+import { resourceRouteList } from './resources/index';
 
 /** Every Gen2 route; the router and the OpenAPI document are both built from this list. */
 export const ROUTES: readonly RouteDefinition[] = [
@@ -14,4 +15,5 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...accountRoutes,
   ...contactDetailRoutes,
   ...permissionRoutes,
+  ...resourceRouteList,
 ];

@@ -8,3 +8,4 @@ export * from './permissions';
 export * from './problem';
 export * from './recovery';
 export * from './retry-schedule';
+export * from './resources/index';
