@@ -1,6 +1,13 @@
 import type { Knex } from 'knex';
 import * as identity from './20261122000000_identity';
 import * as webhooks from './20261122000100_webhooks';
+import * as mfa from './20261122000200_mfa';
+import * as properties from './20261122000300_properties';
+import * as realEstate from './20261122000400_real_estate';
+import * as processes from './20261122000500_processes';
+import * as documents from './20261122000600_documents';
+import * as conferences from './20261122000700_conferences';
+import * as parties from './20261122000800_parties';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -11,4 +18,11 @@ export const MIGRATIONS: ReadonlyArray<
 > = [
   ['20261122000000_identity', identity],
   ['20261122000100_webhooks', webhooks],
+  ['20261122000200_mfa', mfa],
+  ['20261122000300_properties', properties],
+  ['20261122000400_real_estate', realEstate],
+  ['20261122000500_processes', processes],
+  ['20261122000600_documents', documents],
+  ['20261122000700_conferences', conferences],
+  ['20261122000800_parties', parties],
 ];

@@ -1,0 +1,3 @@
+import type { ResourceDefinition } from '../resource';
+
+export const processResources: ResourceDefinition[] = [];
