@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolvePrivateKeyPem } from '../apps/api/src/auth/keys';
 import { DEFAULT_DEMO_PASSWORD, DEMO_ACCOUNTS, seedDemoData } from '../apps/api/src/seed';
-import { createKnex, migrate } from '../packages/db/src/index';
+import { createKnex, migrate, resolveSecretKey } from '../packages/db/src/index';
 
 const root = resolve(import.meta.dirname, '..');
 const env = process.env;
@@ -21,6 +21,10 @@ const settings = {
   dispatcherPort: port('DISPATCHER_PORT', 3001),
   demoPassword: env.DEMO_PASSWORD || DEFAULT_DEMO_PASSWORD,
   keyFile: resolve(root, env.JWT_PRIVATE_KEY_FILE || '.data/keys/jwt-private.pem'),
+  secretKeyFile: resolve(
+    root,
+    env.SECRET_ENCRYPTION_KEY_FILE || join(env.DATA_DIR || '.data', 'keys/secret.key'),
+  ),
 };
 
 function port(name: string, fallback: number): number {
@@ -172,11 +176,22 @@ async function main(): Promise<void> {
     file: settings.keyFile,
     production: env.NODE_ENV === 'production',
   });
+  // likewise the key sealing secrets at rest: the API seals with it, the dispatcher opens
+  resolveSecretKey({
+    key: env.SECRET_ENCRYPTION_KEY,
+    file: settings.secretKeyFile,
+    production: env.NODE_ENV === 'production',
+  });
   if (stopping) return;
   buildAdminIfMissing();
   if (stopping) return;
 
-  const childEnv = { ...env, DATABASE_URL: databaseUrl, JWT_PRIVATE_KEY_FILE: settings.keyFile };
+  const childEnv = {
+    ...env,
+    DATABASE_URL: databaseUrl,
+    JWT_PRIVATE_KEY_FILE: settings.keyFile,
+    SECRET_ENCRYPTION_KEY_FILE: settings.secretKeyFile,
+  };
   startChild('api', 'apps/api/src/main.ts', childEnv);
   startChild('dispatcher', 'apps/dispatcher/src/main.ts', childEnv);
   await Promise.all([

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseSecretKey } from '@platform/db';
 import { parseDuration } from '@platform/shared';
 import { z } from 'zod';
 
@@ -29,6 +30,27 @@ const byteSize = (fallback: string) =>
       return Number(match[1]) * unit;
     });
 
+/** A rate-limit policy written `<limit>/<window>`, such as `5/15m`: at most 5 requests per 15 minutes. */
+const rateLimit = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const match = /^\s*(\d+)\s*\/\s*(.+)$/.exec(text);
+      try {
+        if (!match || Number(match[1]) < 1) throw new Error();
+        const windowMs = parseDuration(match[2]!);
+        if (windowMs < 1000) throw new Error();
+        return { limit: Number(match[1]), windowMs };
+      } catch {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${text}" is not a rate limit (use <count>/<window>, e.g. 5/15m)`,
+        });
+        return z.NEVER;
+      }
+    });
+
 const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   DATABASE_URL: z.url({ message: 'must be a postgres:// URL' }),
@@ -39,28 +61,71 @@ const ConfigSchema = z.object({
   /** PEM of the RS256 signing key; else read from JWT_PRIVATE_KEY_FILE, else generated into DATA_DIR. */
   JWT_PRIVATE_KEY: z.string().optional(),
   JWT_PRIVATE_KEY_FILE: z.string().optional(),
+  /**
+   * Base64 of the 32-byte key sealing secrets at rest (MFA secrets, webhook credentials); else read
+   * from SECRET_ENCRYPTION_KEY_FILE, else generated into DATA_DIR/keys/secret.key (not in production).
+   */
+  SECRET_ENCRYPTION_KEY: z
+    .string()
+    .optional()
+    .superRefine((text, ctx) => {
+      if (text === undefined || text === '') return;
+      try {
+        parseSecretKey(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
+  SECRET_ENCRYPTION_KEY_FILE: z.string().optional(),
   JWT_ISSUER: z.string().default('https://platform.example.com'),
   JWT_AUDIENCE: z.string().default('platform-api-gen2'),
   ACCESS_TOKEN_TTL: duration('15m'),
   REFRESH_TOKEN_TTL: duration('720h'),
   /** Largest JSON request body. */
   BODY_LIMIT: byteSize('1mb'),
+  /** Largest file of an upload (`POST /api/files`); the bytes are kept in Postgres. */
+  FILE_UPLOAD_LIMIT: byteSize('10mb'),
   /** The built admin SPA served at /admin. */
   ADMIN_DIST_DIR: z
     .string()
     .default(resolve(import.meta.dirname, '../../admin/dist'))
     .transform((dir) => resolve(dir)),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
+  /** How long a password-recovery code (mail) stays valid. */
+  RECOVERY_CODE_TTL: duration('30m'),
+  /** How long recovery stays blocked after the 5th wrong recovery code (spec part 8). */
+  RECOVERY_BLOCK_DURATION: duration('24h'),
+  /** Policy DefaultRateLimitAuth of recover-password, per email address asked for. */
+  RECOVERY_RATE_LIMIT_PER_EMAIL: rateLimit('5/15m'),
+  /** Policy DefaultRateLimitAuth per client address (recover-password; change-password-with-recovery-code apart). */
+  RECOVERY_RATE_LIMIT_PER_ADDRESS: rateLimit('20/15m'),
+  /**
+   * May webhook targets be private, loopback or link-local addresses (or `localhost`)? Default:
+   * yes, unless NODE_ENV=production (design part 7); see ConfigWithDefaults.
+   */
+  ALLOW_PRIVATE_TARGETS: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(['true', 'false', '1', '0'], { message: 'must be true or false' }))
+    .transform((v) => v === 'true' || v === '1')
+    .optional(),
 });
 
-export type Config = z.output<typeof ConfigSchema>;
+/** Defaults that depend on other variables. */
+const ConfigWithDefaults = ConfigSchema.transform((config) => ({
+  ...config,
+  ALLOW_PRIVATE_TARGETS: config.ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production',
+}));
+
+export type Config = z.output<typeof ConfigWithDefaults>;
 
 /**
  * Parses the environment once. Every bad variable is listed together, so one start-up error
  * fixes them all; nothing else in the API reads `process.env`.
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const result = ConfigSchema.safeParse(env);
+  const result = ConfigWithDefaults.safeParse(env);
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
   throw new Error(`Invalid configuration:\n${lines.join('\n')}`);

@@ -1,4 +1,4 @@
-import type { Knex } from '@platform/db';
+import type { Knex, SecretBox } from '@platform/db';
 import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { TokenService } from './auth/tokens';
@@ -9,6 +9,8 @@ export interface AppDeps {
   knex: Knex;
   logger: Logger;
   tokens: TokenService;
+  /** Seals secrets kept at rest (MFA secrets, webhook credentials). */
+  secrets: SecretBox;
   /** The current time; tests pass a controllable clock. */
   now: () => Date;
 }

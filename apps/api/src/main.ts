@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createKnex } from '@platform/db';
+import { createKnex, createSecretBox, resolveSecretKey } from '@platform/db';
 import pino from 'pino';
 import { createApp } from './app';
 import { loadSigningKey, resolvePrivateKeyPem } from './auth/keys';
@@ -27,7 +27,14 @@ async function main(): Promise<void> {
     refreshTtlMs: config.REFRESH_TOKEN_TTL,
     now,
   });
-  const app = createApp({ config, knex, logger, tokens, now });
+  const secrets = createSecretBox(
+    resolveSecretKey({
+      key: config.SECRET_ENCRYPTION_KEY,
+      file: config.SECRET_ENCRYPTION_KEY_FILE ?? join(config.DATA_DIR, 'keys', 'secret.key'),
+      production: config.NODE_ENV === 'production',
+    }),
+  );
+  const app = createApp({ config, knex, logger, tokens, secrets, now });
   const server = app.listen(config.API_PORT, config.API_HOST, () => {
     logger.info({ port: config.API_PORT }, `API listening on http://127.0.0.1:${config.API_PORT}`);
   });

@@ -5,6 +5,8 @@ import { contactDetailRoutes } from './features/contact-details/contact-detail-r
 import { mfaRoutes } from './features/mfa/mfa-routes';
 import { permissionRoutes } from './features/permissions/permission-routes';
 import { recoveryRoutes } from './features/recovery/recovery-routes';
+import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
+import { webhookRoutes } from './features/webhooks/webhook-routes';
 import { resourceRouteList } from './resources/index';
 
 /** Every Gen2 route; the router and the OpenAPI document are both built from this list. */
@@ -16,4 +18,6 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...contactDetailRoutes,
   ...permissionRoutes,
   ...resourceRouteList,
+  ...webhookRegistrationRoutes,
+  ...webhookRoutes,
 ];

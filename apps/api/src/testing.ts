@@ -1,5 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { createSecretBox } from '@platform/db';
 import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
 import { PERMISSIONS, type PartyType, type PermissionName, permissionByName } from '@platform/shared';
 import pino from 'pino';
@@ -60,7 +62,15 @@ export async function startTestApi(overrides: Partial<Record<keyof Config, strin
     refreshTtlMs: config.REFRESH_TOKEN_TTL,
     now: clock.now,
   });
-  const deps: AppDeps = { config, knex: db.knex, logger: pino({ level: 'silent' }), tokens, now: clock.now };
+  const deps: AppDeps = {
+    config,
+    knex: db.knex,
+    logger: pino({ level: 'silent' }),
+    tokens,
+    // a key of its own per test API; tests open stored secrets through `api.deps.secrets`
+    secrets: createSecretBox(randomBytes(32)),
+    now: clock.now,
+  };
   const server: Server = createApp(deps).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

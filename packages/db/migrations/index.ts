@@ -8,6 +8,7 @@ import * as processes from './20261122000500_processes';
 import * as documents from './20261122000600_documents';
 import * as conferences from './20261122000700_conferences';
 import * as parties from './20261122000800_parties';
+import * as webhookApi from './20261122000900_webhook_api';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -25,4 +26,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261122000600_documents', documents],
   ['20261122000700_conferences', conferences],
   ['20261122000800_parties', parties],
+  ['20261122000900_webhook_api', webhookApi],
 ];

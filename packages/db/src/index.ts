@@ -1,3 +1,4 @@
+export * from './delivery-body';
 export * from './errors';
 export * from './knex';
 export * from './migrate';

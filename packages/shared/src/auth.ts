@@ -1,10 +1,14 @@
 import { z } from 'zod';
+import { MfaChallenge } from './mfa';
 
 export const LoginRequest = z
   .strictObject({
     email: z.string().trim().min(1).max(254),
     password: z.string().min(1).max(200),
-    skipMultiFactorAuthentication: z.boolean().optional(),
+    skipMultiFactorAuthentication: z.boolean().optional().meta({
+      description:
+        'Skip the second factor. Honoured only for accounts whose policy allows it (integration accounts); ignored otherwise.',
+    }),
   })
   .meta({ id: 'LoginRequest' });
 export type LoginRequest = z.infer<typeof LoginRequest>;
@@ -23,3 +27,7 @@ export const TokenResponse = z
   })
   .meta({ id: 'TokenResponse' });
 export type TokenResponse = z.infer<typeof TokenResponse>;
+
+/** What a login answers: tokens, or (for an account with multi-factor authentication) a challenge. */
+export const LoginResponse = z.union([TokenResponse, MfaChallenge]).meta({ id: 'LoginResponse' });
+export type LoginResponse = z.infer<typeof LoginResponse>;

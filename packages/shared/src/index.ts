@@ -9,3 +9,4 @@ export * from './problem';
 export * from './recovery';
 export * from './retry-schedule';
 export * from './resources/index';
+export * from './webhooks';

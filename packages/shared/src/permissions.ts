@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { Page } from './pagination';
+
 /**
  * The permission catalog. A permission is (resource, action); its id is its bit in the token's
  * `permissions` bitset, so this list is append-only: never reorder or remove a resource.
@@ -97,3 +100,41 @@ export function decodePermissions(claim: string): Set<number> {
   });
   return ids;
 }
+
+const permissionAction = z
+  .number()
+  .int()
+  .min(0)
+  .max(3)
+  .meta({ description: 'Create 0, Read 1, Update 2, Delete 3' });
+
+/** A permission of the catalog; `id` is its bit in the token's `permissions` claim. */
+export const PermissionRead = z
+  .object({
+    id: z.number().int(),
+    name: z.string().meta({ description: '`<resource>.<action name>`, as in `Account.Create`' }),
+    resource: z.enum(PERMISSION_RESOURCES),
+    action: permissionAction,
+  })
+  .meta({ id: 'PermissionRead' });
+export type PermissionRead = z.infer<typeof PermissionRead>;
+
+export const PaginatedListOfPermissionRead = Page(PermissionRead).meta({
+  id: 'PaginatedListOfPermissionRead',
+});
+
+/** One permission an account group grants. */
+export const AccountGroupPermissionMapping = z
+  .object({
+    groupId: z.number().int(),
+    permissionId: z.number().int(),
+    permissionName: z.string(),
+    resource: z.enum(PERMISSION_RESOURCES),
+    action: permissionAction,
+  })
+  .meta({ id: 'AccountGroupPermissionMapping' });
+export type AccountGroupPermissionMapping = z.infer<typeof AccountGroupPermissionMapping>;
+
+export const PaginatedListOfAccountGroupPermissionMapping = Page(AccountGroupPermissionMapping).meta({
+  id: 'PaginatedListOfAccountGroupPermissionMapping',
+});

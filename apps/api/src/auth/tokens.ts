@@ -31,6 +31,8 @@ const ALGORITHMS = ['RS256'];
 /** How far in the future an `iat` may be: the clock skew tolerated between API replicas. */
 const ISSUED_AT_LEEWAY_S = 5;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Lifetime of the token between a password login and its second factor. */
+export const MFA_TOKEN_TTL_MS = 5 * 60_000;
 
 /** A database id (positive int32) written as a canonical decimal string, else undefined. */
 function idClaim(value: unknown): number | undefined {
@@ -44,6 +46,8 @@ export class TokenService {
   private readonly verifyKey: Promise<CryptoKey | Uint8Array>;
   /** Refresh tokens carry their own audience, so one can never pass as an access token. */
   readonly refreshAudience: string;
+  /** MFA tokens too: one proves only a right password, never access. */
+  readonly mfaAudience: string;
 
   constructor(
     private readonly key: SigningKey,
@@ -51,6 +55,7 @@ export class TokenService {
   ) {
     this.verifyKey = importJWK(key.publicJwk, 'RS256');
     this.refreshAudience = `${options.audience}/refresh`;
+    this.mfaAudience = `${options.audience}/mfa`;
   }
 
   /** The JSON Web Key Set published at `/.well-known/jwks.json`. */
@@ -97,6 +102,26 @@ export class TokenService {
       .setJti(jti)
       .setIssuer(this.options.issuer)
       .setAudience(this.refreshAudience)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .sign(this.key.privateKey);
+    return { token, jti, expiresAt: new Date(exp * 1000) };
+  }
+
+  /**
+   * A single-use token (5 minutes) that a password login of an account with multi-factor
+   * authentication answers; only POST /api/auth/login/mfa takes it, with the second factor.
+   */
+  async signMfaToken(accountId: number): Promise<{ token: string; jti: string; expiresAt: Date }> {
+    const iat = this.nowSeconds();
+    const jti = randomUUID();
+    const exp = iat + Math.floor(MFA_TOKEN_TTL_MS / 1000);
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.key.kid })
+      .setSubject(String(accountId))
+      .setJti(jti)
+      .setIssuer(this.options.issuer)
+      .setAudience(this.mfaAudience)
       .setIssuedAt(iat)
       .setExpirationTime(exp)
       .sign(this.key.privateKey);
@@ -162,6 +187,19 @@ export class TokenService {
       scope: scope as TokenScope,
       permissions: decodePermissions(permissions),
     };
+  }
+
+  /** The account and jti of a valid MFA token, or undefined. */
+  async verifyMfaToken(token: string): Promise<{ accountId: number; jti: string } | undefined> {
+    try {
+      const payload = await this.verify(token, this.mfaAudience, MFA_TOKEN_TTL_MS);
+      const accountId = idClaim(payload.sub);
+      const { jti } = payload;
+      if (accountId === undefined || typeof jti !== 'string' || !UUID.test(jti)) return undefined;
+      return { accountId, jti: jti.toLowerCase() };
+    } catch {
+      return undefined;
+    }
   }
 
   /** The account, family and jti of a valid refresh token, or undefined. */

@@ -5,7 +5,7 @@ import { AppError, type FieldErrors } from './errors';
 import { PageQuery } from './pagination';
 import { queryBoolean } from './validate';
 
-export type FieldType = 'integer' | 'string' | 'boolean' | 'timestamp';
+export type FieldType = 'integer' | 'number' | 'string' | 'boolean' | 'timestamp' | 'date';
 
 /** One attribute a client may sort or filter by: its SQL column (or expression) and type. */
 export interface FieldSpec {
@@ -113,12 +113,19 @@ function checkValue(type: FieldType, value: unknown): string | undefined {
       return Number.isInteger(value) && Math.abs(value as number) <= 2147483647
         ? undefined
         : 'must be a 32-bit whole number';
+    case 'number':
+      // a `numeric` column: Postgres compares the decimal exactly
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'must be a number';
     case 'boolean':
       return typeof value === 'boolean' ? undefined : 'must be true or false';
     case 'string':
       return typeof value === 'string' ? undefined : 'must be a string';
     case 'timestamp':
       return typeof value === 'string' && isIsoTimestamp(value) ? undefined : 'must be an ISO 8601 timestamp';
+    case 'date':
+      return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && isIsoTimestamp(value)
+        ? undefined
+        : 'must be a date, YYYY-MM-DD';
   }
 }
 

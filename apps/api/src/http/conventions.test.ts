@@ -138,13 +138,13 @@ describe('ProblemDetails (RFC 9457) for every error status', () => {
   });
 
   it.each([
-    ['DELETE', '/api/accounts', 'HEAD, GET'],
-    ['PUT', '/api/accounts/1', 'HEAD, GET'],
+    ['DELETE', '/api/accounts', 'HEAD, GET, POST'],
+    ['PUT', '/api/accounts/1', 'HEAD, GET, PATCH, DELETE'],
     ['GET', '/api/auth/login', 'POST'],
-    ['DELETE', '/api/accounts/batch', 'POST'],
+    ['DELETE', '/api/accounts/batch', 'POST, PATCH'],
     // literal paths beat `/api/accounts/:id`: these are the search and batch paths, not account "search"
     ['GET', '/api/accounts/search', 'POST'],
-    ['GET', '/api/accounts/batch', 'POST'],
+    ['GET', '/api/accounts/batch', 'POST, PATCH'],
   ])('405 with Allow for %s %s', async (method, path, allow) => {
     const response = await api.fetch(path, { method, token });
     expect(response.headers.get('allow')).toBe(allow);
@@ -156,7 +156,7 @@ describe('ProblemDetails (RFC 9457) for every error status', () => {
 
   it('405 also for a method no route implements', async () => {
     const response = await api.fetch('/api/accounts', { method: 'PROPFIND', token });
-    expect(response.headers.get('allow')).toBe('HEAD, GET');
+    expect(response.headers.get('allow')).toBe('HEAD, GET, POST');
     await expectProblem(response, 405);
   });
 
@@ -166,7 +166,7 @@ describe('ProblemDetails (RFC 9457) for every error status', () => {
     await expectProblem(post, 405, { detail: 'POST is not supported on this path; use HEAD, GET' });
     const options = await api.fetch('/api/accounts/batch', { method: 'OPTIONS' });
     expect(options.status).toBe(204);
-    expect(options.headers.get('allow')).toBe('POST');
+    expect(options.headers.get('allow')).toBe('POST, PATCH');
     expect(await options.text()).toBe('');
   });
 

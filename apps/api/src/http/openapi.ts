@@ -4,6 +4,7 @@ import {
   createDocument,
   type ZodOpenApiOperationObject,
   type ZodOpenApiPathsObject,
+  type ZodOpenApiRequestBodyObject,
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
 import type { RouteDefinition } from './route';
@@ -31,15 +32,46 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'Not found, or outside the caller’s scope.',
   409: 'Conflicts with existing data.',
   413: 'The request body is too large.',
+  415: 'The request body has a media type this operation does not take.',
   429: 'Rate limited; see `Retry-After`.',
 };
+
+/** Bytes of any media type, as a file part or a download carries them. */
+const BINARY = { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' } as const;
+
+/** A multipart/form-data body: the route's text fields plus its file parts. */
+function multipartBody(route: RouteDefinition): ZodOpenApiRequestBodyObject {
+  const files = route.multipart!.files;
+  const parts = Object.fromEntries(files.map((name) => [name, z.string().meta({ ...BINARY })]));
+  const fields = route.body ? (route.body as z.ZodObject).shape : {};
+  return {
+    required: true,
+    content: {
+      'multipart/form-data': {
+        schema: z.strictObject({ ...fields, ...parts }),
+        encoding: Object.fromEntries(files.map((name) => [name, { contentType: '*/*' }])),
+      },
+    },
+  };
+}
 
 function operation(route: RouteDefinition): ZodOpenApiOperationObject {
   const responses: Record<string, ZodOpenApiResponseObject> = {};
   const status = String(route.status ?? 200);
   const mediaTypes = route.textual ? ['application/json', 'text/plain', 'text/json'] : ['application/json'];
-  responses[status] =
-    route.status === 204 || !route.response?.schema
+  const binary = route.response?.binary;
+  responses[status] = binary
+    ? {
+        description: route.response!.description,
+        headers: Object.fromEntries(
+          Object.entries(binary.headers ?? {}).map(([name, description]) => [
+            name,
+            { description, schema: { type: 'string' } },
+          ]),
+        ),
+        content: { '*/*': { schema: { ...BINARY } } },
+      }
+    : route.status === 204 || !route.response?.schema
       ? { description: route.response?.description ?? 'No content' }
       : {
           description: route.response.description,
@@ -69,9 +101,11 @@ function operation(route: RouteDefinition): ZodOpenApiOperationObject {
       ...(route.params ? { path: route.params as z.ZodObject } : {}),
       ...(route.query ? { query: route.query as z.ZodObject } : {}),
     },
-    ...(route.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }
-      : {}),
+    ...(route.multipart
+      ? { requestBody: multipartBody(route) }
+      : route.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }
+        : {}),
     responses,
   };
 }

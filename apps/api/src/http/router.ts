@@ -1,11 +1,12 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import { koaBody } from 'koa-body';
+import { HttpMethodEnum, koaBody } from 'koa-body';
 import { PartyType, permissionByName, TokenScope } from '@platform/shared';
 import type { AppDeps } from '../deps';
 import type { Principal } from '../auth/principal';
 import { AppError, UnauthenticatedError } from './errors';
-import type { RouteAuth, RouteDefinition } from './route';
+import { multipartBody, multipartInput } from './multipart';
+import { BinaryBody, type RouteAuth, type RouteDefinition, type RouteMultipart } from './route';
 import { parseInput } from './validate';
 
 const JSON_TYPES = ['application/json', 'application/merge-patch+json', 'application/*+json'];
@@ -93,6 +94,16 @@ function methodNotAllowed(method: string, allow: string): AppError {
 }
 
 /**
+ * Whether an `If-None-Match` header names `etag` (weak comparison, RFC 9110 13.1.2). Evaluated
+ * here rather than by Koa's `ctx.fresh`, which ignores the header when the request also says
+ * `Cache-Control: no-cache`, as fetch() does for every conditional request.
+ */
+function matchesEtag(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === `"${etag}"`);
+}
+
+/**
  * The one pipeline every route runs: authenticate → authorize → validate → handler → render.
  * A caller who may not use an operation learns nothing about its input rules.
  */
@@ -108,7 +119,9 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
       await next();
     });
   }
-  if (route.body) {
+  if (route.multipart) {
+    middlewares.push(multipartBody(route as RouteDefinition & { multipart: RouteMultipart }, deps));
+  } else if (route.body) {
     middlewares.push(async (ctx, next) => {
       if (!ctx.request.length && !ctx.get('transfer-encoding')) throw missingBody();
       if (!ctx.is(JSON_TYPES)) {
@@ -124,6 +137,8 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
         urlencoded: false,
         text: false,
         multipart: false,
+        // the route's own method: koa-body leaves DELETE bodies unparsed unless told
+        parsedMethods: [HttpMethodEnum[route.method.toUpperCase() as Uppercase<RouteDefinition['method']>]],
         jsonStrict: true,
         jsonLimit: deps.config.BODY_LIMIT,
         includeUnparsed: true,
@@ -140,17 +155,21 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
   }
   middlewares.push(async (ctx) => {
     const produces = route.textual ? TEXTUAL_TYPES : ['application/json'];
-    const responseType = route.status === 204 ? 'application/json' : ctx.accepts(produces);
+    // a download answers the media type it holds, whatever Accept says (RFC 9110 allows it)
+    const responseType =
+      route.status === 204 || route.response?.binary ? 'application/json' : ctx.accepts(produces);
     if (!responseType) {
       throw new AppError('NotAcceptable', `This operation answers ${produces.join(', ')}`);
     }
     const params = route.params ? parseInput(route.params, ctx.params, 'path parameters') : undefined;
     const query = route.query ? parseInput(route.query, { ...ctx.query }, 'query') : undefined;
-    const body = route.body ? parseInput(route.body, ctx.request.body, 'body') : undefined;
+    const upload = route.multipart ? multipartInput(route.multipart, route.body, ctx) : undefined;
+    const body = upload ? upload.body : route.body ? parseInput(route.body, ctx.request.body, 'body') : undefined;
     const result = await route.handler({
       params,
       query,
       body,
+      files: upload?.files ?? {},
       deps,
       ctx,
       get principal(): Principal {
@@ -161,6 +180,20 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
     });
     ctx.status = route.status ?? 200;
     if (ctx.status === 204) return;
+    if (result instanceof BinaryBody) {
+      // the type first: setting a Buffer body without one would make it application/octet-stream
+      ctx.set('Content-Type', result.contentType);
+      ctx.set(result.headers);
+      if (result.etag !== undefined) {
+        ctx.etag = result.etag;
+        if (matchesEtag(ctx.get('if-none-match'), result.etag)) {
+          ctx.status = 304;
+          return;
+        }
+      }
+      ctx.body = result.bytes;
+      return;
+    }
     ctx.type = responseType as string;
     // text/plain and text/json carry the same JSON text (spec 4)
     ctx.body = responseType === 'application/json' ? result : JSON.stringify(result);

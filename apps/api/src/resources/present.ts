@@ -9,6 +9,22 @@ export function iso(value: unknown): string | null {
       : String(value);
 }
 
+/**
+ * A `date` column as `YYYY-MM-DD`, null kept. node-postgres parses a date into a Date at local
+ * midnight, so the local calendar fields are the stored date (toISOString could shift it a day).
+ */
+export function isoDate(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (!(value instanceof Date)) return String(value).slice(0, 10);
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return `${pad(value.getFullYear(), 4)}-${pad(value.getMonth() + 1)}-${pad(value.getDate())}`;
+}
+
+/** A `numeric` column (which node-postgres returns as a string, to keep precision) as a number. */
+export function decimal(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
 /** The bookkeeping fields every read shape carries. */
 export function entityMeta(row: Row) {
   return {

@@ -19,13 +19,14 @@ import {
 function patchSchema(def: ResourceDefinition) {
   const shape = { ...def.write.shape };
   delete shape.partyId;
+  for (const field of def.createOnly ?? []) delete shape[field];
   return z
     .strictObject(shape)
     .partial()
     .meta({ id: `${def.name}Patch` });
 }
 
-/** The seven routes of a resource (six without delete), derived from its declaration. */
+/** The seven routes of a resource (six without delete), derived from its declaration, plus its own. */
 export function resourceRoutes(def: ResourceDefinition): RouteDefinition[] {
   const readers = { allow: def.readers ?? DEFAULT_READERS, permission: `${def.permission}.Read` as const };
   const writers = def.writers ?? DEFAULT_WRITERS;
@@ -129,5 +130,7 @@ export function resourceRoutes(def: ResourceDefinition): RouteDefinition[] {
       }),
     );
   }
-  return routes;
+  const own = def.routes?.(def) ?? [];
+  const replaced = new Set(own.map((route) => `${route.method} ${route.path}`));
+  return [...routes.filter((route) => !replaced.has(`${route.method} ${route.path}`)), ...own];
 }

@@ -10,11 +10,31 @@ import { scopeToParties } from '../http/scope';
 import type { ResourceDefinition, Row } from './resource';
 
 const partyColumnOf = (def: ResourceDefinition) => def.partyColumn ?? 'party_id';
+const returned = (def: ResourceDefinition) => (def.selectColumns ? [...def.selectColumns] : '*');
 
-/** Live rows of `def` the caller may see. */
-function visible(knex: Knex, principal: Principal, def: ResourceDefinition): Knex.QueryBuilder {
-  const query = knex(def.table).select(`${def.table}.*`).whereNull(`${def.table}.deleted`);
-  return scopeToParties(query, `${def.table}.${partyColumnOf(def)}`, principal);
+/**
+ * Live rows of `def` the caller may see; to `read`, also those whose `readableBy` columns name a
+ * party in its scope (a write only ever reaches rows the caller's parties own).
+ */
+function visible(
+  knex: Knex,
+  principal: Principal,
+  def: ResourceDefinition,
+  purpose: 'read' | 'write' = 'read',
+): Knex.QueryBuilder {
+  const columns = def.selectColumns?.map((column) => `${def.table}.${column}`) ?? `${def.table}.*`;
+  const query = knex(def.table).select(columns).whereNull(`${def.table}.deleted`);
+  const owner = `${def.table}.${partyColumnOf(def)}`;
+  const extra = purpose === 'read' ? (def.readableBy ?? []) : [];
+  if (extra.length === 0 || principal.partyType === PartyType.Admin) {
+    return scopeToParties(query, owner, principal);
+  }
+  return query.where((any) => {
+    scopeToParties(any, owner, principal);
+    for (const column of extra) {
+      any.orWhere((also) => scopeToParties(also, `${def.table}.${column}`, principal));
+    }
+  });
 }
 
 /** Conference resources need the caller's party to have the conference feature (Admin always has it). */
@@ -77,6 +97,27 @@ export async function readResource(
   return def.present(row);
 }
 
+/**
+ * The visible row `id` with only `columns`, for a resource's own routes (a column reads leave
+ * out, such as a file's bytes): the same scope and 404 as `readResource`.
+ */
+export async function readColumns(
+  deps: AppDeps,
+  principal: Principal,
+  def: ResourceDefinition,
+  id: number,
+  columns: readonly string[],
+): Promise<Row> {
+  await assertFeature(deps.knex, principal, def);
+  const row: Row | undefined = await visible(deps.knex, principal, def)
+    .clearSelect()
+    .select(columns.map((column) => `${def.table}.${column}`))
+    .where(`${def.table}.id`, id)
+    .first();
+  if (!row) throw new AppError('NotFound', `${def.name} ${id} was not found`);
+  return row;
+}
+
 /** The visible row `id`, locked for the rest of the transaction; 404 when the caller cannot see it. */
 async function lockVisible(
   trx: Knex.Transaction,
@@ -84,7 +125,7 @@ async function lockVisible(
   def: ResourceDefinition,
   id: number,
 ): Promise<Row> {
-  const row: Row | undefined = await visible(trx, principal, def)
+  const row: Row | undefined = await visible(trx, principal, def, 'write')
     .where(`${def.table}.id`, id)
     .forUpdate()
     .first();
@@ -113,7 +154,8 @@ async function checkRelations(
     const id = body[field];
     if (id === undefined || id === null) continue;
     const query = trx(relation.table).where({ id }).whereNull('deleted').first('id');
-    const found = await scopeToParties(query, `${relation.table}.party_id`, principal);
+    const partyColumn = `${relation.table}.${relation.partyColumn ?? 'party_id'}`;
+    const found = await scopeToParties(query, partyColumn, principal);
     if (!found) throw fieldError(field, `${relation.name} ${String(id)} does not exist`);
   }
 }
@@ -127,19 +169,28 @@ async function owningParty(trx: Knex.Transaction, principal: Principal, partyId:
   return partyId as number;
 }
 
+/**
+ * Creates a row from a write body; `set` adds columns a resource's own route computed from input
+ * that is not JSON (an upload's bytes, size and hash).
+ */
 export async function createResource(
   deps: AppDeps,
   principal: Principal,
   def: ResourceDefinition,
   body: Record<string, unknown>,
+  set: Record<string, unknown> = {},
 ): Promise<unknown> {
   await assertFeature(deps.knex, principal, def);
-  return runWrite(deps, principal, async ({ trx, now, capture }) => {
-    const partyId = await owningParty(trx, principal, body.partyId);
+  return runWrite(deps, principal, async (context) => {
+    const { trx, now, capture } = context;
+    const owner = def.owner
+      ? await def.owner(body, { trx, principal })
+      : { [partyColumnOf(def)]: await owningParty(trx, principal, body.partyId) };
     await checkRelations(trx, principal, def, body);
-    const values = { ...toColumns(def, body), [partyColumnOf(def)]: partyId, created: now };
-    await def.validate?.(values, { trx });
-    const [row] = (await trx(def.table).insert(values).returning('*')) as Row[];
+    const values = { ...toColumns(def, body), ...set, ...owner, created: now };
+    Object.assign(values, await def.derive?.(values, context));
+    await def.validate?.(values, context);
+    const [row] = (await trx(def.table).insert(values).returning(returned(def))) as Row[];
     const read = def.present(row!);
     await capture(def.name, 1, row!.id, read);
     return read;
@@ -154,17 +205,19 @@ export async function updateResource(
   patch: Record<string, unknown>,
 ): Promise<unknown> {
   await assertFeature(deps.knex, principal, def);
-  return runWrite(deps, principal, async ({ trx, now, capture }) => {
+  return runWrite(deps, principal, async (context) => {
+    const { trx, now, capture } = context;
     const current = await lockVisible(trx, principal, def, id);
     const values = toColumns(def, patch);
     // an empty merge patch changes nothing, so it records no change either
     if (Object.keys(values).length === 0) return def.present(current);
     await checkRelations(trx, principal, def, patch);
-    await def.validate?.({ ...current, ...values }, { trx });
+    Object.assign(values, await def.derive?.(values, { ...context, current }));
+    await def.validate?.({ ...current, ...values }, { ...context, current });
     const [row] = (await trx(def.table)
       .where({ id })
       .update({ ...values, last_modified: now })
-      .returning('*')) as Row[];
+      .returning(returned(def))) as Row[];
     const read = def.present(row!);
     await capture(def.name, 2, id, read);
     return read;
@@ -178,12 +231,14 @@ export async function deleteResource(
   id: number,
 ): Promise<void> {
   await assertFeature(deps.knex, principal, def);
-  await runWrite(deps, principal, async ({ trx, now, capture }) => {
+  await runWrite(deps, principal, async (context) => {
+    const { trx, now, capture } = context;
     const current = await lockVisible(trx, principal, def, id);
+    await def.beforeDelete?.(current, context);
     const [row] = (await trx(def.table)
       .where({ id: current.id })
       .update({ deleted: now, last_modified: now })
-      .returning('*')) as Row[];
+      .returning(returned(def))) as Row[];
     await capture(def.name, 3, id, def.present(row!));
   });
 }

@@ -1,7 +1,10 @@
 import { ALL_PARTY_TYPES, PartyType, type PermissionResource } from '@platform/shared';
 import type { Knex } from '@platform/db';
 import type { z } from 'zod';
+import type { Principal } from '../auth/principal';
+import type { WriteContext } from '../features/write-path';
 import type { CollectionSpec } from '../http/collection';
+import type { RouteDefinition } from '../http/route';
 
 /** A column of a resource row, as Postgres returns it. */
 export type Row = Record<string, unknown> & { id: number };
@@ -12,6 +15,11 @@ export interface Relation {
   table: string;
   /** Its name in messages, e.g. 'Property'. */
   name: string;
+  /**
+   * The referenced table's column that scoping checks; default `party_id`. A reference to a
+   * party itself (a tenant, a contractor) uses `id`: parties have no owning party column.
+   */
+  partyColumn?: string;
 }
 
 /**
@@ -40,6 +48,11 @@ export interface ResourceDefinition {
   present(row: Row): unknown;
   /** The column holding the owning party, which scoping uses; default `party_id`. */
   partyColumn?: string;
+  /**
+   * More party columns that make a row readable (never writable) by the parties in whose scope
+   * they fall, e.g. the contractor a work order is addressed to.
+   */
+  readableBy?: readonly string[];
   /** Party types that may read; default every type (each sees only its scope). */
   readers?: readonly PartyType[];
   /** Party types that may create, update and delete; default Admin and Property Management Company. */
@@ -48,8 +61,42 @@ export interface ResourceDefinition {
   deletable?: boolean;
   /** Behind the caller's party conference feature flag. */
   conference?: boolean;
-  /** Extra checks of a create or update, inside its transaction, before the row is written. */
-  validate?(values: Record<string, unknown>, context: { trx: Knex.Transaction }): Promise<void>;
+  /** Write fields a create sets and a merge patch may not change (left out of the patch body). */
+  createOnly?: readonly string[];
+  /**
+   * The owning columns of a new row, instead of `partyColumn` = the body's `partyId` or the
+   * caller's party (Party: a new party is owned through `managed_by_party_id`, not its own id).
+   */
+  owner?(
+    body: Record<string, unknown>,
+    context: { trx: Knex.Transaction; principal: Principal },
+  ): Promise<Record<string, unknown>>;
+  /**
+   * Extra checks of a create or update (and changes to other rows it entails, each captured),
+   * inside its transaction, before the row is written. `current` is the row an update changes.
+   */
+  validate?(values: Record<string, unknown>, context: WriteContext & { current?: Row }): Promise<void>;
+  /**
+   * Columns the service sets itself, never a client (the author, a completion time): on create
+   * from the new row's values, on update from the patch's columns and the `current` row. They
+   * are written with the row and seen by `validate`.
+   */
+  derive?(
+    values: Record<string, unknown>,
+    context: WriteContext & { current?: Row },
+  ): Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** Refusals (and changes to other rows, each captured) of a delete, before the row is deleted. */
+  beforeDelete?(current: Row, context: WriteContext): Promise<void>;
+  /**
+   * The columns reads and writes return, when not every one: a large column (File's bytes, served
+   * by a route of its own) stays out of lists, reads and write results. Default all (`*`).
+   */
+  selectColumns?: readonly string[];
+  /**
+   * Routes of its own, served next to the derived ones; one with the method and path of a
+   * derived route replaces it (File: the multipart upload replaces the JSON create).
+   */
+  routes?(def: ResourceDefinition): RouteDefinition[];
 }
 
 export const DEFAULT_READERS = ALL_PARTY_TYPES;

@@ -1,4 +1,4 @@
-import type { AccountRead } from '@platform/shared';
+import type { AccountRead, PartyRead } from '@platform/shared';
 
 export interface AccountRow {
   id: number;
@@ -39,6 +39,42 @@ export function presentAccount(row: AccountRow): AccountRead {
     lastName: row.last_name,
     mustChangePassword: row.must_change_password,
     multiFactorEnabled: row.mfa_enabled,
+    created: row.created.toISOString(),
+    lastModified: row.last_modified?.toISOString() ?? null,
+    deleted: row.deleted?.toISOString() ?? null,
+  };
+}
+
+export interface PartyRow {
+  id: number;
+  type: number;
+  name: string;
+  managed_by_party_id: number | null;
+  conference_enabled: boolean;
+  created: Date;
+  last_modified: Date | null;
+  deleted: Date | null;
+}
+
+export const PARTY_COLUMNS = [
+  'p.id',
+  'p.type',
+  'p.name',
+  'p.managed_by_party_id',
+  'p.conference_enabled',
+  'p.created',
+  'p.last_modified',
+  'p.deleted',
+];
+
+/** The PartyRead shape of a party row. */
+export function presentParty(row: PartyRow): PartyRead {
+  return {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    managedByPartyId: row.managed_by_party_id,
+    conferenceEnabled: row.conference_enabled,
     created: row.created.toISOString(),
     lastModified: row.last_modified?.toISOString() ?? null,
     deleted: row.deleted?.toISOString() ?? null,

@@ -11,6 +11,9 @@ interface AccountRow {
   group_id: number;
   must_change_password: boolean;
   password_hash: string | null;
+  mfa_enabled: boolean;
+  /** The account's policy lets a login skip the second factor (integration accounts). */
+  allow_skip_mfa: boolean;
 }
 
 /** The live account (not deleted, nor its party) with what its token needs; undefined if none. */
@@ -31,6 +34,8 @@ export async function findLoginAccount(
       'a.group_id',
       'a.must_change_password',
       'a.password_hash',
+      'a.mfa_enabled',
+      'a.allow_skip_mfa',
     );
   if ('email' in where) query.whereRaw('lower(a.email) = lower(?)', [where.email]);
   else query.where('a.id', where.id);

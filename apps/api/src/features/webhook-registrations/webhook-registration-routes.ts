@@ -1,0 +1,120 @@
+import {
+  PaginatedListOfWebhookRegistrationRead,
+  PartyType,
+  WebhookRegistrationCreated,
+  WebhookRegistrationPatch,
+  WebhookRegistrationRead,
+  WebhookRegistrationWrite,
+  type PermissionName,
+} from '@platform/shared';
+import { z } from 'zod';
+import { listQuery, searchBody } from '../../http/collection';
+import { PageQuery } from '../../http/pagination';
+import { defineRoute, type RouteDefinition } from '../../http/route';
+import { pathId } from '../../http/validate';
+import {
+  createRegistration,
+  deleteRegistration,
+  listRegistrations,
+  readRegistration,
+  REGISTRATION_COLLECTION,
+  searchRegistrations,
+  updateRegistration,
+} from './webhook-registration-service';
+
+/** Only Property Management Companies use webhooks, and Admin for any party (spec 6.1.3). */
+const webhookUsers = (permission: PermissionName) => ({
+  allow: [PartyType.Admin, PartyType.PropertyManagementCompany],
+  permission,
+});
+const tags = ['WebhookRegistration'];
+const idParams = z.strictObject({ id: pathId });
+const scopeNote = 'Admin sees every registration; a Property Management Company its own.';
+
+export const webhookRegistrationRoutes: RouteDefinition[] = [
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook-registrations',
+    summary: 'Register a webhook target',
+    description:
+      'Subscribes `targetUrl` to the listed (entityName, type) events of the party’s changes. ' +
+      'Unsupported entities and relation event types are refused with the supported ones listed. ' +
+      'Credentials are stored encrypted and never returned; `signingSecret` is returned only here. ' +
+      'The target is not contacted (spec 6.1.5).',
+    tags,
+    auth: webhookUsers('WebhookRegistration.Create'),
+    body: WebhookRegistrationWrite,
+    response: {
+      description: 'The registration, with its signing secret',
+      schema: WebhookRegistrationCreated,
+    },
+    handler: ({ deps, principal, body }) => createRegistration(deps, principal, body),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/webhook-registrations',
+    summary: 'List webhook registrations',
+    description: scopeNote,
+    tags,
+    auth: webhookUsers('WebhookRegistration.Read'),
+    query: listQuery(REGISTRATION_COLLECTION),
+    response: { description: 'A page of registrations', schema: PaginatedListOfWebhookRegistrationRead },
+    textual: true,
+    handler: ({ deps, principal, query }) => listRegistrations(deps, principal, query),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook-registrations/search',
+    summary: 'Search webhook registrations (by targetUrl, partyId, shouldGroup, created, …)',
+    description: scopeNote,
+    tags,
+    auth: webhookUsers('WebhookRegistration.Read'),
+    query: PageQuery,
+    body: searchBody(REGISTRATION_COLLECTION),
+    response: { description: 'A page of registrations', schema: PaginatedListOfWebhookRegistrationRead },
+    textual: true,
+    handler: ({ deps, principal, query, body }) => searchRegistrations(deps, principal, query, body),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/webhook-registrations/:id',
+    summary: 'Read one webhook registration',
+    description: 'Credentials and the signing secret are never returned.',
+    tags,
+    auth: webhookUsers('WebhookRegistration.Read'),
+    params: idParams,
+    response: { description: 'The registration', schema: WebhookRegistrationRead },
+    textual: true,
+    errors: [404],
+    handler: ({ deps, principal, params }) => readRegistration(deps, principal, params.id),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/api/webhook-registrations/:id',
+    summary: 'Change the target URL of a webhook registration',
+    description:
+      'Only `targetUrl` can change. Events, authorization and grouping cannot (spec 6.1.4): ' +
+      'create a new registration and delete the old one.',
+    tags,
+    auth: webhookUsers('WebhookRegistration.Update'),
+    params: idParams,
+    body: WebhookRegistrationPatch,
+    response: { description: 'The registration', schema: WebhookRegistrationRead },
+    errors: [404],
+    handler: ({ deps, principal, params, body }) => updateRegistration(deps, principal, params.id, body),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/api/webhook-registrations/:id',
+    summary: 'Delete a webhook registration',
+    description:
+      'Soft delete of the registration and its events; its undelivered webhooks (Created, Retrying, ' +
+      'Failed, Pending) become Aborted in the same transaction.',
+    tags,
+    auth: webhookUsers('WebhookRegistration.Delete'),
+    params: idParams,
+    status: 204,
+    errors: [404],
+    handler: ({ deps, principal, params }) => deleteRegistration(deps, principal, params.id),
+  }),
+];

@@ -1,0 +1,277 @@
+import { randomBytes } from 'node:crypto';
+import {
+  PartyType,
+  UNDELIVERED_WEBHOOK_STATES,
+  WebhookAuthType,
+  WebhookState,
+  type Page,
+  type WebhookRegistrationCreated,
+  type WebhookRegistrationPatch,
+  type WebhookRegistrationRead,
+  type WebhookRegistrationWrite,
+  type WebhookTargetAuthorizationWrite,
+} from '@platform/shared';
+import type { Knex } from '@platform/db';
+import type { Principal } from '../../auth/principal';
+import type { AppDeps } from '../../deps';
+import {
+  applyFilters,
+  applyListSort,
+  applySort,
+  type CollectionSpec,
+  type ListQuery,
+  type SearchBody,
+} from '../../http/collection';
+import { AppError, fieldError } from '../../http/errors';
+import { paginate, type PageQuery } from '../../http/pagination';
+import { scopeToParties } from '../../http/scope';
+import { retryOnDeadlock } from '../webhooks/deadlock-retry';
+import { runWrite } from '../write-path';
+import { privateTargetProblem } from './private-target';
+import {
+  presentRegistration,
+  REGISTRATION_COLUMNS,
+  type EventRow,
+  type RegistrationRow,
+} from './webhook-registration-presenter';
+
+export const REGISTRATION_COLLECTION: CollectionSpec = {
+  fields: {
+    id: { column: 'r.id', type: 'integer' },
+    partyId: { column: 'r.party_id', type: 'integer' },
+    targetUrl: { column: 'r.target_url', type: 'string' },
+    shouldGroup: { column: 'r.should_group', type: 'boolean' },
+    shouldGroupContinueAfterFail: { column: 'r.should_group_continue_after_fail', type: 'boolean' },
+    'targetAuthorization.type': { column: 'r.auth_type', type: 'integer' },
+    createdByAccountId: { column: 'r.created_by_account_id', type: 'integer' },
+    created: { column: 'r.created', type: 'timestamp' },
+    lastModified: { column: 'r.last_modified', type: 'timestamp' },
+  },
+  sortable: ['id', 'partyId', 'targetUrl', 'created', 'lastModified'],
+  tieBreaker: 'r.id',
+};
+
+/** Party types whose parties may hold registrations (spec 6.1.3; Admin for testing its own). */
+const REGISTERING_PARTY_TYPES: readonly number[] = [PartyType.Admin, PartyType.PropertyManagementCompany];
+
+/** Live registrations the caller may see: Admin all, others their own party's (and managed ones'). */
+export function visibleRegistrations(knex: Knex, principal: Principal): Knex.QueryBuilder {
+  const query = knex('webhook_registrations as r').select(REGISTRATION_COLUMNS).whereNull('r.deleted');
+  return scopeToParties(query, 'r.party_id', principal);
+}
+
+/** The read shapes of `rows`, each with its live events in id order. */
+async function withEvents(knex: Knex, rows: RegistrationRow[]): Promise<WebhookRegistrationRead[]> {
+  if (rows.length === 0) return [];
+  const events: EventRow[] = await knex('webhook_events')
+    .whereIn(
+      'registration_id',
+      rows.map((row) => row.id),
+    )
+    .whereNull('deleted')
+    .orderBy('id');
+  const byRegistration = new Map<number, EventRow[]>();
+  for (const event of events) {
+    const list = byRegistration.get(event.registration_id) ?? [];
+    list.push(event);
+    byRegistration.set(event.registration_id, list);
+  }
+  return rows.map((row) => presentRegistration(row, byRegistration.get(row.id) ?? []));
+}
+
+async function pageWithEvents(
+  knex: Knex,
+  query: Knex.QueryBuilder,
+  page: PageQuery,
+): Promise<Page<WebhookRegistrationRead>> {
+  const rows = await paginate(query, page, (row: RegistrationRow) => row);
+  return { ...rows, items: await withEvents(knex, rows.items) };
+}
+
+/** A page of the registrations the caller may see, sorted as asked. */
+export function listRegistrations(
+  deps: AppDeps,
+  principal: Principal,
+  list: ListQuery,
+): Promise<Page<WebhookRegistrationRead>> {
+  const query = applyListSort(visibleRegistrations(deps.knex, principal), REGISTRATION_COLLECTION, list);
+  return pageWithEvents(deps.knex, query, list);
+}
+
+/** A page of the visible registrations matching the search. */
+export function searchRegistrations(
+  deps: AppDeps,
+  principal: Principal,
+  page: PageQuery,
+  search: SearchBody,
+): Promise<Page<WebhookRegistrationRead>> {
+  const filtered = applyFilters(visibleRegistrations(deps.knex, principal), REGISTRATION_COLLECTION, search);
+  return pageWithEvents(deps.knex, applySort(filtered, REGISTRATION_COLLECTION, search.sort), page);
+}
+
+/** One visible registration; 404 when unknown, deleted or out of scope. */
+export async function readRegistration(
+  deps: AppDeps,
+  principal: Principal,
+  id: number,
+): Promise<WebhookRegistrationRead> {
+  const row: RegistrationRow | undefined = await visibleRegistrations(deps.knex, principal)
+    .where('r.id', id)
+    .first();
+  if (!row) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
+  return (await withEvents(deps.knex, [row]))[0]!;
+}
+
+/** A 400 on `targetUrl` when it names a private host and private targets are not allowed. */
+function checkTargetAllowed(deps: AppDeps, targetUrl: string): void {
+  if (deps.config.ALLOW_PRIVATE_TARGETS) return;
+  const problem = privateTargetProblem(targetUrl);
+  if (problem) throw fieldError('targetUrl', problem);
+}
+
+/**
+ * The party a new registration serves: an Admin may name any live Admin or Property Management
+ * Company party; everyone else registers for their own party.
+ */
+async function registeringParty(
+  trx: Knex.Transaction,
+  principal: Principal,
+  partyId: number | undefined,
+): Promise<number> {
+  if (partyId === undefined || partyId === principal.partyId) return principal.partyId;
+  if (principal.partyType !== PartyType.Admin) {
+    throw fieldError('partyId', 'Only an Admin may register webhooks for another party');
+  }
+  const party: { type: number } | undefined = await trx('parties')
+    .where({ id: partyId })
+    .whereNull('deleted')
+    .first('type');
+  if (!party) throw fieldError('partyId', `Party ${partyId} does not exist`);
+  if (!REGISTERING_PARTY_TYPES.includes(party.type)) {
+    throw fieldError(
+      'partyId',
+      `Party ${partyId} is of type ${party.type}; only Admin (1) and Property Management Company (2) parties use webhooks`,
+    );
+  }
+  return partyId;
+}
+
+/** The credentials of `auth` as the text to seal, or null for types that carry none. */
+function credentialsOf(auth: WebhookTargetAuthorizationWrite): string | null {
+  if (auth.type === WebhookAuthType.BasicAuth) {
+    return JSON.stringify({ username: auth.username, password: auth.password });
+  }
+  if (auth.type === WebhookAuthType.TargetApiToken) return JSON.stringify({ apiKey: auth.apiKey });
+  return null;
+}
+
+/** A new Standard Webhooks signing secret: `whsec_` + base64 of 32 random bytes. */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/**
+ * Creates a registration with one webhook_events row per enabled event. Credentials and the
+ * signing secret are stored sealed; the secret is answered this once and never again.
+ */
+export async function createRegistration(
+  deps: AppDeps,
+  principal: Principal,
+  write: WebhookRegistrationWrite,
+): Promise<WebhookRegistrationCreated> {
+  checkTargetAllowed(deps, write.targetUrl);
+  const signingSecret = newSigningSecret();
+  const credentials = credentialsOf(write.targetAuthorization);
+  return runWrite(deps, principal, async ({ trx, now }) => {
+    const partyId = await registeringParty(trx, principal, write.partyId);
+    const [row] = (await trx('webhook_registrations')
+      .insert({
+        party_id: partyId,
+        target_url: write.targetUrl,
+        should_group: write.shouldGroup ?? false,
+        should_group_continue_after_fail: write.shouldGroupContinueAfterFail ?? false,
+        auth_type: write.targetAuthorization.type,
+        auth_credentials: credentials === null ? null : deps.secrets.seal(credentials),
+        signing_secret: deps.secrets.seal(signingSecret),
+        created_by_account_id: principal.accountId,
+        created: now,
+      })
+      .returning(REGISTRATION_COLUMNS.map((column) => column.slice(2)))) as RegistrationRow[];
+    const events = (await trx('webhook_events')
+      .insert(
+        write.enabledEvents.map((event) => ({
+          registration_id: row!.id,
+          entity_name: event.entityName,
+          type: event.type,
+          created: now,
+        })),
+      )
+      .returning('*')) as EventRow[];
+    events.sort((a, b) => a.id - b.id);
+    return { ...presentRegistration(row!, events), signingSecret };
+  });
+}
+
+/** Changes a registration's `targetUrl`, the one field that may change (spec 6.1.4). */
+export async function updateRegistration(
+  deps: AppDeps,
+  principal: Principal,
+  id: number,
+  patch: WebhookRegistrationPatch,
+): Promise<WebhookRegistrationRead> {
+  if (patch.targetUrl !== undefined) checkTargetAllowed(deps, patch.targetUrl);
+  return runWrite(deps, principal, async ({ trx, now }) => {
+    const current: RegistrationRow | undefined = await visibleRegistrations(trx, principal)
+      .where('r.id', id)
+      .forUpdate()
+      .first();
+    if (!current) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
+    if (patch.targetUrl === undefined) return (await withEvents(trx, [current]))[0]!;
+    const [row] = (await trx('webhook_registrations')
+      .where({ id })
+      .update({ target_url: patch.targetUrl, last_modified: now })
+      .returning(REGISTRATION_COLUMNS.map((column) => column.slice(2)))) as RegistrationRow[];
+    return (await withEvents(trx, [row!]))[0]!;
+  });
+}
+
+/**
+ * Soft-deletes a registration and its events and, in the same transaction, aborts its
+ * undelivered webhooks (Created, Retrying, Failed, Pending); its groups then hold no open webhook.
+ * The groups are locked before the webhooks (the order enqueue and release use), so a grouped
+ * change committed meanwhile is seen and aborted. A change whose enqueue statement began before
+ * this commit can still add a webhook afterwards (enqueue does not lock registrations): the
+ * dispatcher must not deliver webhooks of a deleted registration (docs/webhooks.md).
+ */
+export function deleteRegistration(deps: AppDeps, principal: Principal, id: number): Promise<void> {
+  return retryOnDeadlock(() =>
+    runWrite(deps, principal, async ({ trx, now }) => {
+      const current: RegistrationRow | undefined = await visibleRegistrations(trx, principal)
+        .where('r.id', id)
+        .forUpdate()
+        .first();
+      if (!current) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
+      await trx('webhook_registrations').where({ id }).update({ deleted: now, last_modified: now });
+      await trx('webhook_events')
+        .where({ registration_id: id })
+        .whereNull('deleted')
+        .update({ deleted: now, last_modified: now });
+      await trx('webhook_groups')
+        .where({ registration_id: id })
+        .orderBy('group_key')
+        .forUpdate()
+        .select('group_key');
+      await trx('webhooks')
+        .where({ registration_id: id })
+        .whereIn('state', UNDELIVERED_WEBHOOK_STATES)
+        .update({
+          state: WebhookState.Aborted,
+          completed_at: now,
+          last_modified: now,
+          // a dispatcher holding one of them can no longer complete it (its update checks the lease)
+          locked_by: null,
+        });
+      await trx('webhook_groups').where({ registration_id: id }).update({ open_count: 0 });
+    }),
+  );
+}

@@ -1,0 +1,668 @@
+import { WEBHOOK_ENTITY_NAMES, type WebhookRegistrationRead } from '@platform/shared';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem } from '../../http/test-support';
+import {
+  buildAccount,
+  buildParty,
+  buildWorld,
+  expectAccessRules,
+  login,
+  startTestApi,
+  type TestApi,
+  type World,
+} from '../../testing';
+import {
+  createProperty,
+  groupOf,
+  patchProperty,
+  register,
+  registrationBody,
+  webhooksOf,
+} from '../webhooks/webhook-test-support';
+
+let api: TestApi;
+let world: World;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  world = await buildWorld(api);
+});
+afterAll(() => api.close());
+beforeEach(async () => {
+  await api.db.knex.raw(
+    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
+  );
+});
+
+const counts = async () => {
+  const result: Record<string, number> = {};
+  for (const table of ['webhook_registrations', 'webhook_events', 'entity_changes', 'webhooks']) {
+    result[table] = Number((await api.db.knex(table).count({ n: '*' }))[0]!.n);
+  }
+  return result;
+};
+
+const readJson = async <T>(response: Response): Promise<T> => {
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as T;
+};
+
+describe('POST /api/webhook-registrations', () => {
+  it('creates the registration with one event row per enabled event, and shows the signing secret once', async () => {
+    const token = world.pmc.full.token;
+    const created = await register(api, token, {
+      enabledEvents: [
+        { entityName: 'inquiry', type: 1 },
+        { entityName: 'Unit', type: 3 },
+      ],
+      shouldGroup: true,
+      ShouldGroupContinueAfterFail: true,
+    });
+    expect(created).toEqual({
+      id: expect.any(Number),
+      partyId: world.pmc.id,
+      targetUrl: 'https://hooks.example.com/platform',
+      enabledEvents: [
+        {
+          id: expect.any(Number),
+          entityName: 'Inquiry',
+          type: 1,
+          created: expect.any(String),
+          lastModified: null,
+          deleted: null,
+        },
+        {
+          id: expect.any(Number),
+          entityName: 'Unit',
+          type: 3,
+          created: expect.any(String),
+          lastModified: null,
+          deleted: null,
+        },
+      ],
+      shouldGroup: true,
+      shouldGroupContinueAfterFail: true,
+      targetAuthorization: { type: 0 },
+      createdByAccountId: world.pmc.full.id,
+      created: expect.any(String),
+      lastModified: null,
+      deleted: null,
+      signingSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+={0,2}$/),
+    });
+    expect(Buffer.from(created.signingSecret.slice('whsec_'.length), 'base64')).toHaveLength(32);
+
+    const row = await api.db.knex('webhook_registrations').where({ id: created.id }).first();
+    expect(row).toMatchObject({ party_id: world.pmc.id, auth_type: 0, auth_credentials: null });
+    // stored sealed, and it opens to what was shown
+    expect(row.signing_secret).not.toContain(created.signingSecret.slice(6));
+    expect(api.deps.secrets.open(row.signing_secret)).toBe(created.signingSecret);
+    const events = await api.db.knex('webhook_events').where({ registration_id: created.id }).orderBy('id');
+    expect(events.map((e) => [e.entity_name, e.type])).toEqual([
+      ['Inquiry', 1],
+      ['Unit', 3],
+    ]);
+
+    // two registrations never share a secret
+    const second = await register(api, token);
+    expect(second.signingSecret).not.toBe(created.signingSecret);
+  });
+
+  it('stores Basic and API-key credentials sealed and never returns them or the secret again', async () => {
+    const token = world.pmc.full.token;
+    const basic = await register(api, token, {
+      targetAuthorization: { type: 1, username: 'hook-user', password: 'Basic-Secret-77' },
+    });
+    const apiKey = await register(api, token, {
+      targetAuthorization: { type: 4, apiKey: 'key-Abc123-Secret' },
+    });
+    expect(basic.targetAuthorization).toEqual({ type: 1 });
+    expect(apiKey.targetAuthorization).toEqual({ type: 4 });
+    for (const created of [basic, apiKey]) {
+      expect(JSON.stringify(created)).not.toMatch(/Basic-Secret-77|key-Abc123-Secret/);
+    }
+
+    const rows = await api.db
+      .knex('webhook_registrations')
+      .whereIn('id', [basic.id, apiKey.id])
+      .orderBy('id');
+    expect(rows[0].auth_credentials).not.toContain('Basic-Secret-77');
+    expect(JSON.parse(api.deps.secrets.open(rows[0].auth_credentials))).toEqual({
+      username: 'hook-user',
+      password: 'Basic-Secret-77',
+    });
+    expect(JSON.parse(api.deps.secrets.open(rows[1].auth_credentials))).toEqual({
+      apiKey: 'key-Abc123-Secret',
+    });
+
+    const secrets = [
+      'Basic-Secret-77',
+      'key-Abc123-Secret',
+      basic.signingSecret,
+      apiKey.signingSecret,
+      basic.signingSecret.slice(6),
+      rows[0].auth_credentials,
+      rows[0].signing_secret,
+      rows[1].auth_credentials,
+    ];
+    const responses = [
+      await api.fetch(`/api/webhook-registrations/${basic.id}`, { token }),
+      await api.fetch(`/api/webhook-registrations/${apiKey.id}`, { token }),
+      await api.fetch('/api/webhook-registrations', { token }),
+      await api.fetch('/api/webhook-registrations/search', { method: 'POST', token, json: {} }),
+      await api.fetch(`/api/webhook-registrations/${basic.id}`, {
+        method: 'PATCH',
+        token,
+        json: { targetUrl: 'https://hooks.example.com/moved' },
+      }),
+    ];
+    for (const response of responses) {
+      const text = await response.text();
+      expect(response.status, text).toBe(200);
+      for (const secret of secrets) expect(text).not.toContain(secret);
+      expect(text).not.toMatch(/signingSecret|password|apiKey|credentials/i);
+    }
+  });
+
+  it('registers for another party only as Admin, and only for Admin or PMC parties', async () => {
+    const forPmc = await register(api, world.admin.full.token, { partyId: world.pmc.id });
+    expect(forPmc.partyId).toBe(world.pmc.id);
+    expect((await register(api, world.admin.full.token)).partyId).toBe(world.admin.id);
+    // a PMC naming its own party is fine, any other party is refused
+    expect((await register(api, world.pmc.full.token, { partyId: world.pmc.id })).partyId).toBe(world.pmc.id);
+    const before = await counts();
+    for (const [token, partyId, message] of [
+      [world.pmc.full.token, world.otherPmc.id, /Only an Admin/],
+      [world.pmc.full.token, world.contractor.id, /Only an Admin/],
+      [world.admin.full.token, world.contractor.id, /type 5; only Admin \(1\) and Property Management/],
+      [world.admin.full.token, 2147483647, /does not exist/],
+    ] as const) {
+      const problem = await expectProblem(
+        await api.fetch('/api/webhook-registrations', {
+          method: 'POST',
+          token,
+          json: registrationBody({ partyId }),
+        }),
+        400,
+      );
+      expect(problem.errors?.partyId?.[0]).toMatch(message);
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  it('refuses bad input with a 400 naming the field and what is supported, and writes nothing', async () => {
+    const token = world.pmc.full.token;
+    const before = await counts();
+    const supported = WEBHOOK_ENTITY_NAMES.join(', ');
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ targetUrl: '/relative/hook' }, 'targetUrl', /absolute http or https/],
+      [{ targetUrl: 'ftp://hooks.example.com/x' }, 'targetUrl', /http or https, not ftp/],
+      [{ targetUrl: 'https://user:pw@hooks.example.com/x' }, 'targetUrl', /credentials/],
+      [{ targetUrl: `https://hooks.example.com/${'a'.repeat(2048)}` }, 'targetUrl', /2048/],
+      [{ targetUrl: 'https://hooks.example.com/x#frag' }, 'targetUrl', /fragment/],
+      [{ targetUrl: 42 }, 'targetUrl', /string/],
+      [{ targetUrl: undefined }, 'targetUrl', /Required/],
+      [{ enabledEvents: [] }, 'enabledEvents', /at least one/],
+      [{ enabledEvents: undefined }, 'enabledEvents', /Required/],
+      [{ enabledEvents: [{ entityName: 'Unit', type: 4 }] }, 'enabledEvents.0.type', /4 \(ReplaceRelation\)/],
+      [{ enabledEvents: [{ entityName: 'Unit', type: 6 }] }, 'enabledEvents.0.type', /unsupported/],
+      [{ enabledEvents: [{ entityName: 'Unit', type: 0 }] }, 'enabledEvents.0.type', /must be 1 \(Created\)/],
+      [
+        { enabledEvents: [{ entityName: 'Account', type: 1 }] },
+        'enabledEvents.0.entityName',
+        /Account cannot be subscribed to/,
+      ],
+      [
+        { enabledEvents: [{ entityName: 'UserTask', type: 2 }] },
+        'enabledEvents.0.entityName',
+        /UserTask cannot be subscribed to/,
+      ],
+      [
+        { enabledEvents: [{ entityName: 'Spaceship', type: 2 }] },
+        'enabledEvents.0.entityName',
+        /Unknown entity name "Spaceship"/,
+      ],
+      [
+        { enabledEvents: [{ entityName: 'ConferenceRole', type: 2 }] },
+        'enabledEvents.0.entityName',
+        /Unknown entity name/,
+      ],
+      [
+        {
+          enabledEvents: [
+            { entityName: 'Unit', type: 1 },
+            { entityName: 'unit', type: 1 },
+          ],
+        },
+        'enabledEvents.1',
+        /Duplicate of enabledEvents.0/,
+      ],
+      [
+        { enabledEvents: [{ entityName: 'Unit', type: 1, extra: 1 }] },
+        'enabledEvents.0.extra',
+        /Unknown field/,
+      ],
+      [{ targetAuthorization: undefined }, 'targetAuthorization', /Required/],
+      [
+        { targetAuthorization: { type: 5 } },
+        'targetAuthorization.type',
+        /0 \(No Auth\).*4 \(Target API Token\)/,
+      ],
+      [{ targetAuthorization: { type: 1, username: 'u' } }, 'targetAuthorization.password', /Required for/],
+      [
+        { targetAuthorization: { type: 1, username: 'a:b', password: 'p' } },
+        'targetAuthorization.username',
+        /colon/,
+      ],
+      [
+        { targetAuthorization: { type: 4 } },
+        'targetAuthorization.apiKey',
+        /Required for authorization type 4/,
+      ],
+      [
+        { targetAuthorization: { type: 4, apiKey: 'has space' } },
+        'targetAuthorization.apiKey',
+        /visible ASCII/,
+      ],
+      [
+        { targetAuthorization: { type: 0, apiKey: 'k' } },
+        'targetAuthorization.apiKey',
+        /Not applicable to authorization type 0; only type 4/,
+      ],
+      [
+        { targetAuthorization: { type: 2, username: 'u', password: 'p' } },
+        'targetAuthorization.username',
+        /Not applicable to authorization type 2; only type 1/,
+      ],
+      [
+        { targetAuthorization: { type: 4, apiKey: 'k', password: 'p' } },
+        'targetAuthorization.password',
+        /Not applicable/,
+      ],
+      [{ shouldGroupContinueAfterFail: true }, 'shouldGroupContinueAfterFail', /set shouldGroup too/],
+      [{ shouldGroup: 'yes' }, 'shouldGroup', /boolean/],
+      [{ unknown: 1 }, 'unknown', /Unknown field/],
+    ];
+    for (const [overrides, field, message] of cases) {
+      const problem = await expectProblem(
+        await api.fetch('/api/webhook-registrations', {
+          method: 'POST',
+          token,
+          json: registrationBody(overrides),
+        }),
+        400,
+      );
+      expect(
+        problem.errors?.[field]?.join(' | '),
+        `${JSON.stringify(overrides)}: ${JSON.stringify(problem)}`,
+      ).toMatch(message);
+      if (field === 'enabledEvents.0.entityName') expect(problem.errors?.[field]?.[0]).toContain(supported);
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  it('accepts private targets by default (tests run outside production)', async () => {
+    const created = await register(api, world.pmc.full.token, { targetUrl: 'http://127.0.0.1:9/hook' });
+    expect(created.targetUrl).toBe('http://127.0.0.1:9/hook');
+  });
+});
+
+describe('private targets refused (ALLOW_PRIVATE_TARGETS=false)', () => {
+  let strict: TestApi;
+  let token: string;
+  beforeAll(async () => {
+    strict = await startTestApi({ ALLOW_PRIVATE_TARGETS: 'false' });
+    const party = await buildParty(strict.deps, { type: 2 });
+    const account = await buildAccount(strict.deps, { partyId: party.id });
+    token = (await login(strict, account.email)).accessToken;
+  });
+  afterAll(() => strict.close());
+
+  it('refuses literal private, loopback and link-local addresses and localhost, on create and patch', async () => {
+    const refused = [
+      'http://localhost:8080/hook',
+      'https://LOCALHOST./hook',
+      'http://api.localhost/hook',
+      'http://127.0.0.1/hook',
+      'http://2130706433/hook',
+      'http://10.1.2.3/hook',
+      'http://172.20.0.1/hook',
+      'http://192.168.1.10/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://100.64.0.1/hook',
+      'http://0.0.0.0/hook',
+      'http://[::1]/hook',
+      'http://[fe80::1]/hook',
+      'http://[fd00::1]/hook',
+      'http://[::ffff:127.0.0.1]/hook',
+    ];
+    for (const targetUrl of refused) {
+      const problem = await expectProblem(
+        await strict.fetch('/api/webhook-registrations', {
+          method: 'POST',
+          token,
+          json: registrationBody({ targetUrl }),
+        }),
+        400,
+      );
+      expect(problem.errors?.targetUrl?.[0], targetUrl).toMatch(/private targets are not allowed/);
+    }
+    expect(await strict.db.knex('webhook_registrations').count({ n: '*' })).toEqual([{ n: 0 }]);
+
+    const publicTarget = await register(strict, token, { targetUrl: 'https://8.8.8.8/hook' });
+    const named = await register(strict, token, { targetUrl: 'https://hooks.example.com/x' });
+    expect([publicTarget.targetUrl, named.targetUrl]).toEqual([
+      'https://8.8.8.8/hook',
+      'https://hooks.example.com/x',
+    ]);
+    const problem = await expectProblem(
+      await strict.fetch(`/api/webhook-registrations/${named.id}`, {
+        method: 'PATCH',
+        token,
+        json: { targetUrl: 'http://192.168.0.1/x' },
+      }),
+      400,
+    );
+    expect(problem.errors).toHaveProperty('targetUrl');
+    const row = await strict.db.knex('webhook_registrations').where({ id: named.id }).first('target_url');
+    expect(row.target_url).toBe('https://hooks.example.com/x');
+  });
+});
+
+describe('reading webhook registrations', () => {
+  it('lists, searches and reads within the caller’s scope', async () => {
+    const mine = await register(api, world.pmc.full.token, { targetUrl: 'https://a.example.com/one' });
+    const grouped = await register(api, world.pmc.full.token, {
+      targetUrl: 'https://b.example.com/two',
+      shouldGroup: true,
+    });
+    const foreign = await register(api, world.otherPmc.full.token, { targetUrl: 'https://a.example.com/x' });
+    const token = world.pmc.full.token;
+    const { signingSecret: _a, ...mineRead } = mine;
+
+    expect(await readJson(await api.fetch(`/api/webhook-registrations/${mine.id}`, { token }))).toEqual(
+      mineRead,
+    );
+
+    const list = await readJson<{ items: WebhookRegistrationRead[]; totalCount: number }>(
+      await api.fetch('/api/webhook-registrations?SortByAttributeName=targetUrl&AscendingOrder=false', {
+        token,
+      }),
+    );
+    expect(list.items.map((r) => r.id)).toEqual([grouped.id, mine.id]);
+    expect(list.totalCount).toBe(2);
+    expect(list.items[1]).toEqual(mineRead);
+
+    const search = async (body: unknown, as = token) =>
+      (
+        await readJson<{ items: WebhookRegistrationRead[] }>(
+          await api.fetch('/api/webhook-registrations/search', { method: 'POST', token: as, json: body }),
+        )
+      ).items.map((r) => r.id);
+    expect(
+      await search({ filters: [{ attribute: 'targetUrl', operator: 'contains', value: 'A.EXAMPLE' }] }),
+    ).toEqual([mine.id]);
+    expect(
+      await search({
+        filters: [{ attribute: 'targetUrl', operator: 'eq', value: 'https://b.example.com/two' }],
+      }),
+    ).toEqual([grouped.id]);
+    expect(await search({ filters: [{ attribute: 'shouldGroup', operator: 'eq', value: true }] })).toEqual([
+      grouped.id,
+    ]);
+    expect(
+      await search({
+        filters: [{ attribute: 'created', operator: 'gte', value: '2000-01-01T00:00:00Z' }],
+        sort: [{ attribute: 'id', ascending: false }],
+      }),
+    ).toEqual([grouped.id, mine.id]);
+    // Admin sees every party's registrations and can search by party
+    expect(
+      await search(
+        { filters: [{ attribute: 'partyId', operator: 'eq', value: world.otherPmc.id }] },
+        world.admin.full.token,
+      ),
+    ).toEqual([foreign.id]);
+    expect(
+      await search(
+        { filters: [{ attribute: 'targetUrl', operator: 'contains', value: 'a.example' }] },
+        world.admin.full.token,
+      ),
+    ).toEqual([mine.id, foreign.id]);
+
+    await expectProblem(await api.fetch(`/api/webhook-registrations/${foreign.id}`, { token }), 404);
+    await expectProblem(
+      await api.fetch('/api/webhook-registrations?SortByAttributeName=signingSecret', { token }),
+      400,
+      { errors: { SortByAttributeName: [expect.stringContaining('allowed: id, partyId, targetUrl')] } },
+    );
+    await expectProblem(
+      await api.fetch('/api/webhook-registrations/search', {
+        method: 'POST',
+        token,
+        json: { filters: [{ attribute: 'signingSecret', operator: 'eq', value: 'x' }] },
+      }),
+      400,
+    );
+  });
+
+  it('applies the access rules of every operation (others than Admin and PMC: 403)', async () => {
+    const own = async (caller: { full: { token: string } }) =>
+      `/api/webhook-registrations/${(await register(api, caller.full.token)).id}`;
+    const inScope = (caller: { type: number; full: { token: string } }) =>
+      caller.type === 1 || caller.type === 2 ? own(caller) : '/api/webhook-registrations/1';
+    await expectAccessRules(api, world, {
+      method: 'POST',
+      path: '/api/webhook-registrations',
+      body: registrationBody(),
+      allow: [1, 2],
+      permission: 'WebhookRegistration.Create',
+    });
+    await expectAccessRules(api, world, {
+      method: 'GET',
+      path: '/api/webhook-registrations',
+      allow: [1, 2],
+      permission: 'WebhookRegistration.Read',
+    });
+    await expectAccessRules(api, world, {
+      method: 'POST',
+      path: '/api/webhook-registrations/search',
+      body: {},
+      allow: [1, 2],
+      permission: 'WebhookRegistration.Read',
+    });
+    await expectAccessRules(api, world, {
+      method: 'GET',
+      path: inScope,
+      allow: [1, 2],
+      permission: 'WebhookRegistration.Read',
+    });
+    await expectAccessRules(api, world, {
+      method: 'PATCH',
+      path: inScope,
+      body: { targetUrl: 'https://hooks.example.com/new' },
+      allow: [1, 2],
+      permission: 'WebhookRegistration.Update',
+    });
+    await expectAccessRules(api, world, {
+      method: 'DELETE',
+      path: inScope,
+      allow: [1, 2],
+      permission: 'WebhookRegistration.Delete',
+    });
+  });
+});
+
+describe('PATCH /api/webhook-registrations/{id}', () => {
+  it('changes targetUrl only', async () => {
+    const token = world.pmc.full.token;
+    const created = await register(api, token, { shouldGroup: true });
+    const patched = await readJson<WebhookRegistrationRead>(
+      await api.fetch(`/api/webhook-registrations/${created.id}`, {
+        method: 'PATCH',
+        token,
+        json: { TargetUrl: 'https://hooks.example.com/moved' },
+      }),
+    );
+    const { signingSecret: _s, ...read } = created;
+    expect(patched).toEqual({
+      ...read,
+      targetUrl: 'https://hooks.example.com/moved',
+      lastModified: expect.any(String),
+    });
+    // an empty patch changes nothing
+    expect(
+      await readJson(
+        await api.fetch(`/api/webhook-registrations/${created.id}`, { method: 'PATCH', token, json: {} }),
+      ),
+    ).toEqual(patched);
+  });
+
+  it('refuses any change of events, authorization, grouping or party with the rule of spec 6.1.4', async () => {
+    const token = world.pmc.full.token;
+    const created = await register(api, token);
+    const before = await api.db.knex('webhook_registrations').where({ id: created.id }).first();
+    for (const [patch, field] of [
+      [{ enabledEvents: [{ entityName: 'Unit', type: 1 }] }, 'enabledEvents'],
+      [{ targetAuthorization: { type: 4, apiKey: 'k' } }, 'targetAuthorization'],
+      [{ shouldGroup: true }, 'shouldGroup'],
+      [{ ShouldGroupContinueAfterFail: false }, 'shouldGroupContinueAfterFail'],
+      [{ partyId: world.pmc.id }, 'partyId'],
+      [{ targetUrl: 'https://hooks.example.com/x', enabledEvents: null }, 'enabledEvents'],
+    ] as const) {
+      const problem = await expectProblem(
+        await api.fetch(`/api/webhook-registrations/${created.id}`, { method: 'PATCH', token, json: patch }),
+        400,
+      );
+      expect(problem.errors?.[field]?.[0]).toBe(
+        `${field} cannot be changed (spec 6.1.4): create a new registration and delete the old one`,
+      );
+    }
+    for (const [patch, field] of [
+      [{ targetUrl: null }, 'targetUrl'],
+      [{ targetUrl: 'mailto:x@example.com' }, 'targetUrl'],
+      [{ signingSecret: 'whsec_x' }, 'signingSecret'],
+    ] as const) {
+      const problem = await expectProblem(
+        await api.fetch(`/api/webhook-registrations/${created.id}`, { method: 'PATCH', token, json: patch }),
+        400,
+      );
+      expect(problem.errors).toHaveProperty(field);
+    }
+    expect(await api.db.knex('webhook_registrations').where({ id: created.id }).first()).toEqual(before);
+    expect(await api.db.knex('webhook_events').where({ registration_id: created.id })).toHaveLength(3);
+  });
+
+  it('answers 404 for another party’s or a deleted registration', async () => {
+    const foreign = await register(api, world.otherPmc.full.token);
+    const deleted = await register(api, world.pmc.full.token);
+    await api.fetch(`/api/webhook-registrations/${deleted.id}`, {
+      method: 'DELETE',
+      token: world.pmc.full.token,
+    });
+    for (const id of [foreign.id, deleted.id]) {
+      await expectProblem(
+        await api.fetch(`/api/webhook-registrations/${id}`, {
+          method: 'PATCH',
+          token: world.pmc.full.token,
+          json: { targetUrl: 'https://hooks.example.com/stolen' },
+        }),
+        404,
+      );
+    }
+    const row = await api.db.knex('webhook_registrations').where({ id: foreign.id }).first('target_url');
+    expect(row.target_url).toBe('https://hooks.example.com/platform');
+  });
+});
+
+describe('DELETE /api/webhook-registrations/{id}', () => {
+  it('soft-deletes the registration and its events and aborts its undelivered webhooks in one go', async () => {
+    const token = world.pmc.full.token;
+    const doomed = await register(api, token);
+    const grouped = await register(api, token, { shouldGroup: true });
+    const kept = await register(api, token);
+    const foreign = await register(api, world.otherPmc.full.token);
+    const propertyId = await createProperty(api, token);
+    for (let i = 1; i <= 6; i++) await patchProperty(api, token, propertyId, { notes: `change ${i}` });
+    await createProperty(api, world.otherPmc.full.token);
+
+    // the doomed registration's 7 webhooks in every state, as deliveries would leave them
+    const doomedHooks = await webhooksOf(api, doomed.id);
+    expect(doomedHooks).toHaveLength(7);
+    const completedEarlier = new Date('2026-01-01T00:00:00Z');
+    for (const [index, state] of [1, 2, 3, 4, 5, 6, 7].entries()) {
+      await api.db
+        .knex('webhooks')
+        .where({ id: doomedHooks[index]!.id })
+        .update({
+          state,
+          completed_at: [3, 5, 7].includes(state) ? completedEarlier : null,
+          locked_by: state === 2 ? 'dispatcher-1' : null,
+        });
+    }
+    const groupedBefore = await webhooksOf(api, grouped.id);
+    expect(groupedBefore.map((w) => w.state)).toEqual([1, 6, 6, 6, 6, 6, 6]);
+    const untouched = async () => ({
+      kept: await webhooksOf(api, kept.id),
+      foreign: await webhooksOf(api, foreign.id),
+    });
+    const otherBefore = await untouched();
+
+    const response = await api.fetch(`/api/webhook-registrations/${doomed.id}`, { method: 'DELETE', token });
+    expect(response.status).toBe(204);
+    expect(await response.text()).toBe('');
+    const groupedResponse = await api.fetch(`/api/webhook-registrations/${grouped.id}`, {
+      method: 'DELETE',
+      token,
+    });
+    expect(groupedResponse.status).toBe(204);
+
+    const now = api.clock.now().toISOString();
+    const after = await webhooksOf(api, doomed.id);
+    expect(after.map((w) => w.state)).toEqual([5, 5, 3, 5, 5, 5, 7]);
+    after.forEach((webhook, index) => {
+      const wasFinal = [2, 4, 6].includes(index);
+      expect(webhook.completed_at?.toISOString(), `webhook ${index}`).toBe(
+        wasFinal ? completedEarlier.toISOString() : now,
+      );
+      expect(webhook.locked_by).toBeNull();
+    });
+    // the grouped one: head and pendings all aborted, its group holds nothing open
+    expect((await webhooksOf(api, grouped.id)).map((w) => w.state)).toEqual([5, 5, 5, 5, 5, 5, 5]);
+    expect(await groupOf(api, grouped.id, `Property:${propertyId}`)).toEqual({ next_seq: 7, open_count: 0 });
+    expect(await untouched()).toEqual(otherBefore);
+
+    const registration = await api.db.knex('webhook_registrations').where({ id: doomed.id }).first();
+    expect(registration.deleted?.toISOString()).toBe(now);
+    const events = await api.db.knex('webhook_events').where({ registration_id: doomed.id });
+    expect(events.map((e) => e.deleted?.toISOString())).toEqual([now, now, now]);
+
+    // gone for reads, lists and a second delete; later changes no longer reach it
+    await expectProblem(await api.fetch(`/api/webhook-registrations/${doomed.id}`, { token }), 404);
+    await expectProblem(
+      await api.fetch(`/api/webhook-registrations/${doomed.id}`, { method: 'DELETE', token }),
+      404,
+    );
+    const list = await readJson<{ items: { id: number }[] }>(
+      await api.fetch('/api/webhook-registrations', { token }),
+    );
+    expect(list.items.map((r) => r.id)).toEqual([kept.id]);
+    await patchProperty(api, token, propertyId, { notes: 'after delete' });
+    expect(await webhooksOf(api, doomed.id)).toHaveLength(7);
+    expect(await webhooksOf(api, grouped.id)).toHaveLength(7);
+    expect(await webhooksOf(api, kept.id)).toHaveLength(8);
+  });
+
+  it('answers 404 for another party’s registration and leaves it alone', async () => {
+    const foreign = await register(api, world.otherPmc.full.token);
+    await createProperty(api, world.otherPmc.full.token);
+    await expectProblem(
+      await api.fetch(`/api/webhook-registrations/${foreign.id}`, {
+        method: 'DELETE',
+        token: world.pmc.full.token,
+      }),
+      404,
+    );
+    expect((await api.db.knex('webhook_registrations').where({ id: foreign.id }).first()).deleted).toBeNull();
+    expect((await webhooksOf(api, foreign.id)).map((w) => w.state)).toEqual([1]);
+  });
+});

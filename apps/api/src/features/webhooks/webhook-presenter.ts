@@ -1,0 +1,127 @@
+import {
+  WebhookState,
+  type BlockedGroupRead,
+  type WebhookAttemptRead,
+  type WebhookRead,
+} from '@platform/shared';
+
+/** What a webhook response shows: the webhook, its registration's party, and its change. */
+export const WEBHOOK_COLUMNS = [
+  'w.id',
+  'w.registration_id',
+  'r.party_id',
+  'w.event_id',
+  'w.entity_change_id',
+  'w.state',
+  'w.attempt_count',
+  'w.next_attempt_at',
+  'w.group_key',
+  'w.group_seq',
+  'w.created',
+  'w.last_modified',
+  'w.completed_at',
+  'c.type as event_type',
+  'c.entity_name',
+  'c.entity_id',
+  'c.initiator_party_id',
+  'c.initiator_account_id',
+] as const;
+
+export interface WebhookRow {
+  id: number;
+  registration_id: number;
+  party_id: number;
+  event_id: number;
+  entity_change_id: number;
+  state: number;
+  attempt_count: number;
+  next_attempt_at: Date;
+  group_key: string | null;
+  group_seq: number | null;
+  created: Date;
+  last_modified: Date | null;
+  completed_at: Date | null;
+  event_type: number;
+  entity_name: string;
+  entity_id: number;
+  initiator_party_id: number;
+  initiator_account_id: number | null;
+}
+
+const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
+const DUE_STATES: readonly number[] = [WebhookState.Created, WebhookState.Retrying];
+
+/** The WebhookRead shape of a webhook row. */
+export function presentWebhook(row: WebhookRow): WebhookRead {
+  return {
+    id: row.id,
+    registrationId: row.registration_id,
+    partyId: row.party_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    entityName: row.entity_name,
+    entityId: row.entity_id,
+    entityChangeId: row.entity_change_id,
+    state: row.state,
+    attemptCount: row.attempt_count,
+    // the column always holds a time, but it only means something while an attempt is due
+    nextAttemptAt: DUE_STATES.includes(row.state) ? row.next_attempt_at.toISOString() : null,
+    groupKey: row.group_key,
+    groupSeq: row.group_seq,
+    initiatorPartyId: row.initiator_party_id,
+    initiatorAccountId: row.initiator_account_id,
+    created: row.created.toISOString(),
+    lastModified: iso(row.last_modified),
+    completedAt: iso(row.completed_at),
+  };
+}
+
+export interface AttemptRow {
+  id: number;
+  webhook_id: number;
+  number: number;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  error_kind: string | null;
+  response_body: string | null;
+  created: Date;
+}
+
+/** The WebhookAttemptRead shape of a webhook_attempts row. */
+export function presentAttempt(row: AttemptRow): WebhookAttemptRead {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    number: row.number,
+    startedAt: row.started_at.toISOString(),
+    durationMs: row.duration_ms,
+    statusCode: row.status_code,
+    errorKind: row.error_kind,
+    responseBody: row.response_body,
+    created: row.created.toISOString(),
+  };
+}
+
+export interface BlockedGroupRow {
+  registration_id: number;
+  party_id: number;
+  group_key: string;
+  blocker_webhook_id: number;
+  blocked_since: Date | null;
+  pending_count: number;
+  oldest_pending_created: Date | null;
+}
+
+/** The BlockedGroupRead shape of a blocked-group row. */
+export function presentBlockedGroup(row: BlockedGroupRow): BlockedGroupRead {
+  return {
+    registrationId: row.registration_id,
+    partyId: row.party_id,
+    groupKey: row.group_key,
+    blockerWebhookId: row.blocker_webhook_id,
+    blockedSince: iso(row.blocked_since),
+    pendingCount: row.pending_count,
+    oldestPendingCreated: iso(row.oldest_pending_created),
+  };
+}

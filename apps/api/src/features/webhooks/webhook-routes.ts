@@ -1,0 +1,146 @@
+import {
+  PaginatedListOfBlockedGroupRead,
+  PaginatedListOfWebhookAttemptRead,
+  PaginatedListOfWebhookRead,
+  PartyType,
+  WebhookDetailRead,
+  WebhookRead,
+  WebhookState,
+  type PermissionName,
+} from '@platform/shared';
+import { z } from 'zod';
+import { searchBody } from '../../http/collection';
+import { PageQuery } from '../../http/pagination';
+import { defineRoute, type RouteDefinition } from '../../http/route';
+import { endWebhook, retryWebhook } from './webhook-actions';
+import {
+  BlockedGroupQuery,
+  listAttempts,
+  listBlockedGroups,
+  listWebhooks,
+  readWebhook,
+  searchWebhooks,
+  WEBHOOK_COLLECTION,
+  webhookId,
+  WebhookListQuery,
+} from './webhook-service';
+
+/** Operators of Property Management Companies, and Admin for every party (spec 6.1.3). */
+const operators = (permission: PermissionName) => ({
+  allow: [PartyType.Admin, PartyType.PropertyManagementCompany],
+  permission,
+});
+const tags = ['Webhook'];
+const idParams = z.strictObject({ id: webhookId });
+const scopeNote = 'Webhooks of the registrations of the caller’s party (Admin: all).';
+
+export const webhookRoutes: RouteDefinition[] = [
+  defineRoute({
+    method: 'get',
+    path: '/api/webhooks',
+    summary: 'List webhooks, filtered by state, registration, entity and creation time',
+    description: scopeNote,
+    tags,
+    auth: operators('Webhook.Read'),
+    query: WebhookListQuery,
+    response: { description: 'A page of webhooks', schema: PaginatedListOfWebhookRead },
+    textual: true,
+    handler: ({ deps, principal, query }) => listWebhooks(deps, principal, query),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhooks/search',
+    summary: 'Search webhooks',
+    description: scopeNote,
+    tags,
+    auth: operators('Webhook.Read'),
+    query: PageQuery,
+    body: searchBody(WEBHOOK_COLLECTION),
+    response: { description: 'A page of webhooks', schema: PaginatedListOfWebhookRead },
+    textual: true,
+    handler: ({ deps, principal, query, body }) => searchWebhooks(deps, principal, query, body),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/webhooks/:id',
+    summary: 'Read one webhook with the body it delivers',
+    description: scopeNote,
+    tags,
+    auth: operators('Webhook.Read'),
+    params: idParams,
+    response: { description: 'The webhook and its payload', schema: WebhookDetailRead },
+    textual: true,
+    errors: [404],
+    handler: ({ deps, principal, params }) => readWebhook(deps, principal, params.id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/webhooks/:id/attempts',
+    summary: 'List the delivery attempts of a webhook, newest first',
+    tags,
+    auth: operators('Webhook.Read'),
+    params: idParams,
+    query: PageQuery,
+    response: { description: 'A page of attempts', schema: PaginatedListOfWebhookAttemptRead },
+    textual: true,
+    errors: [404],
+    handler: ({ deps, principal, params, query }) => listAttempts(deps, principal, params.id, query),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhooks/:id/abort',
+    summary: 'Abort a webhook: it is never delivered or retried',
+    description:
+      'For a webhook that is not final (Created, Retrying, Failed, Pending). When it holds its group, ' +
+      'the next webhook of the group becomes due. A final webhook is a 409.',
+    tags,
+    auth: operators('Webhook.Update'),
+    params: idParams,
+    response: { description: 'The webhook, now Aborted', schema: WebhookRead },
+    errors: [404, 409],
+    handler: ({ deps, principal, params }) => endWebhook(deps, principal, params.id, WebhookState.Aborted),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhooks/:id/resolve',
+    summary: 'Mark a webhook resolved: the issue was handled by hand',
+    description:
+      'For a webhook that is not final (Created, Retrying, Failed, Pending). When it holds its group, ' +
+      'the next webhook of the group becomes due. A final webhook is a 409.',
+    tags,
+    auth: operators('Webhook.Update'),
+    params: idParams,
+    response: { description: 'The webhook, now Resolved', schema: WebhookRead },
+    errors: [404, 409],
+    handler: ({ deps, principal, params }) => endWebhook(deps, principal, params.id, WebhookState.Resolved),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhooks/:id/retry',
+    summary: 'Give a Failed webhook one more attempt',
+    description:
+      'A Failed webhook becomes Retrying, due now, keeping its attempt count. Of a continue-after-fail ' +
+      'registration it re-enters its group (Pending while another webhook of the group is open). ' +
+      'Any other state is a 409.',
+    tags,
+    auth: operators('Webhook.Update'),
+    params: idParams,
+    response: { description: 'The webhook', schema: WebhookRead },
+    errors: [404, 409],
+    handler: ({ deps, principal, params }) => retryWebhook(deps, principal, params.id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/webhook-groups',
+    summary: 'List the groups held by a Failed webhook (blocked=true)',
+    description:
+      'Groups of grouped registrations without shouldGroupContinueAfterFail whose head failed: later ' +
+      'webhooks wait until it is resolved, aborted or retried successfully.',
+    tags,
+    auth: operators('Webhook.Read'),
+    query: BlockedGroupQuery,
+    response: { description: 'A page of blocked groups', schema: PaginatedListOfBlockedGroupRead },
+    textual: true,
+    handler: ({ deps, principal, query }) => listBlockedGroups(deps, principal, query),
+  }),
+];

@@ -1,0 +1,227 @@
+import {
+  WebhookEntityNameIn,
+  WebhookState,
+  type BlockedGroupRead,
+  type Page,
+  type WebhookAttemptRead,
+  type WebhookDetailRead,
+  type WebhookRead,
+} from '@platform/shared';
+import { deliveryBody, type DeliveryChangeRow, type DeliveryEventRow, type Knex } from '@platform/db';
+import { z } from 'zod';
+import type { Principal } from '../../auth/principal';
+import type { AppDeps } from '../../deps';
+import {
+  applyFilters,
+  applyListSort,
+  applySort,
+  isIsoTimestamp,
+  listQuery,
+  type CollectionSpec,
+  type SearchBody,
+} from '../../http/collection';
+import { AppError } from '../../http/errors';
+import { paginate, PageQuery } from '../../http/pagination';
+import { scopeToParties } from '../../http/scope';
+import { queryBoolean, wholeNumberText } from '../../http/validate';
+import {
+  presentAttempt,
+  presentBlockedGroup,
+  presentWebhook,
+  WEBHOOK_COLUMNS,
+  type AttemptRow,
+  type BlockedGroupRow,
+  type WebhookRow,
+} from './webhook-presenter';
+
+export const WEBHOOK_COLLECTION: CollectionSpec = {
+  fields: {
+    id: { column: 'w.id', type: 'integer' },
+    registrationId: { column: 'w.registration_id', type: 'integer' },
+    partyId: { column: 'r.party_id', type: 'integer' },
+    state: { column: 'w.state', type: 'integer' },
+    eventType: { column: 'c.type', type: 'integer' },
+    entityName: { column: 'c.entity_name', type: 'string' },
+    entityId: { column: 'c.entity_id', type: 'integer' },
+    entityChangeId: { column: 'w.entity_change_id', type: 'integer' },
+    attemptCount: { column: 'w.attempt_count', type: 'integer' },
+    groupKey: { column: 'w.group_key', type: 'string' },
+    initiatorPartyId: { column: 'c.initiator_party_id', type: 'integer' },
+    initiatorAccountId: { column: 'c.initiator_account_id', type: 'integer' },
+    created: { column: 'w.created', type: 'timestamp' },
+    lastModified: { column: 'w.last_modified', type: 'timestamp' },
+    completedAt: { column: 'w.completed_at', type: 'timestamp' },
+    nextAttemptAt: { column: 'w.next_attempt_at', type: 'timestamp' },
+  },
+  sortable: [
+    'id',
+    'registrationId',
+    'state',
+    'entityName',
+    'attemptCount',
+    'created',
+    'lastModified',
+    'completedAt',
+    'nextAttemptAt',
+  ],
+  tieBreaker: 'w.id',
+};
+
+/** Ids of webhooks, attempts and changes are bigserial: any safe integer, not just int32. */
+export const webhookId = wholeNumberText('', 1, Number.MAX_SAFE_INTEGER);
+
+const timestampText = (name: string) =>
+  z
+    .string()
+    .refine(isIsoTimestamp, `${name} must be an ISO 8601 timestamp`)
+    .meta({ type: 'string', format: 'date-time' });
+
+/** GET /api/webhooks: paging and sorting, plus one optional filter per query parameter. */
+export const WebhookListQuery = listQuery(WEBHOOK_COLLECTION)
+  .extend({
+    state: wholeNumberText('state', 1, 7)
+      .optional()
+      .meta({ description: '1 Created … 7 Resolved (spec 3).' }),
+    registrationId: wholeNumberText('registrationId', 1, 2147483647).optional(),
+    entityName: WebhookEntityNameIn.optional(),
+    entityId: wholeNumberText('entityId', 1, 2147483647).optional(),
+    createdFrom: timestampText('createdFrom').optional().meta({ description: 'Created at or after.' }),
+    createdTo: timestampText('createdTo').optional().meta({ description: 'Created before.' }),
+  })
+  .superRefine((query, ctx) => {
+    if (query.createdFrom && query.createdTo && Date.parse(query.createdFrom) > Date.parse(query.createdTo)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['createdTo'],
+        message: 'createdTo must not be before createdFrom',
+      });
+    }
+  });
+export type WebhookListQuery = z.infer<typeof WebhookListQuery>;
+
+/** GET /api/webhook-groups: only blocked groups are listed today, so `blocked=true` is required. */
+export const BlockedGroupQuery = PageQuery.extend({
+  blocked: queryBoolean
+    .refine((blocked) => blocked, 'must be true: only blocked groups can be listed')
+    .meta({ description: 'Must be true: groups held by a Failed webhook.' }),
+  registrationId: wholeNumberText('registrationId', 1, 2147483647).optional(),
+});
+export type BlockedGroupQuery = z.infer<typeof BlockedGroupQuery>;
+
+/**
+ * Webhooks the caller may see: those of registrations of its scope (Admin all), including
+ * registrations since deleted, whose history stays readable.
+ */
+export function visibleWebhooks(knex: Knex, principal: Principal): Knex.QueryBuilder {
+  const query = knex('webhooks as w')
+    .join('webhook_registrations as r', 'r.id', 'w.registration_id')
+    .join('entity_changes as c', 'c.id', 'w.entity_change_id')
+    .select(WEBHOOK_COLUMNS);
+  return scopeToParties(query, 'r.party_id', principal);
+}
+
+/** A page of the visible webhooks matching the query's filters, sorted as asked. */
+export function listWebhooks(
+  deps: AppDeps,
+  principal: Principal,
+  list: WebhookListQuery,
+): Promise<Page<WebhookRead>> {
+  const query = visibleWebhooks(deps.knex, principal);
+  if (list.state !== undefined) query.where('w.state', list.state);
+  if (list.registrationId !== undefined) query.where('w.registration_id', list.registrationId);
+  if (list.entityName !== undefined) query.where('c.entity_name', list.entityName);
+  if (list.entityId !== undefined) query.where('c.entity_id', list.entityId);
+  if (list.createdFrom !== undefined) query.where('w.created', '>=', list.createdFrom);
+  if (list.createdTo !== undefined) query.where('w.created', '<', list.createdTo);
+  return paginate(applyListSort(query, WEBHOOK_COLLECTION, list), list, presentWebhook);
+}
+
+/** A page of the visible webhooks matching the search. */
+export function searchWebhooks(
+  deps: AppDeps,
+  principal: Principal,
+  page: PageQuery,
+  search: SearchBody,
+): Promise<Page<WebhookRead>> {
+  const filtered = applyFilters(visibleWebhooks(deps.knex, principal), WEBHOOK_COLLECTION, search);
+  return paginate(applySort(filtered, WEBHOOK_COLLECTION, search.sort), page, presentWebhook);
+}
+
+/** The visible webhook `id`; 404 otherwise. */
+export async function findWebhook(knex: Knex, principal: Principal, id: number): Promise<WebhookRow> {
+  const row: WebhookRow | undefined = await visibleWebhooks(knex, principal).where('w.id', id).first();
+  if (!row) throw new AppError('NotFound', `Webhook ${id} was not found`);
+  return row;
+}
+
+/** One visible webhook with the body it delivers (spec 6.2). */
+export async function readWebhook(
+  deps: AppDeps,
+  principal: Principal,
+  id: number,
+): Promise<WebhookDetailRead> {
+  const row = await findWebhook(deps.knex, principal, id);
+  const [change, event] = await Promise.all([
+    deps
+      .knex('entity_changes')
+      .where({ id: row.entity_change_id })
+      .first<DeliveryChangeRow>('entity', 'initiator_party_id', 'initiator_account_id'),
+    deps.knex('webhook_events').where({ id: row.event_id }).first<DeliveryEventRow>('*'),
+  ]);
+  // the token of authorization type 3 is minted at delivery and never stored, so it is not shown
+  return { ...presentWebhook(row), payload: deliveryBody(change!, event!) };
+}
+
+/** The attempts of a visible webhook, newest first. */
+export async function listAttempts(
+  deps: AppDeps,
+  principal: Principal,
+  id: number,
+  page: PageQuery,
+): Promise<Page<WebhookAttemptRead>> {
+  await findWebhook(deps.knex, principal, id);
+  const query = deps
+    .knex('webhook_attempts')
+    .where({ webhook_id: id })
+    .orderBy([
+      { column: 'number', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ]);
+  return paginate(query, page, (row: AttemptRow) => presentAttempt(row));
+}
+
+/**
+ * Groups of visible live registrations held by a Failed webhook of a registration without
+ * shouldGroupContinueAfterFail: the blocker, how many wait behind it, and the oldest of those.
+ */
+export function listBlockedGroups(
+  deps: AppDeps,
+  principal: Principal,
+  query: BlockedGroupQuery,
+): Promise<Page<BlockedGroupRead>> {
+  const { knex } = deps;
+  const pending = () =>
+    knex('webhooks as p')
+      .whereRaw('p.registration_id = w.registration_id and p.group_key = w.group_key')
+      .where('p.state', WebhookState.Pending);
+  const groups = knex('webhooks as w')
+    .join('webhook_registrations as r', 'r.id', 'w.registration_id')
+    .select(
+      'w.registration_id',
+      'r.party_id',
+      'w.group_key',
+      'w.id as blocker_webhook_id',
+      knex.raw('coalesce(w.completed_at, w.last_modified) as blocked_since'),
+      pending().count('*').as('pending_count'),
+      pending().min('p.created').as('oldest_pending_created'),
+    )
+    .where('w.state', WebhookState.Failed)
+    .whereNotNull('w.group_key')
+    .where('r.should_group_continue_after_fail', false)
+    .whereNull('r.deleted')
+    .orderBy('w.id');
+  if (query.registrationId !== undefined) groups.where('w.registration_id', query.registrationId);
+  return paginate(scopeToParties(groups, 'r.party_id', principal), query, (row: BlockedGroupRow) =>
+    presentBlockedGroup({ ...row, pending_count: Number(row.pending_count) }),
+  );
+}

@@ -1,0 +1,104 @@
+import type { WebhookRegistrationCreated } from '@platform/shared';
+import { expect } from 'vitest';
+import type { TestApi } from '../../testing';
+
+/** A valid registration body subscribing to every Property event; overrides win. */
+export function registrationBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    targetUrl: 'https://hooks.example.com/platform',
+    enabledEvents: [
+      { entityName: 'Property', type: 1 },
+      { entityName: 'Property', type: 2 },
+      { entityName: 'Property', type: 3 },
+    ],
+    targetAuthorization: { type: 0 },
+    ...overrides,
+  };
+}
+
+/** Registers a webhook through the API and answers the create response. */
+export async function register(
+  api: TestApi,
+  token: string,
+  overrides: Record<string, unknown> = {},
+): Promise<WebhookRegistrationCreated> {
+  const response = await api.fetch('/api/webhook-registrations', {
+    method: 'POST',
+    token,
+    json: registrationBody(overrides),
+  });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as WebhookRegistrationCreated;
+}
+
+/** Creates a property through the API (a change to fan out) and answers its id. */
+export async function createProperty(api: TestApi, token: string, name = 'Lindenhof'): Promise<number> {
+  const response = await api.fetch('/api/properties', {
+    method: 'POST',
+    token,
+    json: { name, street: 'Lindenstraße', postalCode: '10969', city: 'Berlin' },
+  });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return ((await response.json()) as { id: number }).id;
+}
+
+/** Updates a property through the API. */
+export async function patchProperty(
+  api: TestApi,
+  token: string,
+  id: number,
+  patch: Record<string, unknown>,
+): Promise<void> {
+  const response = await api.fetch(`/api/properties/${id}`, { method: 'PATCH', token, json: patch });
+  expect(response.status, await response.clone().text()).toBe(200);
+}
+
+export interface WebhookRowView {
+  id: number;
+  state: number;
+  group_key: string | null;
+  group_seq: number | null;
+  attempt_count: number;
+  completed_at: Date | null;
+  locked_by: string | null;
+}
+
+/** The webhooks of a registration, in id order, straight from the table. */
+export function webhooksOf(api: TestApi, registrationId: number): Promise<WebhookRowView[]> {
+  return api.db
+    .knex('webhooks')
+    .where({ registration_id: registrationId })
+    .orderBy('id')
+    .select('id', 'state', 'group_key', 'group_seq', 'attempt_count', 'completed_at', 'locked_by');
+}
+
+/** The bookkeeping row of a group. */
+export async function groupOf(
+  api: TestApi,
+  registrationId: number,
+  groupKey: string,
+): Promise<{ next_seq: number; open_count: number }> {
+  const row = await api.db
+    .knex('webhook_groups')
+    .where({ registration_id: registrationId, group_key: groupKey })
+    .first('next_seq', 'open_count');
+  return row as { next_seq: number; open_count: number };
+}
+
+/** Sets webhook states directly, as the dispatcher would after its attempts. */
+export async function setState(api: TestApi, ids: number | number[], state: number): Promise<void> {
+  await api.db
+    .knex('webhooks')
+    .whereIn('id', Array.isArray(ids) ? ids : [ids])
+    .update({ state });
+}
+
+/** Calls an operator action on a webhook. */
+export function act(
+  api: TestApi,
+  token: string,
+  id: number,
+  action: 'abort' | 'resolve' | 'retry',
+): Promise<Response> {
+  return api.fetch(`/api/webhooks/${id}/${action}`, { method: 'POST', token });
+}

@@ -1,0 +1,524 @@
+import { deliveryBody, enqueueEntityChange, releaseGroups } from '@platform/db';
+import type { BlockedGroupRead, WebhookDetailRead, WebhookRead } from '@platform/shared';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem } from '../../http/test-support';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../testing';
+import {
+  act,
+  createProperty,
+  groupOf,
+  patchProperty,
+  register,
+  setState,
+  webhooksOf,
+} from './webhook-test-support';
+
+let api: TestApi;
+let world: World;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  world = await buildWorld(api);
+});
+afterAll(() => api.close());
+beforeEach(async () => {
+  await api.db.knex.raw(
+    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
+  );
+});
+
+const readJson = async <T>(response: Response): Promise<T> => {
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as T;
+};
+
+const ids = async (response: Response) =>
+  (await readJson<{ items: { id: number }[] }>(response)).items.map((item) => item.id);
+
+/** A grouped registration of the PMC and one property changed `changes` times: a head and Pendings. */
+async function groupedChain(changes: number, options: Record<string, unknown> = {}) {
+  const token = world.pmc.full.token;
+  const registration = await register(api, token, { shouldGroup: true, ...options });
+  const propertyId = await createProperty(api, token);
+  for (let i = 1; i < changes; i++) await patchProperty(api, token, propertyId, { notes: `change ${i}` });
+  const hooks = await webhooksOf(api, registration.id);
+  return { registration, propertyId, groupKey: `Property:${propertyId}`, hooks: hooks.map((w) => w.id) };
+}
+
+describe('reading webhooks', () => {
+  it('lists with filters, searches, reads with the delivery body, and lists attempts newest first', async () => {
+    const token = world.pmc.full.token;
+    const registration = await register(api, token);
+    const other = await register(api, token, {
+      enabledEvents: [{ entityName: 'Property', type: 2 }],
+      shouldGroup: true,
+    });
+    const propertyId = await createProperty(api, token);
+    await patchProperty(api, token, propertyId, { city: 'Potsdam' });
+    const secondProperty = await createProperty(api, token, 'Eichenhof');
+    const [created, updated, createdSecond] = (await webhooksOf(api, registration.id)).map((w) => w.id);
+    const [otherUpdated] = (await webhooksOf(api, other.id)).map((w) => w.id);
+    await setState(api, updated!, 3);
+    const all = [created!, updated!, otherUpdated!, createdSecond!].sort((a, b) => a - b);
+
+    expect(await ids(await api.fetch('/api/webhooks', { token }))).toEqual(all);
+    expect(
+      await ids(await api.fetch('/api/webhooks?SortByAttributeName=id&AscendingOrder=false', { token })),
+    ).toEqual([...all].reverse());
+    expect(await ids(await api.fetch('/api/webhooks?state=3', { token }))).toEqual([updated]);
+    expect(await ids(await api.fetch(`/api/webhooks?registrationId=${other.id}`, { token }))).toEqual([
+      otherUpdated,
+    ]);
+    expect(
+      await ids(await api.fetch(`/api/webhooks?entityName=property&entityId=${secondProperty}`, { token })),
+    ).toEqual([createdSecond]);
+    const created0 = api.clock.now().toISOString();
+    expect(
+      await ids(
+        await api.fetch(`/api/webhooks?createdFrom=2000-01-01T00:00:00Z&createdTo=${created0}`, { token }),
+      ),
+    ).toEqual([]);
+    expect(
+      await ids(await api.fetch('/api/webhooks?createdFrom=2000-01-01&PageSize=3&PageNumber=2', { token })),
+    ).toEqual([createdSecond]);
+
+    const search = (body: unknown) =>
+      api.fetch('/api/webhooks/search', { method: 'POST', token, json: body });
+    expect(
+      await ids(
+        await search({
+          filters: [
+            { attribute: 'state', operator: 'in', value: [1, 6] },
+            { attribute: 'eventType', operator: 'eq', value: 1 },
+          ],
+          sort: [{ attribute: 'id', ascending: false }],
+        }),
+      ),
+    ).toEqual([createdSecond, created]);
+    expect(
+      await ids(
+        await search({ filters: [{ attribute: 'groupKey', operator: 'startsWith', value: 'property:' }] }),
+      ),
+    ).toEqual([otherUpdated]);
+
+    const detail = await readJson<WebhookDetailRead>(await api.fetch(`/api/webhooks/${updated}`, { token }));
+    const change = await api.db.knex('entity_changes').where({ entity_name: 'Property', type: 2 }).first();
+    const event = await api.db
+      .knex('webhook_events')
+      .where({ registration_id: registration.id, type: 2 })
+      .first();
+    expect(detail).toEqual({
+      id: updated,
+      registrationId: registration.id,
+      partyId: world.pmc.id,
+      eventId: event.id,
+      eventType: 2,
+      entityName: 'Property',
+      entityId: propertyId,
+      entityChangeId: change.id,
+      state: 3,
+      attemptCount: 0,
+      nextAttemptAt: null,
+      groupKey: null,
+      groupSeq: null,
+      initiatorPartyId: world.pmc.id,
+      initiatorAccountId: world.pmc.full.id,
+      created: expect.any(String),
+      lastModified: null,
+      completedAt: null,
+      payload: deliveryBody(change, event),
+    });
+    // the delivery body of spec 6.2: the entity as the API reads it, the subscribed event, the initiator
+    const property = await readJson(await api.fetch(`/api/properties/${propertyId}`, { token }));
+    expect(detail.payload).toEqual({
+      entity: property,
+      event: {
+        id: event.id,
+        type: 2,
+        entityName: 'Property',
+        created: event.created.toISOString(),
+        lastModified: null,
+        deleted: null,
+      },
+      initiatorPartyId: world.pmc.id,
+      initiatorAccountId: world.pmc.full.id,
+    });
+    // the list shows no payload, and a due webhook its next attempt
+    const listed = await readJson<{ items: WebhookRead[] }>(
+      await api.fetch(`/api/webhooks?state=1`, { token }),
+    );
+    expect(listed.items[0]).not.toHaveProperty('payload');
+    expect(listed.items[0]!.nextAttemptAt).toEqual(expect.any(String));
+
+    await api.db.knex('webhook_attempts').insert(
+      [1, 2, 3].map((number) => ({
+        webhook_id: updated,
+        number,
+        started_at: new Date(Date.UTC(2026, 0, number)),
+        duration_ms: 100 * number,
+        status_code: number === 3 ? 204 : 500,
+        error_kind: number === 3 ? null : 'status',
+        response_body: number === 3 ? null : 'oops',
+      })),
+    );
+    const attempts = await readJson<{ items: { number: number; statusCode: number }[]; totalCount: number }>(
+      await api.fetch(`/api/webhooks/${updated}/attempts`, { token }),
+    );
+    expect(attempts.totalCount).toBe(3);
+    expect(attempts.items.map((a) => [a.number, a.statusCode])).toEqual([
+      [3, 204],
+      [2, 500],
+      [1, 500],
+    ]);
+    expect(attempts.items[1]).toEqual({
+      id: expect.any(Number),
+      webhookId: updated,
+      number: 2,
+      startedAt: '2026-01-02T00:00:00.000Z',
+      durationMs: 200,
+      statusCode: 500,
+      errorKind: 'status',
+      responseBody: 'oops',
+      created: expect.any(String),
+    });
+    expect(
+      (await readJson<{ items: unknown[] }>(await api.fetch(`/api/webhooks/${created}/attempts`, { token })))
+        .items,
+    ).toEqual([]);
+  });
+
+  it('refuses bad filters with a 400 naming each one', async () => {
+    const token = world.pmc.full.token;
+    for (const [query, field, message] of [
+      ['state=8', 'state', /at most 7/],
+      ['state=x', 'state', /whole number/],
+      ['state=1&state=2', 'state', /given once/],
+      ['registrationId=0', 'registrationId', /at least 1/],
+      ['entityName=Account', 'entityName', /Account cannot be subscribed to.*supported: Party/],
+      ['entityName=Nope', 'entityName', /Unknown entity name/],
+      ['entityId=-1', 'entityId', /whole number/],
+      ['createdFrom=yesterday', 'createdFrom', /ISO 8601/],
+      ['createdFrom=2026-02-30', 'createdFrom', /ISO 8601/],
+      ['createdFrom=2026-02-02&createdTo=2026-02-01', 'createdTo', /not be before/],
+      ['SortByAttributeName=payload', 'SortByAttributeName', /allowed: id, registrationId/],
+      ['color=red', 'color', /Unknown field/],
+    ] as const) {
+      const problem = await expectProblem(await api.fetch(`/api/webhooks?${query}`, { token }), 400);
+      expect(problem.errors?.[field]?.join(' '), query).toMatch(message);
+    }
+    await expectProblem(
+      await api.fetch('/api/webhooks/search', {
+        method: 'POST',
+        token,
+        json: { filters: [{ attribute: 'entity', operator: 'eq', value: 1 }] },
+      }),
+      400,
+    );
+    await expectProblem(await api.fetch('/api/webhooks/abc', { token }), 400);
+  });
+
+  it('scopes every webhook operation to the registrations of the caller’s party (out of scope = 404)', async () => {
+    const foreign = await register(api, world.otherPmc.full.token);
+    const mine = await register(api, world.pmc.full.token);
+    await createProperty(api, world.otherPmc.full.token);
+    await createProperty(api, world.pmc.full.token);
+    const [foreignHook] = (await webhooksOf(api, foreign.id)).map((w) => w.id);
+    const [myHook] = (await webhooksOf(api, mine.id)).map((w) => w.id);
+    await setState(api, foreignHook!, 4);
+    const token = world.pmc.full.token;
+
+    expect(await ids(await api.fetch('/api/webhooks', { token }))).toEqual([myHook]);
+    expect(await ids(await api.fetch('/api/webhooks/search', { method: 'POST', token, json: {} }))).toEqual([
+      myHook,
+    ]);
+    expect(await ids(await api.fetch('/api/webhooks', { token: world.admin.full.token }))).toEqual([
+      foreignHook,
+      myHook,
+    ]);
+    await expectProblem(await api.fetch(`/api/webhooks/${foreignHook}`, { token }), 404);
+    await expectProblem(await api.fetch(`/api/webhooks/${foreignHook}/attempts`, { token }), 404);
+    for (const action of ['abort', 'resolve', 'retry'] as const) {
+      await expectProblem(await act(api, token, foreignHook!, action), 404);
+    }
+    expect((await webhooksOf(api, foreign.id))[0]!.state).toBe(4);
+    // Admin may act on any party's webhook
+    expect(
+      (await readJson<WebhookRead>(await act(api, world.admin.full.token, foreignHook!, 'retry'))).state,
+    ).toBe(2);
+  });
+
+  it('applies the access rules of every operation (others than Admin and PMC: 403)', async () => {
+    const registration = await register(api, world.admin.full.token, { partyId: world.pmc.id });
+    const propertyId = await createProperty(api, world.pmc.full.token);
+    for (let i = 0; i < 40; i++)
+      await patchProperty(api, world.pmc.full.token, propertyId, { notes: `n${i}` });
+    const hooks = (await webhooksOf(api, registration.id)).map((w) => w.id);
+    let next = 0;
+    // each allowed call may end a webhook, so every call gets one of its own
+    const fresh = (suffix: string) => () => `/api/webhooks/${hooks[next++]}${suffix}`;
+    const reads = { allow: [1, 2] as const, permission: 'Webhook.Read' as const };
+    const updates = { allow: [1, 2] as const, permission: 'Webhook.Update' as const };
+    await expectAccessRules(api, world, { method: 'GET', path: '/api/webhooks', ...reads });
+    await expectAccessRules(api, world, { method: 'POST', path: '/api/webhooks/search', body: {}, ...reads });
+    await expectAccessRules(api, world, { method: 'GET', path: `/api/webhooks/${hooks[0]}`, ...reads });
+    await expectAccessRules(api, world, {
+      method: 'GET',
+      path: `/api/webhooks/${hooks[0]}/attempts`,
+      ...reads,
+    });
+    await expectAccessRules(api, world, {
+      method: 'GET',
+      path: '/api/webhook-groups?blocked=true',
+      ...reads,
+    });
+    await expectAccessRules(api, world, { method: 'POST', path: fresh('/abort'), ...updates });
+    await expectAccessRules(api, world, { method: 'POST', path: fresh('/resolve'), ...updates });
+    await setState(api, hooks.slice(next), 4);
+    await expectAccessRules(api, world, { method: 'POST', path: fresh('/retry'), ...updates });
+  });
+});
+
+describe('abort and resolve', () => {
+  it('end the head of a group and make the next webhook of the group due', async () => {
+    const { registration, groupKey, hooks } = await groupedChain(4);
+    const token = world.pmc.full.token;
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([1, 6, 6, 6]);
+    await api.db
+      .knex('webhooks')
+      .where({ id: hooks[0] })
+      .update({ locked_by: 'dispatcher-1', attempt_count: 1 });
+
+    const resolved = await readJson<WebhookRead>(await act(api, token, hooks[0]!, 'resolve'));
+    expect(resolved).toMatchObject({
+      id: hooks[0],
+      state: 7,
+      attemptCount: 1,
+      nextAttemptAt: null,
+      completedAt: api.clock.now().toISOString(),
+    });
+    let rows = await webhooksOf(api, registration.id);
+    expect(rows.map((w) => w.state)).toEqual([7, 1, 6, 6]);
+    expect(rows[0]!.locked_by).toBeNull();
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 4, open_count: 3 });
+
+    const aborted = await readJson<WebhookRead>(await act(api, token, hooks[1]!, 'abort'));
+    expect(aborted).toMatchObject({ state: 5, completedAt: api.clock.now().toISOString() });
+    rows = await webhooksOf(api, registration.id);
+    expect(rows.map((w) => w.state)).toEqual([7, 5, 1, 6]);
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 4, open_count: 2 });
+  });
+
+  it('take a Pending webhook out of its chain without promoting anything; promotion skips it', async () => {
+    const { registration, groupKey, hooks } = await groupedChain(4);
+    const token = world.pmc.full.token;
+    expect((await readJson<WebhookRead>(await act(api, token, hooks[1]!, 'abort'))).state).toBe(5);
+    expect((await readJson<WebhookRead>(await act(api, token, hooks[2]!, 'resolve'))).state).toBe(7);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([1, 5, 7, 6]);
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 4, open_count: 2 });
+    await act(api, token, hooks[0]!, 'resolve');
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([7, 5, 7, 1]);
+    await act(api, token, hooks[3]!, 'resolve');
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 4, open_count: 0 });
+    // a drained group: the next change is its head at once
+    const propertyId = Number(groupKey.split(':')[1]);
+    await patchProperty(api, token, propertyId, { notes: 'later' });
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([7, 5, 7, 7, 1]);
+  });
+
+  it('release a group held by a Failed webhook, which is then no longer listed as blocked', async () => {
+    const { registration, groupKey, hooks } = await groupedChain(3);
+    const token = world.pmc.full.token;
+    await setState(api, hooks[0]!, 4);
+    const blocked = await readJson<{ items: BlockedGroupRead[]; totalCount: number }>(
+      await api.fetch('/api/webhook-groups?blocked=true', { token }),
+    );
+    const pendings = await api.db.knex('webhooks').whereIn('id', hooks.slice(1)).min({ oldest: 'created' });
+    expect(blocked).toMatchObject({ totalCount: 1 });
+    expect(blocked.items).toEqual([
+      {
+        registrationId: registration.id,
+        partyId: world.pmc.id,
+        groupKey,
+        blockerWebhookId: hooks[0],
+        blockedSince: null,
+        pendingCount: 2,
+        oldestPendingCreated: pendings[0].oldest.toISOString(),
+      },
+    ]);
+    // not visible to another PMC
+    expect(
+      (
+        await readJson<{ items: unknown[] }>(
+          await api.fetch('/api/webhook-groups?blocked=true', { token: world.otherPmc.full.token }),
+        )
+      ).items,
+    ).toEqual([]);
+    expect(
+      (
+        await readJson<{ items: unknown[] }>(
+          await api.fetch(`/api/webhook-groups?blocked=TRUE&registrationId=${registration.id + 1}`, {
+            token,
+          }),
+        )
+      ).items,
+    ).toEqual([]);
+
+    expect((await readJson<WebhookRead>(await act(api, token, hooks[0]!, 'abort'))).state).toBe(5);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([5, 1, 6]);
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 3, open_count: 2 });
+    expect(
+      (await readJson<{ items: unknown[] }>(await api.fetch('/api/webhook-groups?blocked=true', { token })))
+        .items,
+    ).toEqual([]);
+  });
+
+  it('leave a group alone when its Failed webhook already released it (continue after fail)', async () => {
+    const { registration, groupKey, hooks } = await groupedChain(3, { shouldGroupContinueAfterFail: true });
+    // as the dispatcher does: the head fails and, continuing after failure, releases its group
+    await api.db.knex.transaction(async (trx) => {
+      await trx('webhooks').where({ id: hooks[0] }).update({ state: 4 });
+      await releaseGroups(trx, [{ registrationId: registration.id, groupKey }]);
+    });
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([4, 1, 6]);
+    expect(
+      (
+        await readJson<{ items: unknown[] }>(
+          await api.fetch('/api/webhook-groups?blocked=true', { token: world.pmc.full.token }),
+        )
+      ).items,
+    ).toEqual([]);
+    await act(api, world.pmc.full.token, hooks[0]!, 'resolve');
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([7, 1, 6]);
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 3, open_count: 2 });
+  });
+
+  it('end an ungrouped webhook in any non-final state and refuse final ones with 409', async () => {
+    const token = world.pmc.full.token;
+    const registration = await register(api, token);
+    const propertyId = await createProperty(api, token);
+    for (let i = 0; i < 6; i++) await patchProperty(api, token, propertyId, { notes: `n${i}` });
+    const hooks = (await webhooksOf(api, registration.id)).map((w) => w.id);
+    for (const [index, state] of [1, 2, 3, 4, 5, 6, 7].entries()) await setState(api, hooks[index]!, state);
+
+    for (const [index, state] of [1, 2, 4].map((s) => [s - 1, s] as const)) {
+      const action = state === 2 ? 'resolve' : 'abort';
+      const ended = await readJson<WebhookRead>(await act(api, token, hooks[index]!, action));
+      expect(ended.state, `from ${state}`).toBe(action === 'resolve' ? 7 : 5);
+    }
+    for (const index of [2, 4, 6]) {
+      const before = await api.db.knex('webhooks').where({ id: hooks[index] }).first();
+      for (const action of ['abort', 'resolve'] as const) {
+        const problem = await expectProblem(await act(api, token, hooks[index]!, action), 409);
+        expect(problem.detail).toMatch(/a final state/);
+      }
+      expect(await api.db.knex('webhooks').where({ id: hooks[index] }).first()).toEqual(before);
+    }
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([5, 7, 3, 5, 5, 6, 7]);
+    expect(await api.db.knex('webhook_groups').count({ n: '*' })).toEqual([{ n: 0 }]);
+    await expectProblem(await act(api, token, 999999999, 'abort'), 404);
+  });
+
+  it('promote a webhook whose enqueue held the group while the release waited for it', async () => {
+    const { registration, propertyId, groupKey, hooks } = await groupedChain(1);
+    // a change of the property is being committed: its transaction holds the group's row lock
+    const writer = await api.db.knex.transaction();
+    await enqueueEntityChange(writer, {
+      entityName: 'Property',
+      type: 2,
+      entityId: propertyId,
+      entity: { id: propertyId },
+      initiatorPartyId: world.pmc.id,
+      initiatorAccountId: world.pmc.full.id,
+    });
+    const resolving = act(api, world.pmc.full.token, hooks[0]!, 'resolve');
+    // the resolve now waits for the group; the writer commits a Pending webhook meanwhile
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await writer.commit();
+    expect((await resolving).status).toBe(200);
+    // the release saw the webhook committed while it waited: it is the new head, not stranded
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([7, 1]);
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 2, open_count: 1 });
+  });
+
+  it('wake the dispatchers when a release makes a webhook due', async () => {
+    const { hooks } = await groupedChain(2);
+    // a connection of its own, outside any transaction, as a dispatcher listens
+    const client = (await api.db.knex.client.acquireConnection()) as {
+      query(sql: string): Promise<unknown>;
+      on(event: 'notification', listener: (message: { channel: string }) => void): void;
+      removeAllListeners(event: string): void;
+    };
+    try {
+      const notified = new Promise<string>((resolve) => client.on('notification', (n) => resolve(n.channel)));
+      await client.query('listen webhook_due');
+      await act(api, world.pmc.full.token, hooks[0]!, 'resolve');
+      expect(await notified).toBe('webhook_due');
+    } finally {
+      await client.query('unlisten *');
+      client.removeAllListeners('notification');
+      await api.db.knex.client.releaseConnection(client);
+    }
+  });
+});
+
+describe('retry', () => {
+  it('gives a Failed webhook one more attempt: Retrying, due now, attempts kept', async () => {
+    const { registration, groupKey, hooks } = await groupedChain(2);
+    const token = world.pmc.full.token;
+    await api.db
+      .knex('webhooks')
+      .where({ id: hooks[0] })
+      .update({
+        state: 4,
+        attempt_count: 7,
+        next_attempt_at: new Date('2020-01-01'),
+        completed_at: new Date(),
+      });
+    const retried = await readJson<WebhookRead>(await act(api, token, hooks[0]!, 'retry'));
+    expect(retried).toMatchObject({ state: 2, attemptCount: 7, completedAt: null });
+    const row = await api.db.knex('webhooks').where({ id: hooks[0] }).first();
+    expect(Math.abs(row.next_attempt_at.getTime() - Date.now())).toBeLessThan(60_000);
+    // still the head of its group: nothing else moved
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([2, 6]);
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 2, open_count: 2 });
+  });
+
+  it('refuses every state but Failed with 409', async () => {
+    const token = world.pmc.full.token;
+    const registration = await register(api, token);
+    const propertyId = await createProperty(api, token);
+    for (let i = 0; i < 5; i++) await patchProperty(api, token, propertyId, { notes: `n${i}` });
+    const hooks = (await webhooksOf(api, registration.id)).map((w) => w.id);
+    for (const [index, state] of [1, 2, 3, 5, 6, 7].entries()) {
+      await setState(api, hooks[index]!, state);
+      const problem = await expectProblem(await act(api, token, hooks[index]!, 'retry'), 409);
+      expect(problem.detail).toMatch(/^Only a Failed webhook can be retried/);
+      expect((await api.db.knex('webhooks').where({ id: hooks[index] }).first()).state).toBe(state);
+    }
+  });
+
+  it('puts a Failed webhook of a continue-after-fail registration back in its group, next in line', async () => {
+    const { registration, groupKey, hooks } = await groupedChain(3, { shouldGroupContinueAfterFail: true });
+    const token = world.pmc.full.token;
+    await api.db.knex.transaction(async (trx) => {
+      await trx('webhooks').where({ id: hooks[0] }).update({ state: 4 });
+      await releaseGroups(trx, [{ registrationId: registration.id, groupKey }]);
+    });
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([4, 1, 6]);
+    // another webhook holds the group, so the retried one waits, ahead of the later ones
+    expect((await readJson<WebhookRead>(await act(api, token, hooks[0]!, 'retry'))).state).toBe(6);
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 3, open_count: 3 });
+    await act(api, token, hooks[1]!, 'resolve');
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([1, 7, 6]);
+
+    // once the group is idle, a retried Failed webhook is due at once
+    await act(api, token, hooks[0]!, 'resolve');
+    await api.db.knex.transaction(async (trx) => {
+      await trx('webhooks').where({ id: hooks[2] }).update({ state: 4 });
+      await releaseGroups(trx, [{ registrationId: registration.id, groupKey }]);
+    });
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 3, open_count: 0 });
+    expect((await readJson<WebhookRead>(await act(api, token, hooks[2]!, 'retry'))).state).toBe(2);
+    expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 3, open_count: 1 });
+  });
+});

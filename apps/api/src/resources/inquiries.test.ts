@@ -1,0 +1,332 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts } from '../http/test-support';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../testing';
+import {
+  buildProperty,
+  buildUnit,
+  createThrough,
+  expectCaptureContract,
+  expectNothingCaptured,
+  idsOf,
+  patchThrough,
+  resetCapture,
+  subscribe,
+} from './process-test-support';
+
+let api: TestApi;
+let world: World;
+let property: number;
+let unit: number;
+let otherUnit: number;
+
+type Inquiry = Record<string, unknown> & { id: number };
+
+/** The fields of an Inquiry entity, exactly as spec 6.2 lists them. */
+const SPEC_INQUIRY_FIELDS = [
+  'sourceId',
+  'categoryId',
+  'connectedPartyId',
+  'creatorAccountId',
+  'creatorAccountRole',
+  'receiverPartyId',
+  'readStatus',
+  'id',
+  'report',
+  'subject',
+  'rejectionResponse',
+  'completionResponse',
+  'connectedPropertyId',
+  'connectedUnitId',
+  'associatedProcessId',
+  'associatedProcessFeedEntryId',
+  'associatedTodoId',
+  'priority',
+  'readByAccountId',
+  'dueDate',
+  'created',
+  'lastModified',
+  'deleted',
+];
+
+// deliberately hostile: the API stores HTML as given, clients render it as untrusted
+const REPORT = '<p>The heating is <b>off</b><script>alert(1)</script></p>';
+
+const inquiry = (overrides: Record<string, unknown> = {}) => ({
+  connectedPartyId: world.user.id,
+  report: REPORT,
+  ...overrides,
+});
+const createInquiry = (token: string, body: Record<string, unknown> = inquiry()) =>
+  createThrough<Inquiry>(api, '/api/inquiries', token, body);
+
+beforeAll(async () => {
+  api = await startTestApi();
+  world = await buildWorld(api);
+  property = await buildProperty(api, world.pmc.id);
+  unit = await buildUnit(api, world.pmc.id, property);
+  otherUnit = await buildUnit(api, world.pmc.id, await buildProperty(api, world.pmc.id));
+});
+afterAll(() => api.close());
+beforeEach(() => resetCapture(api));
+
+describe('Inquiry', () => {
+  it('creates, reads, lists, searches, updates and deletes; the creator comes from the caller', async () => {
+    const token = world.pmc.full.token;
+    const process = await createThrough(api, '/api/processes', token, { title: 'Heating' });
+    const entry = await createThrough(api, '/api/process-feed', token, {
+      processId: process.id,
+      text: 'Noted',
+    });
+    const created = await createInquiry(
+      token,
+      inquiry({
+        sourceId: 3,
+        categoryId: 2,
+        subject: 'Heating',
+        connectedPropertyId: property,
+        connectedUnitId: unit,
+        associatedProcessId: process.id,
+        associatedProcessFeedEntryId: entry.id,
+        associatedTodoId: 77,
+        priority: 4,
+        dueDate: '2026-12-24',
+      }),
+    );
+    expect(created).toEqual({
+      id: expect.any(Number),
+      sourceId: 3,
+      categoryId: 2,
+      connectedPartyId: world.user.id,
+      creatorAccountId: world.pmc.full.id,
+      creatorAccountRole: 2,
+      receiverPartyId: world.pmc.id,
+      readStatus: 0,
+      report: REPORT,
+      subject: 'Heating',
+      rejectionResponse: null,
+      completionResponse: null,
+      connectedPropertyId: property,
+      connectedUnitId: unit,
+      associatedProcessId: process.id,
+      associatedProcessFeedEntryId: entry.id,
+      associatedTodoId: 77,
+      priority: 4,
+      readByAccountId: null,
+      dueDate: '2026-12-24',
+      created: expect.any(String),
+      lastModified: null,
+      deleted: null,
+    });
+    expect(await (await api.fetch(`/api/inquiries/${created.id}`, { token })).json()).toEqual(created);
+    expect(await idsOf(await api.fetch('/api/inquiries?SortByAttributeName=dueDate', { token }))).toContain(
+      created.id,
+    );
+    const search = await api.fetch('/api/inquiries/search', {
+      method: 'POST',
+      token,
+      json: {
+        filters: [
+          { attribute: 'readStatus', operator: 'eq', value: 0 },
+          { attribute: 'categoryId', operator: 'eq', value: 2 },
+          { attribute: 'subject', operator: 'startsWith', value: 'heat' },
+        ],
+      },
+    });
+    expect(await idsOf(search)).toEqual([created.id]);
+
+    const patched = await patchThrough(api, `/api/inquiries/${created.id}`, token, {
+      completionResponse: 'Fixed',
+      subject: null,
+    });
+    expect(patched).toMatchObject({
+      completionResponse: 'Fixed',
+      subject: null,
+      creatorAccountId: world.pmc.full.id,
+    });
+
+    expect((await api.fetch(`/api/inquiries/${created.id}`, { method: 'DELETE', token })).status).toBe(204);
+    expect((await api.fetch(`/api/inquiries/${created.id}`, { token })).status).toBe(404);
+  });
+
+  it('records readByAccountId as the caller who marks it read, and clears it when unread again', async () => {
+    const created = await createInquiry(world.pmc.full.token);
+    const marked = await patchThrough(api, `/api/inquiries/${created.id}`, world.admin.full.token, {
+      readStatus: 1,
+    });
+    expect(marked).toMatchObject({ readStatus: 1, readByAccountId: world.admin.full.id });
+    // marking it read again keeps the first reader
+    const again = await patchThrough(api, `/api/inquiries/${created.id}`, world.pmc.full.token, {
+      readStatus: 1,
+    });
+    expect(again).toMatchObject({ readStatus: 1, readByAccountId: world.admin.full.id });
+    const unread = await patchThrough(api, `/api/inquiries/${created.id}`, world.pmc.full.token, {
+      readStatus: 0,
+    });
+    expect(unread).toMatchObject({ readStatus: 0, readByAccountId: null });
+    await expectProblem(
+      await api.fetch(`/api/inquiries/${created.id}`, {
+        method: 'PATCH',
+        token: world.pmc.full.token,
+        json: { readByAccountId: world.pmc.full.id },
+      }),
+      400,
+      { errors: { readByAccountId: ['Unknown field'] } },
+    );
+  });
+
+  it('captures an entity of exactly the spec 6.2 Inquiry fields (the body a webhook carries)', async () => {
+    await subscribe(api, world.pmc.id, 'Inquiry');
+    const created = await createInquiry(world.pmc.full.token);
+    const [change] = await api.db.knex('entity_changes').select('entity', 'entity_name');
+    expect(change.entity_name).toBe('Inquiry');
+    expect(Object.keys(change.entity).sort()).toEqual([...SPEC_INQUIRY_FIELDS].sort());
+    expect(change.entity).toEqual(created);
+    // the read shape of the API is the same key set: no partyId (the receiver owns it)
+    expect(Object.keys(created).sort()).toEqual([...SPEC_INQUIRY_FIELDS].sort());
+  });
+
+  it('applies the access rules of every operation', async () => {
+    const inScope = async () =>
+      `/api/inquiries/${(await createInquiry(world.admin.full.token, inquiry({ receiverPartyId: world.pmc.id }))).id}`;
+    await expectAccessRules(api, world, {
+      method: 'GET',
+      path: '/api/inquiries',
+      allow: [1, 2, 3, 5, 7, 13, 14],
+      permission: 'Inquiry.Read',
+    });
+    await expectAccessRules(api, world, {
+      method: 'GET',
+      path: inScope,
+      allow: [1, 2, 3, 5, 7, 13, 14],
+      permission: 'Inquiry.Read',
+    });
+    await expectAccessRules(api, world, {
+      method: 'POST',
+      path: '/api/inquiries',
+      body: () => inquiry(),
+      allow: [1, 2],
+      permission: 'Inquiry.Create',
+    });
+    await expectAccessRules(api, world, {
+      method: 'PATCH',
+      path: inScope,
+      body: { readStatus: 1 },
+      allow: [1, 2],
+      permission: 'Inquiry.Update',
+    });
+    await expectAccessRules(api, world, {
+      method: 'DELETE',
+      path: inScope,
+      allow: [1, 2],
+      permission: 'Inquiry.Delete',
+    });
+  });
+
+  it('belongs to its receiver: scoping follows receiverPartyId', async () => {
+    const token = world.pmc.full.token;
+    // addressed to the tenant the PMC manages: both see it
+    const toTenant = await createInquiry(token, inquiry({ receiverPartyId: world.user.id }));
+    expect(toTenant).toMatchObject({ receiverPartyId: world.user.id, creatorAccountId: world.pmc.full.id });
+    expect((await api.fetch(`/api/inquiries/${toTenant.id}`, { token: world.user.full.token })).status).toBe(
+      200,
+    );
+    const toPmc = await createInquiry(token);
+    expect((await api.fetch(`/api/inquiries/${toPmc.id}`, { token: world.user.full.token })).status).toBe(
+      404,
+    );
+
+    const foreign = await createInquiry(
+      world.otherPmc.full.token,
+      inquiry({ connectedPartyId: world.otherUser.id }),
+    );
+    expect((await api.fetch(`/api/inquiries/${foreign.id}`, { token })).status).toBe(404);
+    await expectProblem(
+      await api.fetch(`/api/inquiries/${foreign.id}`, { method: 'PATCH', token, json: { readStatus: 1 } }),
+      404,
+    );
+    await expectProblem(await api.fetch(`/api/inquiries/${foreign.id}`, { method: 'DELETE', token }), 404);
+    const batch = await api.fetch('/api/inquiries/batch', {
+      method: 'POST',
+      token,
+      json: { ids: [foreign.id, toPmc.id, toTenant.id] },
+    });
+    expect(await idsOf(batch)).toEqual([toPmc.id, toTenant.id]);
+    const receivers = await idsOf(
+      await api.fetch('/api/inquiries/search', {
+        method: 'POST',
+        token,
+        json: { filters: [{ attribute: 'receiverPartyId', operator: 'eq', value: world.user.id }] },
+      }),
+    );
+    expect(receivers).toEqual([toTenant.id]);
+
+    for (const [field, party] of [
+      ['receiverPartyId', world.otherPmc.id],
+      ['connectedPartyId', world.otherUser.id],
+    ] as const) {
+      await expectProblem(
+        await api.fetch('/api/inquiries', { method: 'POST', token, json: inquiry({ [field]: party }) }),
+        400,
+        { errors: { [field]: [`Party ${party} does not exist`] } },
+      );
+    }
+  });
+
+  it('refuses bad input with a 400 naming the field and writes nothing', async () => {
+    const before = await writableCounts(api);
+    const token = world.pmc.full.token;
+    const existing = await createInquiry(token);
+    const process = await createThrough(api, '/api/processes', token, { title: 'One' });
+    const otherProcess = await createThrough(api, '/api/processes', token, { title: 'Two' });
+    const entry = await createThrough(api, '/api/process-feed', token, {
+      processId: otherProcess.id,
+      text: 'x',
+    });
+    await expectNothingCaptured(api, world, 'Inquiry', 'inquiries', async () => {
+      for (const [body, field] of [
+        [inquiry({ report: '' }), 'report'],
+        [inquiry({ sourceId: 99 }), 'sourceId'],
+        [inquiry({ categoryId: 0 }), 'categoryId'],
+        [inquiry({ readStatus: 2 }), 'readStatus'],
+        [inquiry({ priority: 7 }), 'priority'],
+        [inquiry({ dueDate: '24.12.2026' }), 'dueDate'],
+        [inquiry({ creatorAccountId: world.pmc.bare.id }), 'creatorAccountId'],
+        [inquiry({ creatorAccountRole: 1 }), 'creatorAccountRole'],
+        [inquiry({ partyId: world.pmc.id }), 'partyId'],
+        [{ report: REPORT }, 'connectedPartyId'],
+        [inquiry({ connectedPropertyId: property, connectedUnitId: otherUnit }), 'connectedUnitId'],
+        [
+          inquiry({ associatedProcessId: process.id, associatedProcessFeedEntryId: entry.id }),
+          'associatedProcessFeedEntryId',
+        ],
+        [inquiry({ rejectionResponse: 'No', completionResponse: 'Yes' }), 'completionResponse'],
+      ] as const) {
+        const problem = await expectProblem(
+          await api.fetch('/api/inquiries', { method: 'POST', token, json: body }),
+          400,
+        );
+        expect(Object.keys(problem.errors ?? {}), JSON.stringify(body)).toEqual([field]);
+      }
+      // an inquiry stays in the inbox it was sent to
+      await expectProblem(
+        await api.fetch(`/api/inquiries/${existing.id}`, {
+          method: 'PATCH',
+          token,
+          json: { receiverPartyId: world.user.id },
+        }),
+        400,
+        { errors: { receiverPartyId: ['Unknown field'] } },
+      );
+    });
+    expect(await writableCounts(api)).toEqual(before);
+  });
+
+  it('captures every write with its read shape, for the writer’s subscribed registrations only', async () => {
+    await expectCaptureContract(api, world, {
+      entityName: 'Inquiry',
+      path: '/api/inquiries',
+      body: inquiry(),
+      patch: { readStatus: 1 },
+    });
+  });
+});

@@ -1,0 +1,217 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts } from '../http/test-support';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../testing';
+import {
+  buildProperty,
+  createThrough,
+  expectCaptureContract,
+  expectNothingCaptured,
+  idsOf,
+  patchThrough,
+  resetCapture,
+} from './process-test-support';
+
+let api: TestApi;
+let world: World;
+let property: number;
+
+type Notice = Record<string, unknown> & { id: number };
+
+const notice = (overrides: Record<string, unknown> = {}) => ({
+  title: 'Water off on Monday',
+  body: 'Maintenance from 9 to 12.',
+  ...overrides,
+});
+const createNotice = (token: string, body: Record<string, unknown> = notice()) =>
+  createThrough<Notice>(api, '/api/notices', token, body);
+
+beforeAll(async () => {
+  api = await startTestApi();
+  world = await buildWorld(api);
+  property = await buildProperty(api, world.pmc.id);
+});
+afterAll(() => api.close());
+beforeEach(() => resetCapture(api));
+
+describe('Notice', () => {
+  it('creates, reads, lists, searches, updates and deletes', async () => {
+    const token = world.pmc.full.token;
+    const created = await createNotice(
+      token,
+      notice({
+        propertyId: property,
+        publishedAt: '2026-11-01T00:00:00Z',
+        expiresAt: '2026-11-30T00:00:00+01:00',
+        audience: 'tenants',
+      }),
+    );
+    expect(created).toEqual({
+      id: expect.any(Number),
+      created: expect.any(String),
+      lastModified: null,
+      deleted: null,
+      partyId: world.pmc.id,
+      title: 'Water off on Monday',
+      body: 'Maintenance from 9 to 12.',
+      propertyId: property,
+      publishedAt: '2026-11-01T00:00:00.000Z',
+      expiresAt: '2026-11-29T23:00:00.000Z',
+      audience: 'tenants',
+    });
+    expect(await (await api.fetch(`/api/notices/${created.id}`, { token })).json()).toEqual(created);
+    expect(await idsOf(await api.fetch('/api/notices?SortByAttributeName=publishedAt', { token }))).toContain(
+      created.id,
+    );
+    const search = await api.fetch('/api/notices/search', {
+      method: 'POST',
+      token,
+      json: {
+        filters: [
+          { attribute: 'audience', operator: 'eq', value: 'tenants' },
+          { attribute: 'expiresAt', operator: 'gt', value: '2026-11-15T00:00:00Z' },
+        ],
+      },
+    });
+    expect(await idsOf(search)).toEqual([created.id]);
+
+    const patched = await patchThrough(api, `/api/notices/${created.id}`, token, {
+      audience: 'all',
+      propertyId: null,
+      expiresAt: null,
+    });
+    expect(patched).toMatchObject({ audience: 'all', propertyId: null, expiresAt: null });
+
+    expect((await api.fetch(`/api/notices/${created.id}`, { method: 'DELETE', token })).status).toBe(204);
+    expect((await api.fetch(`/api/notices/${created.id}`, { token })).status).toBe(404);
+  });
+
+  it('refuses an expiry before the publication, also when a patch moves either bound alone', async () => {
+    const token = world.pmc.full.token;
+    await expectProblem(
+      await api.fetch('/api/notices', {
+        method: 'POST',
+        token,
+        json: notice({ publishedAt: '2026-11-10T00:00:00Z', expiresAt: '2026-11-09T23:59:59Z' }),
+      }),
+      400,
+      { errors: { expiresAt: ['must not be before publishedAt (2026-11-10T00:00:00.000Z)'] } },
+    );
+    const created = await createNotice(
+      token,
+      notice({ publishedAt: '2026-11-10T00:00:00Z', expiresAt: '2026-11-20T00:00:00Z' }),
+    );
+    await expectProblem(
+      await api.fetch(`/api/notices/${created.id}`, {
+        method: 'PATCH',
+        token,
+        json: { publishedAt: '2026-11-21T00:00:00Z' },
+      }),
+      400,
+      { errors: { expiresAt: ['must not be before publishedAt (2026-11-21T00:00:00.000Z)'] } },
+    );
+    await expectProblem(
+      await api.fetch(`/api/notices/${created.id}`, {
+        method: 'PATCH',
+        token,
+        json: { expiresAt: '2026-11-01T00:00:00Z' },
+      }),
+      400,
+    );
+    // equal bounds are fine
+    const same = await patchThrough(api, `/api/notices/${created.id}`, token, {
+      expiresAt: '2026-11-10T00:00:00Z',
+    });
+    expect(same.expiresAt).toBe('2026-11-10T00:00:00.000Z');
+  });
+
+  it('applies the access rules of every operation', async () => {
+    const inScope = async () =>
+      `/api/notices/${(await createNotice(world.admin.full.token, notice({ partyId: world.pmc.id }))).id}`;
+    await expectAccessRules(api, world, {
+      method: 'GET',
+      path: '/api/notices',
+      allow: [1, 2, 3, 5, 7, 13, 14],
+      permission: 'Notice.Read',
+    });
+    await expectAccessRules(api, world, {
+      method: 'POST',
+      path: '/api/notices',
+      body: notice(),
+      allow: [1, 2],
+      permission: 'Notice.Create',
+    });
+    await expectAccessRules(api, world, {
+      method: 'PATCH',
+      path: inScope,
+      body: { title: 'Updated' },
+      allow: [1, 2],
+      permission: 'Notice.Update',
+    });
+    await expectAccessRules(api, world, {
+      method: 'DELETE',
+      path: inScope,
+      allow: [1, 2],
+      permission: 'Notice.Delete',
+    });
+  });
+
+  it('scopes reads, writes and relations to the caller’s parties', async () => {
+    const token = world.pmc.full.token;
+    const foreign = await createNotice(world.otherPmc.full.token);
+    const managed = await createNotice(world.admin.full.token, notice({ partyId: world.user.id }));
+    expect((await api.fetch(`/api/notices/${foreign.id}`, { token })).status).toBe(404);
+    expect((await api.fetch(`/api/notices/${managed.id}`, { token })).status).toBe(200);
+    await expectProblem(
+      await api.fetch(`/api/notices/${foreign.id}`, { method: 'PATCH', token, json: { title: 'X' } }),
+      404,
+    );
+    await expectProblem(await api.fetch(`/api/notices/${foreign.id}`, { method: 'DELETE', token }), 404);
+    const batch = await api.fetch('/api/notices/batch', {
+      method: 'POST',
+      token,
+      json: { ids: [foreign.id, managed.id] },
+    });
+    expect(await idsOf(batch)).toEqual([managed.id]);
+    const foreignProperty = await buildProperty(api, world.otherPmc.id);
+    await expectProblem(
+      await api.fetch('/api/notices', {
+        method: 'POST',
+        token,
+        json: notice({ propertyId: foreignProperty }),
+      }),
+      400,
+      { errors: { propertyId: [`Property ${foreignProperty} does not exist`] } },
+    );
+  });
+
+  it('refuses bad input with a 400 naming the field and writes nothing', async () => {
+    const before = await writableCounts(api);
+    const token = world.pmc.full.token;
+    await expectNothingCaptured(api, world, 'Notice', 'notices', async () => {
+      for (const [body, field] of [
+        [notice({ title: '' }), 'title'],
+        [notice({ body: 'x'.repeat(20001) }), 'body'],
+        [notice({ audience: 'everyone' }), 'audience'],
+        [notice({ publishedAt: 'yesterday' }), 'publishedAt'],
+        [notice({ publishedAt: '2026-11-10T00:00:00Z', expiresAt: '2026-11-01T00:00:00Z' }), 'expiresAt'],
+        [{ title: 'No body' }, 'body'],
+      ] as const) {
+        const problem = await expectProblem(
+          await api.fetch('/api/notices', { method: 'POST', token, json: body }),
+          400,
+        );
+        expect(Object.keys(problem.errors ?? {}), JSON.stringify(body)).toEqual([field]);
+      }
+    });
+    expect(await writableCounts(api)).toEqual(before);
+  });
+
+  it('captures every write with its read shape, for the writer’s subscribed registrations only', async () => {
+    await expectCaptureContract(api, world, {
+      entityName: 'Notice',
+      path: '/api/notices',
+      body: notice(),
+      patch: { publishedAt: '2026-11-22T10:00:00Z' },
+    });
+  });
+});

@@ -1,0 +1,50 @@
+import type { WebhookDeliveryBody } from '@platform/shared';
+
+/** The columns of an `entity_changes` row a delivery carries. */
+export interface DeliveryChangeRow {
+  entity: unknown;
+  initiator_party_id: number;
+  initiator_account_id: number | null;
+}
+
+/** The `webhook_events` row of the subscription a webhook fulfils: the delivery's `event`. */
+export interface DeliveryEventRow {
+  id: number;
+  type: number;
+  entity_name: string;
+  created: Date | string | null;
+  last_modified: Date | string | null;
+  deleted: Date | string | null;
+}
+
+const iso = (value: Date | string | null): string | null =>
+  value instanceof Date ? value.toISOString() : value === null ? null : new Date(value).toISOString();
+
+/**
+ * The body of a delivery (spec 6.2, design part 4): the entity as change capture recorded it, the
+ * subscribed WebhookEvent, and who made the change; `platformSignedBearerToken` only for
+ * authorization type 3. The one place that shapes it, so what the operator API shows is what the
+ * dispatcher sends.
+ */
+export function deliveryBody(
+  change: DeliveryChangeRow,
+  event: DeliveryEventRow,
+  options: { platformSignedBearerToken?: string } = {},
+): WebhookDeliveryBody {
+  return {
+    entity: change.entity as Record<string, unknown>,
+    event: {
+      id: event.id,
+      type: event.type,
+      entityName: event.entity_name,
+      created: iso(event.created),
+      lastModified: iso(event.last_modified),
+      deleted: iso(event.deleted),
+    },
+    initiatorPartyId: change.initiator_party_id,
+    initiatorAccountId: change.initiator_account_id,
+    ...(options.platformSignedBearerToken === undefined
+      ? {}
+      : { platformSignedBearerToken: options.platformSignedBearerToken }),
+  };
+}

@@ -1,0 +1,462 @@
+import { z } from 'zod';
+import { WebhookAuthType, WebhookEventType, WebhookState } from './enums';
+import { Page } from './pagination';
+
+const timestamp = z.iso.datetime({ offset: true });
+const partyId = z.number().int().min(1).max(2147483647);
+
+/**
+ * The entity names a registration may subscribe to: the entities of spec 6.4 that the API
+ * changes. Every one of them emits Created, Updated and Deleted (design part 6), including those
+ * the spec marks "not yet"; ProcessFeed has no delete endpoint (spec 6.4), so its Deleted is
+ * accepted but only a platform-side deletion would emit it. ConferenceRole is left out: its
+ * changes are relation changes, which are unsupported, so a subscription could never fire.
+ */
+export const WEBHOOK_ENTITY_NAMES = [
+  'Party',
+  'ContactDetails',
+  'Property',
+  'Entrance',
+  'Unit',
+  'UnitContract',
+  'Document',
+  'File',
+  'Process',
+  'ProcessFeed',
+  'WorkOrder',
+  'Inquiry',
+  'Notice',
+  'Conference',
+  'Settings',
+  'Topic',
+  'TopicNote',
+  'Resolution',
+  'ResolutionOption',
+  'VotingSession',
+  'Mandate',
+  'ConferenceVote',
+  'PredefinedVote',
+  'TopicTemplate',
+  'ResolutionTemplate',
+  'ResolutionOptionTemplate',
+] as const;
+export type WebhookEntityName = (typeof WEBHOOK_ENTITY_NAMES)[number];
+
+/** Entities spec 6.4 names as impossible to subscribe to; refused with their own message. */
+export const UNSUBSCRIBABLE_ENTITY_NAMES = ['Account', 'Tenant', 'Offer', 'Invoice', 'UserTask'] as const;
+
+/** The event types a registration may subscribe to; 4–6 (relation events) are unsupported. */
+export const SUBSCRIBABLE_EVENT_TYPES = [
+  WebhookEventType.Created,
+  WebhookEventType.Updated,
+  WebhookEventType.Deleted,
+] as const;
+
+/** Webhook states that still await delivery or a decision: Created, Retrying, Failed, Pending. */
+export const UNDELIVERED_WEBHOOK_STATES = [
+  WebhookState.Created,
+  WebhookState.Retrying,
+  WebhookState.Failed,
+  WebhookState.Pending,
+] as const;
+
+const ENTITY_BY_LOWER_NAME = new Map<string, WebhookEntityName>(
+  WEBHOOK_ENTITY_NAMES.map((name) => [name.toLowerCase(), name]),
+);
+
+/** The supported entity name `name` stands for (matched case-insensitively), or undefined. */
+export function webhookEntityName(name: string): WebhookEntityName | undefined {
+  return ENTITY_BY_LOWER_NAME.get(name.toLowerCase());
+}
+
+/** Why `name` cannot be subscribed to, listing the supported names. */
+export function unsupportedEntityMessage(name: string): string {
+  const supported = `supported: ${WEBHOOK_ENTITY_NAMES.join(', ')}`;
+  const refused = UNSUBSCRIBABLE_ENTITY_NAMES.find((n) => n.toLowerCase() === name.toLowerCase());
+  return refused
+    ? `${refused} cannot be subscribed to (spec 6.4); ${supported}`
+    : `Unknown entity name "${name.slice(0, 50)}"; ${supported}`;
+}
+
+/** A supported entity name, given in any case and answered in the spec's spelling. */
+export const WebhookEntityNameIn = z
+  .string()
+  .max(100)
+  .transform((name, ctx) => {
+    const canonical = webhookEntityName(name);
+    if (canonical) return canonical;
+    ctx.addIssue({ code: 'custom', message: unsupportedEntityMessage(name) });
+    return z.NEVER;
+  })
+  .meta({
+    type: 'string',
+    enum: [...WEBHOOK_ENTITY_NAMES],
+    description: 'A supported entity name (spec 6.4), matched case-insensitively.',
+  });
+
+const EVENT_TYPE_MESSAGE =
+  'must be 1 (Created), 2 (Updated) or 3 (Deleted); the relation events 4 (ReplaceRelation), ' +
+  '5 (AddToRelation) and 6 (RemoveFromRelation) are unsupported';
+
+/** A subscribable WebhookEventType: 1 Created, 2 Updated, 3 Deleted. */
+export const SubscribableEventType = z
+  .number({ error: EVENT_TYPE_MESSAGE })
+  .int(EVENT_TYPE_MESSAGE)
+  .refine((type) => (SUBSCRIBABLE_EVENT_TYPES as readonly number[]).includes(type), EVENT_TYPE_MESSAGE)
+  .meta({ description: '1 Created, 2 Updated, 3 Deleted (4–6 are unsupported).' });
+
+export const WEBHOOK_TARGET_URL_MAX_LENGTH = 2048;
+
+/**
+ * Why `text` is not an acceptable webhook target URL, or undefined. Only the form is checked
+ * here; whether its host may be private is the API's call (it depends on configuration).
+ */
+export function targetUrlProblem(text: string): string | undefined {
+  if (text.trim() !== text || /\s/.test(text)) return 'must not contain spaces';
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'must be an absolute http or https URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return `must use http or https, not ${url.protocol.slice(0, -1).slice(0, 20)}`;
+  }
+  if (url.username || url.password) {
+    return 'must not contain credentials; use targetAuthorization (Basic Auth) instead';
+  }
+  if (!url.hostname) return 'must name a host';
+  // never sent in an HTTP request, so a fragment can only mislead
+  if (url.hash || text.includes('#')) return 'must not contain a fragment (#…)';
+  return undefined;
+}
+
+/** An absolute http(s) URL without credentials, at most 2048 characters. */
+export const TargetUrl = z
+  .string()
+  .min(1, 'Must not be empty')
+  .max(WEBHOOK_TARGET_URL_MAX_LENGTH)
+  .superRefine((text, ctx) => {
+    const problem = targetUrlProblem(text);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({
+    description:
+      'Absolute http or https URL, at most 2048 characters, without credentials or fragment. ' +
+      'A literal private, loopback or link-local address or `localhost` is refused where private ' +
+      'targets are not allowed (production).',
+  });
+
+/** One subscribed event in a create body. */
+export const WebhookEventWrite = z
+  .strictObject({ entityName: WebhookEntityNameIn, type: SubscribableEventType })
+  .meta({ id: 'WebhookEventWrite' });
+export type WebhookEventWrite = z.infer<typeof WebhookEventWrite>;
+
+const AUTH_TYPE_MESSAGE =
+  'must be 0 (No Auth), 1 (Basic Auth), 2 (Platform signed Bearer Token in Header), ' +
+  '3 (Platform signed Bearer Token in Body) or 4 (Target API Token)';
+const AUTH_TYPES = Object.values(WebhookAuthType) as number[];
+
+/** Visible ASCII, as a header value carries it without encoding surprises. */
+const headerSafe = /^[\x21-\x7e]+$/;
+// RFC 7617: the user-id of Basic Auth cannot contain a colon; neither part may hold control characters
+const basicPart = /^[^\x00-\x1f\x7f]+$/;
+
+/** Which credential fields each authorization type takes. */
+const CREDENTIAL_FIELDS: Record<number, readonly ('username' | 'password' | 'apiKey')[]> = {
+  [WebhookAuthType.NoAuth]: [],
+  [WebhookAuthType.BasicAuth]: ['username', 'password'],
+  [WebhookAuthType.PlatformBearerInHeader]: [],
+  [WebhookAuthType.PlatformBearerInBody]: [],
+  [WebhookAuthType.TargetApiToken]: ['apiKey'],
+};
+
+/**
+ * How the service authenticates towards the target (spec 5.11). Basic Auth needs `username` and
+ * `password`, Target API Token needs `apiKey`; other types take no credentials.
+ */
+export const WebhookTargetAuthorizationWrite = z
+  .strictObject({
+    type: z
+      .number({ error: AUTH_TYPE_MESSAGE })
+      .int(AUTH_TYPE_MESSAGE)
+      .refine((type) => AUTH_TYPES.includes(type), AUTH_TYPE_MESSAGE)
+      .meta({ description: AUTH_TYPE_MESSAGE.replace('must be', 'One of') }),
+    username: z
+      .string()
+      .min(1, 'Must not be empty')
+      .max(200)
+      .regex(basicPart, 'must not contain control characters')
+      .refine((text) => !text.includes(':'), 'must not contain a colon (RFC 7617)')
+      .optional()
+      .meta({ description: 'Basic Auth (1) only.' }),
+    password: z
+      .string()
+      .min(1, 'Must not be empty')
+      .max(200)
+      .regex(basicPart, 'must not contain control characters')
+      .optional()
+      .meta({ description: 'Basic Auth (1) only. Stored encrypted, never returned.' }),
+    apiKey: z
+      .string()
+      .min(1, 'Must not be empty')
+      .max(500)
+      .regex(headerSafe, 'must be visible ASCII characters without spaces (it is sent as a header)')
+      .optional()
+      .meta({
+        description: 'Target API Token (4) only: sent as `x-api-key`. Stored encrypted, never returned.',
+      }),
+  })
+  .superRefine((auth, ctx) => {
+    const allowed = CREDENTIAL_FIELDS[auth.type] ?? [];
+    for (const field of ['username', 'password', 'apiKey'] as const) {
+      const given = auth[field] !== undefined;
+      if (allowed.includes(field) && !given) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `Required for authorization type ${auth.type}`,
+        });
+      } else if (!allowed.includes(field) && given) {
+        const takes = Object.entries(CREDENTIAL_FIELDS)
+          .filter(([, fields]) => fields.includes(field))
+          .map(([type]) => type)
+          .join(', ');
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `Not applicable to authorization type ${auth.type}; only type ${takes} takes it`,
+        });
+      }
+    }
+  })
+  .meta({ id: 'WebhookTargetAuthorizationWrite' });
+export type WebhookTargetAuthorizationWrite = z.infer<typeof WebhookTargetAuthorizationWrite>;
+
+export const MAX_ENABLED_EVENTS = WEBHOOK_ENTITY_NAMES.length * SUBSCRIBABLE_EVENT_TYPES.length;
+
+/** Body of POST /api/webhook-registrations. */
+export const WebhookRegistrationWrite = z
+  .strictObject({
+    targetUrl: TargetUrl,
+    enabledEvents: z
+      .array(WebhookEventWrite)
+      .min(1, 'Must list at least one event')
+      .max(MAX_ENABLED_EVENTS)
+      .superRefine((events, ctx) => {
+        const seen = new Map<string, number>();
+        events.forEach((event, index) => {
+          const key = `${event.entityName}:${event.type}`;
+          const first = seen.get(key);
+          if (first === undefined) seen.set(key, index);
+          else
+            ctx.addIssue({
+              code: 'custom',
+              path: [index],
+              message: `Duplicate of enabledEvents.${first} (${event.entityName}, type ${event.type})`,
+            });
+        });
+      })
+      .meta({ description: 'The (entityName, type) pairs to deliver; unique, at least one.' }),
+    shouldGroup: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Deliver the changes of one entity in order (spec 6.3). Default false.' }),
+    shouldGroupContinueAfterFail: z.boolean().optional().meta({
+      description:
+        'With shouldGroup: a Failed webhook does not hold back the later ones of its group. Default false.',
+    }),
+    targetAuthorization: WebhookTargetAuthorizationWrite,
+    partyId: partyId.optional().meta({
+      description:
+        'Admin only: the party (Admin or Property Management Company) the registration serves. ' +
+        'Others register for their own party.',
+    }),
+  })
+  .superRefine((write, ctx) => {
+    if (write.shouldGroupContinueAfterFail && !write.shouldGroup) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['shouldGroupContinueAfterFail'],
+        message: 'Applies only to grouped registrations; set shouldGroup too',
+      });
+    }
+  })
+  .meta({ id: 'WebhookRegistrationWrite' });
+export type WebhookRegistrationWrite = z.infer<typeof WebhookRegistrationWrite>;
+
+/** The rule of spec 6.1.4, named in every refusal of a change other than `targetUrl`. */
+export const IMMUTABLE_REGISTRATION_RULE =
+  'cannot be changed (spec 6.1.4): create a new registration and delete the old one';
+
+// accepted by the schema only to refuse it with the rule, not as an unknown field
+const immutable = (field: string) =>
+  z
+    .unknown()
+    .superRefine((_, ctx) =>
+      ctx.addIssue({ code: 'custom', message: `${field} ${IMMUTABLE_REGISTRATION_RULE}` }),
+    )
+    .optional()
+    .meta({ description: `Refused: ${field} ${IMMUTABLE_REGISTRATION_RULE}.` });
+
+/** Body of PATCH /api/webhook-registrations/{id}: only `targetUrl` may change (spec 6.1.4). */
+export const WebhookRegistrationPatch = z
+  .strictObject({
+    targetUrl: TargetUrl.optional(),
+    enabledEvents: immutable('enabledEvents'),
+    targetAuthorization: immutable('targetAuthorization'),
+    shouldGroup: immutable('shouldGroup'),
+    shouldGroupContinueAfterFail: immutable('shouldGroupContinueAfterFail'),
+    partyId: immutable('partyId'),
+  })
+  .meta({ id: 'WebhookRegistrationPatch' });
+export type WebhookRegistrationPatch = z.infer<typeof WebhookRegistrationPatch>;
+
+/** A subscribed event of a registration: the spec's WebhookEvent, and the `event` of a delivery. */
+export const WebhookEventRead = z
+  .object({
+    id: z.number().int(),
+    entityName: z.string(),
+    type: z.number().int().meta({ description: 'WebhookEventType: 1 Created, 2 Updated, 3 Deleted.' }),
+    created: timestamp,
+    lastModified: timestamp.nullable(),
+    deleted: timestamp.nullable(),
+  })
+  .meta({ id: 'WebhookEventRead' });
+export type WebhookEventRead = z.infer<typeof WebhookEventRead>;
+
+export const WebhookRegistrationRead = z
+  .object({
+    id: z.number().int(),
+    partyId: z.number().int(),
+    targetUrl: z.string(),
+    enabledEvents: z.array(WebhookEventRead),
+    shouldGroup: z.boolean(),
+    shouldGroupContinueAfterFail: z.boolean(),
+    targetAuthorization: z
+      .object({ type: z.number().int() })
+      .meta({ description: 'The authorization type only; credentials are never returned.' }),
+    createdByAccountId: z.number().int().nullable(),
+    created: timestamp,
+    lastModified: timestamp.nullable(),
+    deleted: timestamp.nullable(),
+  })
+  .meta({ id: 'WebhookRegistrationRead' });
+export type WebhookRegistrationRead = z.infer<typeof WebhookRegistrationRead>;
+
+/** The create response: the registration plus its signing secret, shown this once. */
+export const WebhookRegistrationCreated = WebhookRegistrationRead.extend({
+  signingSecret: z.string().meta({
+    description:
+      'The Standard Webhooks secret (`whsec_` + base64 of 32 random bytes) that signs every delivery. ' +
+      'Shown only in this response; store it now.',
+  }),
+}).meta({ id: 'WebhookRegistrationCreated' });
+export type WebhookRegistrationCreated = z.infer<typeof WebhookRegistrationCreated>;
+
+export const PaginatedListOfWebhookRegistrationRead = Page(WebhookRegistrationRead).meta({
+  id: 'PaginatedListOfWebhookRegistrationRead',
+});
+
+/** The body a webhook delivers (spec 6.2 and design part 4). */
+export const WebhookDeliveryBody = z
+  .object({
+    entity: z.record(z.string(), z.unknown()).meta({ description: 'The full serialized entity.' }),
+    event: z.object({
+      id: z.number().int(),
+      type: z.number().int(),
+      entityName: z.string(),
+      created: timestamp.nullable(),
+      lastModified: timestamp.nullable(),
+      deleted: timestamp.nullable(),
+    }),
+    initiatorPartyId: z.number().int(),
+    initiatorAccountId: z.number().int().nullable(),
+    platformSignedBearerToken: z
+      .string()
+      .optional()
+      .meta({ description: 'Authorization type 3 only; added at delivery, never stored.' }),
+  })
+  .meta({ id: 'WebhookDeliveryBody' });
+export type WebhookDeliveryBody = z.infer<typeof WebhookDeliveryBody>;
+
+/** One delivery of one change to one registration. */
+export const WebhookRead = z
+  .object({
+    id: z.number().int(),
+    registrationId: z.number().int(),
+    partyId: z.number().int().meta({ description: 'The party of the registration.' }),
+    eventId: z.number().int(),
+    eventType: z.number().int().meta({ description: 'WebhookEventType: 1 Created, 2 Updated, 3 Deleted.' }),
+    entityName: z.string(),
+    entityId: z.number().int(),
+    entityChangeId: z.number().int(),
+    state: z.number().int().meta({
+      description: '1 Created, 2 Retrying, 3 Successful, 4 Failed, 5 Aborted, 6 Pending, 7 Resolved.',
+    }),
+    attemptCount: z.number().int(),
+    nextAttemptAt: timestamp
+      .nullable()
+      .meta({ description: 'When the next attempt is due; null unless Created or Retrying.' }),
+    groupKey: z
+      .string()
+      .nullable()
+      .meta({ description: '`<entityName>:<entityId>` for grouped registrations.' }),
+    groupSeq: z.number().int().nullable().meta({ description: 'Position in its group, in commit order.' }),
+    initiatorPartyId: z.number().int(),
+    initiatorAccountId: z.number().int().nullable(),
+    created: timestamp,
+    lastModified: timestamp.nullable(),
+    completedAt: timestamp.nullable(),
+  })
+  .meta({ id: 'WebhookRead' });
+export type WebhookRead = z.infer<typeof WebhookRead>;
+
+/** A webhook with the body it delivers. */
+export const WebhookDetailRead = WebhookRead.extend({
+  payload: WebhookDeliveryBody.meta({
+    description: 'The delivery body (spec 6.2), without `platformSignedBearerToken`.',
+  }),
+}).meta({ id: 'WebhookDetailRead' });
+export type WebhookDetailRead = z.infer<typeof WebhookDetailRead>;
+
+export const PaginatedListOfWebhookRead = Page(WebhookRead).meta({ id: 'PaginatedListOfWebhookRead' });
+
+/** One HTTP try of a webhook. */
+export const WebhookAttemptRead = z
+  .object({
+    id: z.number().int(),
+    webhookId: z.number().int(),
+    number: z.number().int().meta({ description: 'Attempt number, from 1.' }),
+    startedAt: timestamp,
+    durationMs: z.number().int(),
+    statusCode: z.number().int().nullable(),
+    errorKind: z.string().nullable().meta({ description: 'Why the attempt failed, when it did.' }),
+    responseBody: z.string().nullable().meta({ description: 'The first 4 KiB of the response.' }),
+    created: timestamp,
+  })
+  .meta({ id: 'WebhookAttemptRead' });
+export type WebhookAttemptRead = z.infer<typeof WebhookAttemptRead>;
+
+export const PaginatedListOfWebhookAttemptRead = Page(WebhookAttemptRead).meta({
+  id: 'PaginatedListOfWebhookAttemptRead',
+});
+
+/** A group held by a Failed webhook of a registration without shouldGroupContinueAfterFail. */
+export const BlockedGroupRead = z
+  .object({
+    registrationId: z.number().int(),
+    partyId: z.number().int(),
+    groupKey: z.string(),
+    blockerWebhookId: z.number().int().meta({ description: 'The Failed webhook holding the group.' }),
+    blockedSince: timestamp.nullable().meta({ description: 'When the blocker last changed (it failed).' }),
+    pendingCount: z.number().int().meta({ description: 'Webhooks waiting behind the blocker.' }),
+    oldestPendingCreated: timestamp.nullable(),
+  })
+  .meta({ id: 'BlockedGroupRead' });
+export type BlockedGroupRead = z.infer<typeof BlockedGroupRead>;
+
+export const PaginatedListOfBlockedGroupRead = Page(BlockedGroupRead).meta({
+  id: 'PaginatedListOfBlockedGroupRead',
+});
