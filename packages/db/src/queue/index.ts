@@ -1,2 +1,4 @@
+export * from './claim';
+export * from './complete';
 export * from './enqueue';
 export * from './release';

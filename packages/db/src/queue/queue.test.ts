@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../testing';
+import { claimWebhooks, nextDueAt } from './claim';
+import { completeWebhooks, type AttemptResult } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
 import { leaveGroups, releaseGroups } from './release';
 
@@ -151,5 +153,76 @@ describe('releaseGroups and leaveGroups', () => {
     });
     await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
     expect((await webhooksOf(grouped))[1]).toMatchObject({ state: 1, group_seq: 2 });
+  });
+});
+
+function result(
+  claimed: { id: number; registration_id: number; group_key: string | null; attempt: number },
+  overrides: Partial<AttemptResult> = {},
+): AttemptResult {
+  return {
+    webhookId: claimed.id,
+    registrationId: claimed.registration_id,
+    groupKey: claimed.group_key,
+    attempt: claimed.attempt,
+    startedAt: new Date(),
+    durationMs: 3,
+    statusCode: 200,
+    errorKind: null,
+    responseBody: 'ok',
+    state: 3,
+    nextAttemptAt: null,
+    releasesGroup: true,
+    ...overrides,
+  };
+}
+
+describe('claimWebhooks and completeWebhooks', () => {
+  it('claim due heads with their delivery data, lease them, and never hand one row to two dispatchers', async () => {
+    const grouped = await registration(partyId, { shouldGroup: true });
+    const plain = await registration(partyId);
+    for (let i = 0; i < 3; i++) await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
+    const first = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    // the grouped chain offers only its head; the ungrouped registration all three
+    expect(first.map((w) => w.registration_id).sort()).toEqual([grouped, plain, plain, plain].sort());
+    expect(first[0]).toMatchObject({
+      attempt: 1,
+      target_url: 'http://127.0.0.1:9/hook',
+      event_entity_name: 'Unit',
+      entity: { id: 7 },
+    });
+    expect(await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'b' })).toEqual([]);
+    const leased = await db.knex('webhooks').whereNotNull('locked_by').select('locked_by', 'next_attempt_at');
+    expect(leased).toHaveLength(4);
+    for (const row of leased) expect(row.next_attempt_at.getTime()).toBeGreaterThan(Date.now() + 50_000);
+    expect((await nextDueAt(db.knex))!.getTime()).toBeGreaterThan(Date.now() + 50_000);
+  });
+
+  it('records attempts, moves states, releases the group, and ignores a dispatcher whose lease was taken over', async () => {
+    const grouped = await registration(partyId, { shouldGroup: true });
+    for (let i = 0; i < 2; i++) await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
+    const [head] = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    // a stale dispatcher's result is not applied
+    expect(await completeWebhooks(db.knex, 'stale', [result(head!)])).toEqual([]);
+    expect(await completeWebhooks(db.knex, 'a', [result(head!)])).toEqual([head!.id]);
+    const rows = await webhooksOf(grouped);
+    expect(rows.map((r) => r.state)).toEqual([3, 1]);
+    expect(await db.knex('webhook_attempts').select('webhook_id', 'number', 'status_code')).toEqual([
+      { webhook_id: head!.id, number: 1, status_code: 200 },
+    ]);
+    const [next] = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    const retryAt = new Date(Date.now() + 300_000);
+    await completeWebhooks(db.knex, 'a', [
+      result(next!, {
+        state: 2,
+        statusCode: 500,
+        errorKind: 'status',
+        nextAttemptAt: retryAt,
+        releasesGroup: false,
+      }),
+    ]);
+    const retried = await db.knex('webhooks').where({ id: next!.id }).first();
+    expect(retried).toMatchObject({ state: 2, locked_by: null, attempt_count: 1 });
+    expect(retried.next_attempt_at.getTime()).toBe(retryAt.getTime());
   });
 });

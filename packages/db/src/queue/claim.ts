@@ -1,0 +1,70 @@
+import type { Knex } from 'knex';
+
+/** A claimed webhook with everything one delivery needs, read in the claiming statement. */
+export interface ClaimedWebhook {
+  id: number;
+  registration_id: number;
+  /** The attempt this delivery is (attempt_count after the claim). */
+  attempt: number;
+  group_key: string | null;
+  target_url: string;
+  auth_type: number;
+  auth_credentials: string | null;
+  signing_secret: string;
+  registration_party_id: number;
+  should_group_continue_after_fail: boolean;
+  entity: unknown;
+  initiator_party_id: number;
+  initiator_account_id: number | null;
+  event_id: number;
+  event_type: number;
+  event_entity_name: string;
+  event_created: Date;
+  event_last_modified: Date | null;
+  event_deleted: Date | null;
+}
+
+/**
+ * Claims up to `batch` due webhooks in one statement (design part 3): due heads and ungrouped rows
+ * (states 1, 2; blocked rows are never in those states) in `next_attempt_at` order, skipping rows
+ * another dispatcher holds, and leases them by pushing `next_attempt_at` to now + lease. A
+ * dispatcher that dies loses its lease and the rows become due again (at-least-once delivery).
+ */
+export async function claimWebhooks(
+  knex: Knex,
+  options: { batch: number; leaseMs: number; dispatcherId: string },
+): Promise<ClaimedWebhook[]> {
+  const { rows } = await knex.raw<{ rows: ClaimedWebhook[] }>(
+    `with due as materialized (
+       select id from webhooks
+        where state in (1, 2) and next_attempt_at <= now()
+        order by next_attempt_at
+        limit ?
+          for update skip locked
+     )
+     update webhooks w
+        set next_attempt_at = now() + make_interval(secs => ? / 1000.0),
+            locked_by = ?,
+            attempt_count = w.attempt_count + 1
+       from due, webhook_registrations r, entity_changes c, webhook_events e
+      where w.id = due.id and r.id = w.registration_id and c.id = w.entity_change_id and e.id = w.event_id
+     returning w.id, w.registration_id, w.attempt_count as attempt, w.group_key,
+               r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
+               r.should_group_continue_after_fail,
+               c.entity, c.initiator_party_id, c.initiator_account_id,
+               e.id as event_id, e.type as event_type, e.entity_name as event_entity_name,
+               e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted`,
+    [options.batch, options.leaseMs, options.dispatcherId],
+  );
+  return rows;
+}
+
+/** The earliest future `next_attempt_at` of a claimable webhook, to sleep until; null when none. */
+export async function nextDueAt(knex: Knex): Promise<Date | null> {
+  const { rows } = await knex.raw<{ rows: { at: Date | null }[] }>(
+    `select min(next_attempt_at) as at from (
+       select next_attempt_at from webhooks where state in (1, 2) order by next_attempt_at limit 1
+     ) n`,
+  );
+  return rows[0]?.at ?? null;
+}
