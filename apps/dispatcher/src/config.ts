@@ -31,6 +31,20 @@ const ConfigSchema = z
       .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
       .optional()
       .transform((text) => (text === undefined ? undefined : text === 'true' || text === '1')),
+    /** Deliveries in flight at once, over all targets. */
+    DISPATCHER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(32),
+    /** Rows one claim statement takes at most. */
+    DISPATCHER_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
+    /** Keep-alive connections per target origin, so one slow target cannot take every slot. */
+    DISPATCHER_CONNECTIONS_PER_ORIGIN: z.coerce.number().int().min(1).max(1000).default(32),
+    /** Longest sleep without a notification (covers lost NOTIFYs). */
+    DISPATCHER_POLL_INTERVAL: parsed('5s', parseDuration),
+    /** How long in-flight deliveries may take to finish after SIGTERM. */
+    DISPATCHER_SHUTDOWN_TIMEOUT: parsed('20s', parseDuration),
+    DATA_DIR: z.string().default('.data'),
+    /** Opens sealed target credentials and signing secrets; the API's key (see the API's config). */
+    SECRET_ENCRYPTION_KEY: z.string().optional(),
+    SECRET_ENCRYPTION_KEY_FILE: z.string().optional(),
     /** Names this replica in leases and logs; unique per process by default. */
     DISPATCHER_ID: z.string().trim().min(1).max(200).default(`${hostname()}-${process.pid}`),
   })
@@ -39,6 +53,8 @@ const ConfigSchema = z
     // Private targets are how local development and tests reach their receivers; in production
     // they would let a registration probe the internal network.
     ALLOW_PRIVATE_TARGETS: config.ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production',
+    // a lease outlives any delivery, so a live dispatcher never loses rows it is still working on
+    LEASE_MS: config.WEBHOOK_TIMEOUT * 2 + 30_000,
   }));
 
 export type Config = z.output<typeof ConfigSchema>;

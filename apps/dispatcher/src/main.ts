@@ -1,11 +1,12 @@
-import { createKnex, migrate, WEBHOOK_DUE_CHANNEL } from '@platform/db';
+import { join } from 'node:path';
+import { createKnex, createSecretBox, migrate, resolveSecretKey, WEBHOOK_DUE_CHANNEL } from '@platform/db';
 import pino from 'pino';
 import { loadConfig } from './config';
+import { Deliverer } from './deliver';
+import { buildDeliveryRequest, type BearerTokenSource } from './delivery-request';
+import { Dispatcher } from './loop';
 import { startListener } from './listener';
 import { createStatusServer } from './server';
-
-/** How long in-flight work may take to finish after SIGTERM before the process gives up. */
-const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /** Wires config, database, LISTEN and the status server, and shuts down cleanly on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -22,9 +23,39 @@ async function main(): Promise<void> {
   // this safe next to an API or other dispatchers doing the same.
   await migrate(knex);
 
+  const secrets = createSecretBox(
+    resolveSecretKey({
+      key: config.SECRET_ENCRYPTION_KEY,
+      file: config.SECRET_ENCRYPTION_KEY_FILE ?? join(config.DATA_DIR, 'keys', 'secret.key'),
+      production: config.NODE_ENV === 'production',
+    }),
+  );
+  const bearerToken: BearerTokenSource = async () => {
+    throw new Error('service-signed bearer tokens are not configured');
+  };
+  const deliverer = new Deliverer({
+    timeoutMs: config.WEBHOOK_TIMEOUT,
+    allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
+    connectionsPerOrigin: config.DISPATCHER_CONNECTIONS_PER_ORIGIN,
+  });
+  const dispatcher = new Dispatcher({
+    knex,
+    logger,
+    dispatcherId: config.DISPATCHER_ID,
+    schedule: config.WEBHOOK_RETRY_SCHEDULE,
+    concurrency: config.DISPATCHER_CONCURRENCY,
+    batchSize: config.DISPATCHER_BATCH_SIZE,
+    leaseMs: config.LEASE_MS,
+    pollMs: config.DISPATCHER_POLL_INTERVAL,
+    buildRequest: (webhook) => buildDeliveryRequest(webhook, { secrets, bearerToken, now: () => new Date() }),
+    deliver: (request) => deliverer.deliver(request),
+  });
+
   let notifications = 0;
-  // The claim-and-deliver loop arrives with the delivery issue; until then a wake-up is only logged.
-  const wake = (reason: 'notification' | 'listen') => logger.debug({ reason }, 'wake-up');
+  const wake = (reason: 'notification' | 'listen') => {
+    logger.debug({ reason }, 'wake-up');
+    dispatcher.wake();
+  };
   const listener = startListener({
     connectionString: config.DATABASE_URL,
     channel: WEBHOOK_DUE_CHANNEL,
@@ -44,6 +75,7 @@ async function main(): Promise<void> {
     logger.fatal({ err: error }, 'status server failed');
     process.exit(1);
   });
+  dispatcher.start();
   server.listen(config.DISPATCHER_PORT, () => {
     logger.info(
       { port: config.DISPATCHER_PORT },
@@ -59,7 +91,10 @@ async function main(): Promise<void> {
     setTimeout(() => {
       logger.error('did not stop within the deadline; exiting');
       process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS).unref();
+    }, config.DISPATCHER_SHUTDOWN_TIMEOUT + 10_000).unref();
+    // stop taking work, finish what is in flight, write its results, then let go of everything
+    await dispatcher.stop(config.DISPATCHER_SHUTDOWN_TIMEOUT);
+    await deliverer.close();
     await listener.stop();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());

@@ -161,7 +161,7 @@ const AUTH_TYPES = Object.values(WebhookAuthType) as number[];
 /** Visible ASCII, as a header value carries it without encoding surprises. */
 const headerSafe = /^[\x21-\x7e]+$/;
 // RFC 7617: the user-id of Basic Auth cannot contain a colon; neither part may hold control characters
-const basicPart = /^[^\x00-\x1f\x7f]+$/;
+const basicPart = /^\P{Cc}+$/u;
 
 /** Which credential fields each authorization type takes. */
 const CREDENTIAL_FIELDS: Record<number, readonly ('username' | 'password' | 'apiKey')[]> = {

@@ -114,7 +114,7 @@ export function multipartBody(
       // formidable stops reading at the first error; drain the rest so the client, still
       // sending, receives the answer instead of a reset connection
       ctx.req.resume();
-      // await rm(uploadDir, { recursive: true, force: true });
+      await rm(uploadDir, { recursive: true, force: true });
       throw error;
     }
     try {

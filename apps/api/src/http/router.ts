@@ -164,7 +164,11 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
     const params = route.params ? parseInput(route.params, ctx.params, 'path parameters') : undefined;
     const query = route.query ? parseInput(route.query, { ...ctx.query }, 'query') : undefined;
     const upload = route.multipart ? multipartInput(route.multipart, route.body, ctx) : undefined;
-    const body = upload ? upload.body : route.body ? parseInput(route.body, ctx.request.body, 'body') : undefined;
+    const body = upload
+      ? upload.body
+      : route.body
+        ? parseInput(route.body, ctx.request.body, 'body')
+        : undefined;
     const result = await route.handler({
       params,
       query,

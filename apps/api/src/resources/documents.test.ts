@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { sanitizeFileName, normalizeMediaType, type DocumentRead, type FileRead } from '@platform/shared';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, postRaw, rawRequest, writableCounts } from '../http/test-support';
+import { testConfig } from '../config';
+import { buildOpenApiDocument } from '../http/openapi';
+import { ROUTES } from '../routes';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../testing';
 import { attachmentDisposition } from './file-service';
 
@@ -817,7 +820,7 @@ describe('File: upload and download', () => {
   });
 });
 
-describe('file names, media types and Content-Disposition', () => {
+describe('file names, media types, Content-Disposition, the limit and OpenAPI', () => {
   it('makes a part’s file name safe', () => {
     expect(sanitizeFileName('C:\\Users\\anna\\Mietvertrag.pdf')).toBe('Mietvertrag.pdf');
     expect(sanitizeFileName('/etc/passwd')).toBe('passwd');
@@ -859,5 +862,36 @@ describe('file names, media types and Content-Disposition', () => {
     expect(attachmentDisposition(`Grundriss "EG" 100%'s*.pdf`)).toBe(
       `attachment; filename="Grundriss _EG_ 100_'s*.pdf"; filename*=UTF-8''Grundriss%20%22EG%22%20100%25%27s%2A.pdf`,
     );
+  });
+
+  it('limits uploads to 10 MiB unless FILE_UPLOAD_LIMIT says otherwise', () => {
+    expect(testConfig({ DATABASE_URL: 'postgres://x@localhost/x' }).FILE_UPLOAD_LIMIT).toBe(10 * 1024 * 1024);
+    expect(
+      testConfig({ DATABASE_URL: 'postgres://x@localhost/x', FILE_UPLOAD_LIMIT: '512kb' }).FILE_UPLOAD_LIMIT,
+    ).toBe(512 * 1024);
+    expect(() => testConfig({ DATABASE_URL: 'postgres://x@localhost/x', FILE_UPLOAD_LIMIT: 'lots' })).toThrow(
+      /FILE_UPLOAD_LIMIT/,
+    );
+  });
+
+  it('describes the multipart upload and the binary download in OpenAPI', () => {
+    const document: unknown = buildOpenApiDocument(ROUTES);
+    /** The value at `keys` inside the generated document. */
+    const at = (...keys: string[]): unknown =>
+      keys.reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], document);
+    const upload = ['paths', '/api/files', 'post'];
+    const form = [...upload, 'requestBody', 'content', 'multipart/form-data', 'schema'];
+    expect(Object.keys(at(...upload, 'requestBody', 'content') as object)).toEqual(['multipart/form-data']);
+    expect(at(...form, 'required')).toEqual(['file']);
+    expect(at(...form, 'properties', 'file')).toMatchObject({ type: 'string', format: 'binary' });
+    expect(at(...form, 'properties', 'documentId')).toMatchObject({ type: 'integer' });
+    expect(Object.keys(at(...upload, 'responses') as object)).toEqual(
+      expect.arrayContaining(['200', '400', '413', '415']),
+    );
+    const download = ['paths', '/api/files/{id}/content', 'get', 'responses', '200'];
+    expect(at(...download, 'content', '*/*', 'schema')).toMatchObject({ type: 'string', format: 'binary' });
+    expect(Object.keys(at(...download, 'headers') as object)).toEqual(['Content-Disposition', 'ETag']);
+    // the registry's JSON create of File is replaced by the upload, not served beside it
+    expect(ROUTES.filter((route) => route.method === 'post' && route.path === '/api/files')).toHaveLength(1);
   });
 });

@@ -254,6 +254,11 @@ describe('POST /api/webhook-registrations', () => {
         /colon/,
       ],
       [
+        { targetAuthorization: { type: 1, username: 'a\nb', password: 'p' } },
+        'targetAuthorization.username',
+        /control characters/,
+      ],
+      [
         { targetAuthorization: { type: 4 } },
         'targetAuthorization.apiKey',
         /Required for authorization type 4/,
@@ -646,6 +651,11 @@ describe('DELETE /api/webhook-registrations/{id}', () => {
       await api.fetch('/api/webhook-registrations', { token }),
     );
     expect(list.items.map((r) => r.id)).toEqual([kept.id]);
+    // its webhooks stay readable for operators, as history
+    const history = await readJson<{ items: { id: number; state: number }[] }>(
+      await api.fetch(`/api/webhooks?registrationId=${doomed.id}`, { token }),
+    );
+    expect(history.items.map((w) => w.state)).toEqual([5, 5, 3, 5, 5, 5, 7]);
     await patchProperty(api, token, propertyId, { notes: 'after delete' });
     expect(await webhooksOf(api, doomed.id)).toHaveLength(7);
     expect(await webhooksOf(api, grouped.id)).toHaveLength(7);

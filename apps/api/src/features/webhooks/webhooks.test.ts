@@ -342,7 +342,7 @@ describe('abort and resolve', () => {
         blockerWebhookId: hooks[0],
         blockedSince: null,
         pendingCount: 2,
-        oldestPendingCreated: pendings[0].oldest.toISOString(),
+        oldestPendingCreated: (pendings[0]!.oldest as Date).toISOString(),
       },
     ]);
     // not visible to another PMC
@@ -495,6 +495,12 @@ describe('retry', () => {
       expect(problem.detail).toMatch(/^Only a Failed webhook can be retried/);
       expect((await api.db.knex('webhooks').where({ id: hooks[index] }).first()).state).toBe(state);
     }
+    // a Failed webhook of a deleted registration (one a concurrent enqueue slipped in) stays put
+    await api.fetch(`/api/webhook-registrations/${registration.id}`, { method: 'DELETE', token });
+    await setState(api, hooks[0]!, 4);
+    const problem = await expectProblem(await act(api, token, hooks[0]!, 'retry'), 409);
+    expect(problem.detail).toMatch(/registration of webhook \d+ was deleted/);
+    expect((await api.db.knex('webhooks').where({ id: hooks[0] }).first()).state).toBe(4);
   });
 
   it('puts a Failed webhook of a continue-after-fail registration back in its group, next in line', async () => {

@@ -240,10 +240,9 @@ export const fileResource = defineResource({
       auth: { allow: def.readers ?? DEFAULT_READERS, permission: 'File.Read' },
       params: z.strictObject({ id: pathId }),
       response: {
-        description: 'The bytes of the file',
+        description: 'The bytes of the file, with the Content-Type they were uploaded with',
         binary: {
           headers: {
-            'Content-Type': 'The media type the file was uploaded with.',
             'Content-Disposition': "attachment; filename=\"…\"; filename*=UTF-8''… (the file's name)",
             ETag: 'The SHA-256 of the bytes, quoted.',
           },

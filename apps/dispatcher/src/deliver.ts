@@ -1,0 +1,152 @@
+import { isIP } from 'node:net';
+import { Agent, errors, request } from 'undici';
+import { isPrivateAddress, PrivateAddressError, safeLookup } from './safe-lookup';
+
+/** First bytes of a target's answer kept for operators (design part 2). */
+export const RESPONSE_EXCERPT_BYTES = 4096;
+
+export interface DeliveryRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What one HTTP try came to; `errorKind` is null exactly for a 2xx. */
+export interface DeliveryOutcome {
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  errorKind:
+    | 'status'
+    | 'redirect'
+    | 'timeout'
+    | 'connection'
+    | 'dns'
+    | 'tls'
+    | 'private-address'
+    | 'invalid-url'
+    | null;
+  responseBody: string | null;
+  /** From `Retry-After` on a 429 or 503. */
+  retryAfter?: string;
+}
+
+export interface DelivererOptions {
+  timeoutMs: number;
+  allowPrivateTargets: boolean;
+  /** Connections kept per origin, so one slow target cannot take every slot. */
+  connectionsPerOrigin: number;
+}
+
+/** Why a request failed before any answer, from the error undici or the socket raised. */
+function classify(error: unknown): Exclude<DeliveryOutcome['errorKind'], null | 'status' | 'redirect'> {
+  if (
+    error instanceof PrivateAddressError ||
+    (error as { cause?: unknown })?.cause instanceof PrivateAddressError
+  ) {
+    return 'private-address';
+  }
+  if (
+    error instanceof errors.HeadersTimeoutError ||
+    error instanceof errors.BodyTimeoutError ||
+    error instanceof errors.ConnectTimeoutError ||
+    (error as Error)?.name === 'TimeoutError' ||
+    (error as Error)?.name === 'AbortError'
+  ) {
+    return 'timeout';
+  }
+  const code = String(
+    (error as { code?: unknown })?.code ?? (error as { cause?: { code?: unknown } })?.cause?.code ?? '',
+  );
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
+  if (code.startsWith('ERR_TLS') || code.includes('CERT') || code === 'EPROTO') return 'tls';
+  if (code === 'EPRIVATEADDRESS') return 'private-address';
+  return 'connection';
+}
+
+/** Reads at most RESPONSE_EXCERPT_BYTES of a body, then drops the rest without reading it. */
+async function excerpt(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= RESPONSE_EXCERPT_BYTES) break;
+  }
+  body.destroy();
+  return Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+}
+
+/**
+ * POSTs deliveries over keep-alive pools, one per origin, bounded per origin. Redirects are never
+ * followed (a 3xx fails the attempt), the whole exchange is bounded by `timeoutMs`, and unless
+ * private targets are allowed every address a target resolves to is checked at connect time.
+ */
+export class Deliverer {
+  private readonly agent: Agent;
+
+  constructor(private readonly options: DelivererOptions) {
+    this.agent = new Agent({
+      connections: options.connectionsPerOrigin,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connect: {
+        timeout: options.timeoutMs,
+        ...(options.allowPrivateTargets ? {} : { lookup: safeLookup }),
+      },
+    });
+  }
+
+  async deliver(delivery: DeliveryRequest): Promise<DeliveryOutcome> {
+    const startedAt = new Date();
+    const started = performance.now();
+    const done = (outcome: Omit<DeliveryOutcome, 'startedAt' | 'durationMs'>): DeliveryOutcome => ({
+      startedAt,
+      durationMs: Math.round(performance.now() - started),
+      ...outcome,
+    });
+    let url: URL;
+    try {
+      url = new URL(delivery.url);
+    } catch {
+      return done({ statusCode: null, errorKind: 'invalid-url', responseBody: null });
+    }
+    // a literal address (or localhost) never goes through DNS, so the lookup hook cannot see it
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (
+      !this.options.allowPrivateTargets &&
+      (host === 'localhost' || (isIP(host) && isPrivateAddress(host)))
+    ) {
+      return done({ statusCode: null, errorKind: 'private-address', responseBody: null });
+    }
+    try {
+      const response = await request(url, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: delivery.body,
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      const statusCode = response.statusCode;
+      const responseBody = await excerpt(response.body);
+      const ok = statusCode >= 200 && statusCode < 300;
+      const retryAfter =
+        statusCode === 429 || statusCode === 503 ? response.headers['retry-after'] : undefined;
+      return done({
+        statusCode,
+        errorKind: ok ? null : statusCode >= 300 && statusCode < 400 ? 'redirect' : 'status',
+        responseBody,
+        ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
+      });
+    } catch (error) {
+      return done({ statusCode: null, errorKind: classify(error), responseBody: null });
+    }
+  }
+
+  /** Closes the pools; in-flight requests finish first. */
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * How long to wait before the next attempt after attempt `attempt` (1-based) failed, or null when
+ * it was the last one and the webhook is Failed. `schedule[i]` is the wait before attempt i + 1
+ * (spec part 8: 0, 5 min, 15 min, 1 h, 6 h, 12 h, 24 h). A target that answered 429 or 503 with
+ * `Retry-After` is waited for at least that long, but never more than twice the scheduled wait,
+ * so a target cannot park a webhook for days.
+ */
+export function nextAttemptDelay(
+  schedule: readonly number[],
+  attempt: number,
+  retryAfterMs?: number,
+): number | null {
+  if (attempt >= schedule.length) return null;
+  const scheduled = schedule[attempt]!;
+  if (retryAfterMs === undefined) return scheduled;
+  return Math.max(scheduled, Math.min(retryAfterMs, scheduled * 2));
+}
+
+/** A `Retry-After` header (seconds or an HTTP date) in milliseconds from `now`; undefined if absent or bad. */
+export function parseRetryAfter(header: string | undefined, now: number): number | undefined {
+  if (!header) return undefined;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
