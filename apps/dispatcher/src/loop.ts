@@ -113,7 +113,7 @@ export class Dispatcher {
         await this.sleep(Math.min(pollMs, 100 * 2 ** Math.min(failures, 6)));
         continue;
       }
-      for (const webhook of claimed) this.launch(webhook);
+      for (const webhook of claimed) if (!webhook.registration_deleted) this.launch(webhook);
       if (claimed.length === wanted) continue; // a full batch: more may be due right now
       const next = await nextDueAt(knex).catch(() => null);
       const untilNext = next ? next.getTime() - this.now().getTime() : pollMs;

@@ -13,6 +13,8 @@ export interface ClaimedWebhook {
   signing_secret: string;
   registration_party_id: number;
   should_group_continue_after_fail: boolean;
+  /** The registration was deleted after this webhook was written: the claim aborted it, do not deliver. */
+  registration_deleted: boolean;
   entity: unknown;
   initiator_party_id: number;
   initiator_account_id: number | null;
@@ -44,13 +46,16 @@ export async function claimWebhooks(
      )
      update webhooks w
         set next_attempt_at = now() + make_interval(secs => ? / 1000.0),
-            locked_by = ?,
-            attempt_count = w.attempt_count + 1
+            locked_by = case when r.deleted is null then ? end,
+            attempt_count = w.attempt_count + case when r.deleted is null then 1 else 0 end,
+            -- a registration deleted while a change was being enqueued left this one behind
+            state = case when r.deleted is null then w.state else 5 end,
+            completed_at = case when r.deleted is null then w.completed_at else now() end
        from due, webhook_registrations r, entity_changes c, webhook_events e
       where w.id = due.id and r.id = w.registration_id and c.id = w.entity_change_id and e.id = w.event_id
      returning w.id, w.registration_id, w.attempt_count as attempt, w.group_key,
                r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
-               r.should_group_continue_after_fail,
+               r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
                c.entity, c.initiator_party_id, c.initiator_account_id,
                e.id as event_id, e.type as event_type, e.entity_name as event_entity_name,
                e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted`,

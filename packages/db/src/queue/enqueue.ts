@@ -17,8 +17,10 @@ export interface EntityChangeInput {
  * initiator's party subscribed to (entityName, type) (spec 6.1.2). Grouped registrations upsert
  * their `webhook_groups` row first: the upsert row-locks the group until commit, so producers of
  * one group serialise and `group_seq` follows commit order; the new webhook is the group's head
- * (Created) when it is the only open one, else it waits (Pending). Registrations are locked in id
- * order so concurrent writers cannot deadlock on them. Returns how many webhooks were created.
+ * (Created) when it is the only open one, else it waits (Pending). Group rows are upserted in
+ * registration order, so writers of the same entity cannot deadlock on them. A registration
+ * deleted while this runs may still get a webhook; the claim aborts such webhooks instead of
+ * delivering them. Returns how many webhooks were created.
  */
 export async function enqueueEntityChange(trx: Knex.Transaction, change: EntityChangeInput): Promise<number> {
   const groupKey = `${change.entityName}:${change.entityId}`;

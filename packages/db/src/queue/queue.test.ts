@@ -226,3 +226,19 @@ describe('claimWebhooks and completeWebhooks', () => {
     expect(retried.next_attempt_at.getTime()).toBe(retryAt.getTime());
   });
 });
+
+describe('claiming a webhook of a deleted registration', () => {
+  it('aborts it instead of handing it out', async () => {
+    const id = await registration(partyId);
+    await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
+    await db.knex('webhook_registrations').where({ id }).update({ deleted: new Date() });
+    const [claimed] = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    expect(claimed).toMatchObject({ registration_deleted: true });
+    expect(await db.knex('webhooks').first('state', 'attempt_count', 'locked_by')).toEqual({
+      state: 5,
+      attempt_count: 0,
+      locked_by: null,
+    });
+    expect(await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' })).toEqual([]);
+  });
+});

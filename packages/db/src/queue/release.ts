@@ -8,31 +8,40 @@ export interface GroupRelease {
 
 /**
  * Releases groups: each loses one open webhook, and its oldest Pending (lowest `group_seq`)
- * becomes the new head, Created and due now. The `webhook_groups` rows are locked in a fixed
- * order, the same lock enqueue takes, so a release never interleaves with a producer of the
- * group. Must run in the transaction that ended the heads. Returns the promoted webhook ids.
+ * becomes the new head, Created and due now. The `webhook_groups` rows are locked first, in a
+ * fixed order, the lock enqueue takes too, so a release never interleaves with a producer of the
+ * group. Must run in the transaction that ended the heads (callers that lock the groups earlier
+ * lose nothing: the lock is re-entrant). Returns the promoted webhook ids.
  */
 export async function releaseGroups(
   trx: Knex.Transaction,
   releases: readonly GroupRelease[],
 ): Promise<number[]> {
   if (releases.length === 0) return [];
+  const bindings = {
+    registrationIds: releases.map((r) => r.registrationId),
+    groupKeys: releases.map((r) => r.groupKey),
+  };
+  // The lock is its own statement: a statement that waited for a lock still reads with the
+  // snapshot it started with, so it would not see a Pending webhook that the producer holding
+  // the lock committed meanwhile, and would strand the group without a head.
+  await trx.raw(
+    `select 1 from webhook_groups g
+       join (select distinct * from unnest(:registrationIds::int[], :groupKeys::text[])) as r(registration_id, group_key)
+         using (registration_id, group_key)
+      order by g.registration_id, g.group_key
+        for update of g`,
+    bindings,
+  );
   const { rows } = await trx.raw<{ rows: { id: number }[] }>(
     `with released as (
        select distinct registration_id, group_key
          from unnest(:registrationIds::int[], :groupKeys::text[]) as r(registration_id, group_key)
      ),
-     locked as (
-       select g.registration_id, g.group_key
-         from webhook_groups g
-         join released r using (registration_id, group_key)
-        order by g.registration_id, g.group_key
-          for update of g
-     ),
      decremented as (
        update webhook_groups g set open_count = greatest(g.open_count - 1, 0)
-         from locked l
-        where g.registration_id = l.registration_id and g.group_key = l.group_key
+         from released r
+        where g.registration_id = r.registration_id and g.group_key = r.group_key
        returning g.registration_id, g.group_key, g.open_count
      ),
      heads as (
@@ -46,10 +55,7 @@ export async function releaseGroups(
        from heads h
       where w.id = h.id
      returning w.id`,
-    {
-      registrationIds: releases.map((r) => r.registrationId),
-      groupKeys: releases.map((r) => r.groupKey),
-    },
+    bindings,
   );
   return rows.map((r) => r.id);
 }
