@@ -57,7 +57,7 @@ async function lockWebhook(trx: Knex.Transaction, principal: Principal, id: numb
 function holdsGroup(webhook: LockedWebhook): boolean {
   if (webhook.state === WebhookState.Created || webhook.state === WebhookState.Retrying) return true;
   // a Failed webhook of a continue-after-fail registration released its group when it failed
-  return webhook.state === WebhookState.Failed;
+  return webhook.state === WebhookState.Failed && !webhook.continue_after_fail;
 }
 
 async function answer(trx: Knex.Transaction, principal: Principal, id: number): Promise<WebhookRead> {
