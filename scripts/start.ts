@@ -7,9 +7,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { resolvePrivateKeyPem } from '../apps/api/src/auth/keys';
 import { DEFAULT_DEMO_PASSWORD, DEMO_ACCOUNTS, seedDemoData } from '../apps/api/src/seed';
-import { createKnex, migrate, resolveSecretKey } from '../packages/db/src/index';
+import { createKnex, migrate, resolvePrivateKeyPem, resolveSecretKey } from '../packages/db/src/index';
 
 const root = resolve(import.meta.dirname, '..');
 const env = process.env;

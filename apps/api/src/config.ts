@@ -79,6 +79,11 @@ const ConfigSchema = z.object({
   SECRET_ENCRYPTION_KEY_FILE: z.string().optional(),
   JWT_ISSUER: z.string().default('https://platform.example.com'),
   JWT_AUDIENCE: z.string().default('platform-api-gen2'),
+  /**
+   * Audience of the Gen1 legacy API's tokens (spec 9.5): same keys and issuer, another audience,
+   * so neither generation accepts the other's tokens. Must differ from JWT_AUDIENCE.
+   */
+  JWT_GEN1_AUDIENCE: z.string().min(1).default('platform-api-gen1'),
   ACCESS_TOKEN_TTL: duration('15m'),
   REFRESH_TOKEN_TTL: duration('720h'),
   /** Largest JSON request body. */
@@ -112,8 +117,26 @@ const ConfigSchema = z.object({
     .optional(),
 });
 
+/**
+ * The token audiences of both generations are distinct (each generation's access audience and its
+ * `/refresh` and `/mfa` ones), or a token of one would pass as a token of the other.
+ */
+function distinctAudiences(config: z.output<typeof ConfigSchema>, ctx: z.RefinementCtx): void {
+  const gen2 = config.JWT_AUDIENCE;
+  const gen1 = config.JWT_GEN1_AUDIENCE;
+  const kinds = ['', '/refresh', '/mfa'];
+  const clash = kinds.some((a) => kinds.some((b) => `${gen1}${a}` === `${gen2}${b}`));
+  if (clash) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['JWT_GEN1_AUDIENCE'],
+      message: `must differ from JWT_AUDIENCE ("${gen2}") and its /refresh and /mfa audiences`,
+    });
+  }
+}
+
 /** Defaults that depend on other variables. */
-const ConfigWithDefaults = ConfigSchema.transform((config) => ({
+const ConfigWithDefaults = ConfigSchema.superRefine(distinctAudiences).transform((config) => ({
   ...config,
   ALLOW_PRIVATE_TARGETS: config.ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production',
 }));

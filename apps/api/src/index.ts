@@ -2,5 +2,4 @@ export { createApp } from './app';
 export { loadConfig, testConfig, type Config } from './config';
 export type { AppDeps } from './deps';
 export { hashPassword } from './auth/passwords';
-export { generatePrivateKeyPem, loadSigningKey, resolvePrivateKeyPem } from './auth/keys';
 export { TokenService } from './auth/tokens';

@@ -1,8 +1,13 @@
 import { join } from 'node:path';
-import { createKnex, createSecretBox, resolveSecretKey } from '@platform/db';
+import {
+  createKnex,
+  createSecretBox,
+  loadSigningKey,
+  resolvePrivateKeyPem,
+  resolveSecretKey,
+} from '@platform/db';
 import pino from 'pino';
 import { createApp } from './app';
-import { loadSigningKey, resolvePrivateKeyPem } from './auth/keys';
 import { TokenService } from './auth/tokens';
 import { loadConfig } from './config';
 

@@ -1,12 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { createSecretBox } from '@platform/db';
+import { createSecretBox, generatePrivateKeyPem, loadSigningKey, parseSecretKey } from '@platform/db';
 import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
 import { PERMISSIONS, type PartyType, type PermissionName, permissionByName } from '@platform/shared';
 import pino from 'pino';
 import { createApp } from './app';
-import { generatePrivateKeyPem, loadSigningKey } from './auth/keys';
 import { hashPassword } from './auth/passwords';
 import { TokenService } from './auth/tokens';
 import { testConfig, type Config } from './config';
@@ -67,8 +66,11 @@ export async function startTestApi(overrides: Partial<Record<keyof Config, strin
     knex: db.knex,
     logger: pino({ level: 'silent' }),
     tokens,
-    // a key of its own per test API; tests open stored secrets through `api.deps.secrets`
-    secrets: createSecretBox(randomBytes(32)),
+    // a key of its own per test API, unless the test gives one (to share it with a dispatcher
+    // process); tests open stored secrets through `api.deps.secrets`
+    secrets: createSecretBox(
+      config.SECRET_ENCRYPTION_KEY ? parseSecretKey(config.SECRET_ENCRYPTION_KEY) : randomBytes(32),
+    ),
     now: clock.now,
   };
   const server: Server = createApp(deps).listen(0, '127.0.0.1');

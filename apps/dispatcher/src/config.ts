@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { DEFAULT_RETRY_SCHEDULE, parseDuration, parseRetrySchedule } from '@platform/shared';
+import { validateCronExpression } from 'cron';
 import { z } from 'zod';
 
 /** A string setting turned into something else by `parse`, whose error message becomes the issue. */
@@ -15,6 +16,22 @@ const parsed = <T>(fallback: string, parse: (text: string) => T) =>
         return z.NEVER;
       }
     });
+
+/** A retention period: a duration as `parseDuration` reads it, or whole days (`30d`). */
+function parseRetention(text: string): number {
+  const days = /^\s*(\d+)\s*d\s*$/.exec(text);
+  const ms = days ? Number(days[1]) * 86_400_000 : parseDuration(text);
+  if (ms <= 0) throw new Error('a retention period must be longer than zero');
+  return ms;
+}
+
+/** A cron expression as the `cron` package reads it: five fields, or six with seconds first. */
+const cronSchedule = (fallback: string) =>
+  parsed(fallback, (text) => {
+    const check = validateCronExpression(text);
+    if (!check.valid) throw new Error(`"${text}" is not a cron expression (${check.error?.message})`);
+    return text;
+  });
 
 const ConfigSchema = z
   .object({
@@ -41,21 +58,67 @@ const ConfigSchema = z
     DISPATCHER_POLL_INTERVAL: parsed('5s', parseDuration),
     /** How long in-flight deliveries may take to finish after SIGTERM. */
     DISPATCHER_SHUTDOWN_TIMEOUT: parsed('20s', parseDuration),
+    /**
+     * How long a claim holds its webhooks; unset, 2 × WEBHOOK_TIMEOUT + 30 s. Must exceed
+     * WEBHOOK_TIMEOUT. Tests shorten it so a killed dispatcher's webhooks come back quickly.
+     */
+    DISPATCHER_LEASE: z
+      .string()
+      .optional()
+      .transform((text, ctx) => {
+        if (text === undefined) return undefined;
+        try {
+          return parseDuration(text);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
+    /** Finished webhooks (Successful, Aborted, Resolved) are deleted this long after completion. */
+    WEBHOOK_RETENTION: parsed('30d', parseRetention),
+    /** Webhook attempts are deleted this long after they were recorded. */
+    WEBHOOK_ATTEMPT_RETENTION: parsed('30d', parseRetention),
+    /** When the prune job runs (cron); one replica at a time. Default: hourly. */
+    DISPATCHER_PRUNE_SCHEDULE: cronSchedule('0 * * * *'),
+    /** When the group repair sweep runs (cron); one replica at a time. Default: every minute. */
+    DISPATCHER_REPAIR_SCHEDULE: cronSchedule('* * * * *'),
     DATA_DIR: z.string().default('.data'),
     /** Opens sealed target credentials and signing secrets; the API's key (see the API's config). */
     SECRET_ENCRYPTION_KEY: z.string().optional(),
     SECRET_ENCRYPTION_KEY_FILE: z.string().optional(),
+    /**
+     * The API's RS256 signing key (PEM), which signs the bearer tokens of authorization types 2
+     * and 3; else read from JWT_PRIVATE_KEY_FILE, else DATA_DIR/keys/jwt-private.pem (generated
+     * outside production, exactly as the API resolves it).
+     */
+    JWT_PRIVATE_KEY: z.string().optional(),
+    JWT_PRIVATE_KEY_FILE: z.string().optional(),
+    /** Issuer and audience of those tokens: the API's values, which it checks (same defaults). */
+    JWT_ISSUER: z.string().default('https://platform.example.com'),
+    JWT_AUDIENCE: z.string().default('platform-api-gen2'),
     /** Names this replica in leases and logs; unique per process by default. */
     DISPATCHER_ID: z.string().trim().min(1).max(200).default(`${hostname()}-${process.pid}`),
   })
-  .transform((config) => ({
-    ...config,
-    // Private targets are how local development and tests reach their receivers; in production
-    // they would let a registration probe the internal network.
-    ALLOW_PRIVATE_TARGETS: config.ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production',
-    // a lease outlives any delivery, so a live dispatcher never loses rows it is still working on
-    LEASE_MS: config.WEBHOOK_TIMEOUT * 2 + 30_000,
-  }));
+  .transform((config, ctx) => {
+    // a lease shorter than a delivery hands a webhook to a second dispatcher while the first
+    // still delivers it
+    if (config.DISPATCHER_LEASE !== undefined && config.DISPATCHER_LEASE <= config.WEBHOOK_TIMEOUT) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DISPATCHER_LEASE'],
+        message: 'must be longer than WEBHOOK_TIMEOUT',
+      });
+      return z.NEVER;
+    }
+    return {
+      ...config,
+      // Private targets are how local development and tests reach their receivers; in production
+      // they would let a registration probe the internal network.
+      ALLOW_PRIVATE_TARGETS: config.ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production',
+      // a lease outlives any delivery, so a live dispatcher never loses rows it is still working on
+      LEASE_MS: config.DISPATCHER_LEASE ?? config.WEBHOOK_TIMEOUT * 2 + 30_000,
+    };
+  });
 
 export type Config = z.output<typeof ConfigSchema>;
 

@@ -20,11 +20,15 @@ export interface DeliveryOutcome {
     | 'status'
     | 'redirect'
     | 'timeout'
+    | 'connection-refused'
+    | 'connection-reset'
     | 'connection'
     | 'dns'
     | 'tls'
     | 'private-address'
     | 'invalid-url'
+    /** The dispatcher could not build the request (set by the loop, never by the Deliverer). */
+    | 'internal'
     | null;
   responseBody: string | null;
   /** From `Retry-After` on a 429 or 503. */
@@ -39,7 +43,9 @@ export interface DelivererOptions {
 }
 
 /** Why a request failed before any answer, from the error undici or the socket raised. */
-function classify(error: unknown): Exclude<DeliveryOutcome['errorKind'], null | 'status' | 'redirect'> {
+function classify(
+  error: unknown,
+): Exclude<DeliveryOutcome['errorKind'], null | 'status' | 'redirect' | 'internal'> {
   if (
     error instanceof PrivateAddressError ||
     (error as { cause?: unknown })?.cause instanceof PrivateAddressError
@@ -61,10 +67,19 @@ function classify(error: unknown): Exclude<DeliveryOutcome['errorKind'], null | 
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
   if (code.startsWith('ERR_TLS') || code.includes('CERT') || code === 'EPROTO') return 'tls';
   if (code === 'EPRIVATEADDRESS') return 'private-address';
+  // told apart for operators: nothing listens (the target is down) versus the target took the
+  // request and dropped the connection without answering (it crashed on it, or a proxy cut it)
+  if (code === 'ECONNREFUSED') return 'connection-refused';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return 'connection-reset';
   return 'connection';
 }
 
-/** Reads at most RESPONSE_EXCERPT_BYTES of a body, then drops the rest without reading it. */
+/**
+ * Reads at most RESPONSE_EXCERPT_BYTES of a body, then drops the rest without reading it. The
+ * excerpt is stored in a Postgres text column, which refuses NUL characters: one binary answer
+ * would fail the whole batch of results it is written with, so NULs become U+FFFD, like bytes that
+ * are not UTF-8. A character split by the cut is left out, so the excerpt stays within 4 KiB.
+ */
 async function excerpt(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -74,7 +89,9 @@ async function excerpt(body: AsyncIterable<Buffer> & { destroy(): void }): Promi
     if (size >= RESPONSE_EXCERPT_BYTES) break;
   }
   body.destroy();
-  return Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+  const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES);
+  // stream: true holds back an incomplete trailing character instead of decoding it as U+FFFD
+  return new TextDecoder('utf-8').decode(bytes, { stream: true }).replaceAll('\u0000', '\ufffd');
 }
 
 /**

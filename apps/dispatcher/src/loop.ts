@@ -48,6 +48,7 @@ export class Dispatcher {
   private flushing: Promise<void> | undefined;
   private readonly drained = new Set<() => void>();
   private readonly now: () => Date;
+  private lastTurn = 0;
 
   constructor(private readonly options: DispatcherOptions) {
     this.now = options.now ?? (() => new Date());
@@ -56,6 +57,19 @@ export class Dispatcher {
   /** Deliveries currently in flight. */
   get active(): number {
     return this.inFlight;
+  }
+
+  /** Whether the loop was started and not stopped. */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /**
+   * When the loop last began a turn (epoch ms; 0 before start). A live loop turns at least once
+   * per poll interval plus a claim, so an old value means it hangs (on the database, say) or died.
+   */
+  get lastTurnAt(): number {
+    return this.lastTurn;
   }
 
   start(): void {
@@ -96,6 +110,7 @@ export class Dispatcher {
     const { knex, logger, batchSize, concurrency, leaseMs, dispatcherId, pollMs } = this.options;
     let failures = 0;
     while (this.running) {
+      this.lastTurn = Date.now();
       this.woken = false;
       const free = concurrency - this.inFlight;
       if (free <= 0) {
@@ -149,18 +164,22 @@ export class Dispatcher {
     try {
       outcome = await this.options.deliver(await this.options.buildRequest(webhook));
     } catch (error) {
-      // a bug or an unreadable secret: record it like a failed attempt so operators see it
+      // a bug, an unreadable secret or no bearer token: record it like a failed attempt so
+      // operators see it, under a kind of its own, since the target is not to blame
       logger.error({ err: error, webhookId: webhook.id }, 'could not prepare the delivery');
       outcome = {
         startedAt: this.now(),
         durationMs: 0,
         statusCode: null,
-        errorKind: 'connection',
+        errorKind: 'internal',
         responseBody: null,
       };
     }
     const result = this.resultOf(webhook, outcome);
-    logger.debug(
+    // a success is routine (debug); a failure that will be retried is worth a line (info); a
+    // webhook that failed for good needs an operator (warn)
+    const level = result.state === 3 ? 'debug' : result.state === 2 ? 'info' : 'warn';
+    logger[level](
       {
         webhookId: webhook.id,
         registrationId: webhook.registration_id,
@@ -228,6 +247,10 @@ export class Dispatcher {
               'results dropped: their lease had passed to another dispatcher',
             );
           }
+          // What was just written may be due before the loop's timer: a retry whose wait is
+          // shorter than the sleep (computed while these rows were still leased), or the next
+          // webhook of a released group, due now. Neither sends a NOTIFY, so look again.
+          if (applied.length > 0) this.wake();
           break;
         } catch (error) {
           // the rows stay leased to us; when the database is back they complete, or the lease

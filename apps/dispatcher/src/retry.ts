@@ -16,11 +16,16 @@ export function nextAttemptDelay(
   return Math.max(scheduled, Math.min(retryAfterMs, scheduled * 2));
 }
 
+// Every HTTP-date form (RFC 9110 5.6.7: IMF-fixdate, RFC 850, asctime) has a month name and a
+// clock time. Date.parse alone is far too lenient: it reads "-5" or "1.5" as dates in the past.
+const HTTP_DATE = /^(?=.*[A-Za-z]{3})(?=.*\b\d{1,2}:\d{2}:\d{2}\b)[A-Za-z0-9 ,:-]+$/;
+
 /** A `Retry-After` header (seconds or an HTTP date) in milliseconds from `now`; undefined if absent or bad. */
 export function parseRetryAfter(header: string | undefined, now: number): number | undefined {
   if (!header) return undefined;
   const text = header.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (!HTTP_DATE.test(text)) return undefined;
   const at = Date.parse(text);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }

@@ -1,38 +1,29 @@
 import { createServer, type Server } from 'node:http';
+import { METRICS_CONTENT_TYPE } from './metrics';
 
-/** What the status endpoints report; read on every request, so always current. */
-export interface DispatcherStatus {
+/** What `/healthz` reports; read on every request, so always current. */
+export interface DispatcherHealth {
   /** Whether the LISTEN connection is up. */
-  listening(): boolean;
-  /** Notifications received on the wake-up channel since start. */
-  notificationsTotal(): number;
+  listening: boolean;
+  /** The claim loop: running, stalled (no turn for too long), or stopped (shutting down). */
+  loop: 'running' | 'stalled' | 'stopped';
+  /** Deliveries in flight. */
+  inFlight: number;
 }
 
-/** Prometheus text exposition format, version 0.0.4. */
-const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-
-/** Renders the metrics by hand: a handful of series do not justify a client library. */
-export function renderMetrics(status: DispatcherStatus): string {
-  const series = [
-    ['dispatcher_up', 'gauge', 'Whether the dispatcher process is running.', 1],
-    ['dispatcher_listening', 'gauge', 'Whether the LISTEN connection is up.', status.listening() ? 1 : 0],
-    [
-      'dispatcher_notifications_total',
-      'counter',
-      'Wake-up notifications received since start.',
-      status.notificationsTotal(),
-    ],
-  ] as const;
-  return series
-    .map(([name, type, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${value}\n`)
-    .join('');
+export interface StatusSources {
+  health(): DispatcherHealth;
+  /** The Prometheus exposition text. */
+  metrics(): Promise<string>;
 }
 
 /**
- * The dispatcher's HTTP surface: `GET /healthz` (503 while the LISTEN connection is down, so an
- * orchestrator can tell a dispatcher that would only wake up on its slow poll) and `GET /metrics`.
+ * The dispatcher's HTTP surface: `GET /healthz` and `GET /metrics`. Health is 200 only while the
+ * LISTEN connection is up (else the dispatcher would only wake up on its slow poll) and the loop
+ * is running; otherwise 503, so an orchestrator restarts a stuck replica or stops sending it
+ * traffic while it shuts down.
  */
-export function createStatusServer(status: DispatcherStatus): Server {
+export function createStatusServer(sources: StatusSources): Server {
   return createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (path !== '/healthz' && path !== '/metrics') {
@@ -44,12 +35,16 @@ export function createStatusServer(status: DispatcherStatus): Server {
       return;
     }
     if (path === '/metrics') {
-      response.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE }).end(renderMetrics(status));
+      sources.metrics().then(
+        (text) => response.writeHead(200, { 'content-type': METRICS_CONTENT_TYPE }).end(text),
+        () => response.writeHead(500, { 'content-type': 'text/plain' }).end('metrics failed\n'),
+      );
       return;
     }
-    const listening = status.listening();
+    const health = sources.health();
+    const ok = health.listening && health.loop === 'running';
     response
-      .writeHead(listening ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-      .end(JSON.stringify({ status: listening ? 'ok' : 'unavailable', listening }));
+      .writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+      .end(JSON.stringify({ status: ok ? 'ok' : 'unavailable', ...health }));
   });
 }

@@ -9,6 +9,7 @@ import * as documents from './20261122000600_documents';
 import * as conferences from './20261122000700_conferences';
 import * as parties from './20261122000800_parties';
 import * as webhookApi from './20261122000900_webhook_api';
+import * as webhookMaintenance from './20261122001100_webhook_maintenance';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -27,4 +28,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261122000700_conferences', conferences],
   ['20261122000800_parties', parties],
   ['20261122000900_webhook_api', webhookApi],
+  ['20261122001100_webhook_maintenance', webhookMaintenance],
 ];

@@ -5,4 +5,6 @@ export * from './migrate';
 export * from './models/index';
 export * from './notify';
 export * from './secret-box';
+export * from './signing-key';
+export * from './webhook-token';
 export * from './queue/index';

@@ -2,6 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generatePrivateKeyPem, loadSigningKey, resolvePrivateKeyPem, type SigningKey } from '@platform/db';
 import { encodePermissions, PartyType, permissionByName } from '@platform/shared';
 import {
   base64url,
@@ -16,7 +17,6 @@ import {
 } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildAccount, buildParty, login, startTestApi, testPrivateKeyPem, type TestApi } from '../testing';
-import { generatePrivateKeyPem, loadSigningKey, resolvePrivateKeyPem, type SigningKey } from './keys';
 import { TokenService } from './tokens';
 
 const MINUTE = 60_000;

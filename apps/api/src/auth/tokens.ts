@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import {
+  WEBHOOK_TOKEN_PERMISSION_IDS,
+  WEBHOOK_TOKEN_TTL_MS,
+  webhookRegistrationIdOf,
+  type SigningKey,
+} from '@platform/db';
 import { decodePermissions, ALL_PARTY_TYPES, TokenScope, type PartyType } from '@platform/shared';
 import { importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { Principal } from './principal';
-import type { SigningKey } from './keys';
 
 /** What an access token says about its account (spec 2.3). */
 export interface AccessClaims {
@@ -35,10 +40,43 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const MFA_TOKEN_TTL_MS = 5 * 60_000;
 
 /** A database id (positive int32) written as a canonical decimal string, else undefined. */
-function idClaim(value: unknown): number | undefined {
+export function idClaim(value: unknown): number | undefined {
   if (typeof value !== 'string' || !/^[1-9][0-9]{0,9}$/.test(value)) return undefined;
   const id = Number(value);
   return id <= 2_147_483_647 ? id : undefined;
+}
+
+/**
+ * The principal of a verified token of scope `webhook` (signed by the dispatcher, spec 5.11), or
+ * undefined when its claims are not those of `signWebhookToken`. It reads for the registration's
+ * party and holds at most the read permissions such a token is issued with.
+ */
+function webhookPrincipal(payload: JWTPayload): Principal | undefined {
+  const registrationId = webhookRegistrationIdOf(payload.sub);
+  const partyId = idClaim(payload.partyId);
+  const { accountRole, partyName, permissions } = payload;
+  if (
+    registrationId === undefined ||
+    partyId === undefined ||
+    typeof accountRole !== 'string' ||
+    !PARTY_TYPES.has(accountRole) ||
+    typeof partyName !== 'string' ||
+    typeof permissions !== 'string' ||
+    payload.exp! - payload.iat! > WEBHOOK_TOKEN_TTL_MS / 1000
+  ) {
+    return undefined;
+  }
+  const granted = [...decodePermissions(permissions)].filter((id) => WEBHOOK_TOKEN_PERMISSION_IDS.has(id));
+  return {
+    accountId: 0,
+    partyId,
+    partyName,
+    partyType: Number(accountRole) as PartyType,
+    email: '',
+    scope: TokenScope.Webhook,
+    permissions: new Set(granted),
+    webhookRegistrationId: registrationId,
+  };
 }
 
 /** Signs and verifies the API's JWTs: access tokens, refresh tokens and their JWKS. */
@@ -50,12 +88,23 @@ export class TokenService {
   readonly mfaAudience: string;
 
   constructor(
-    private readonly key: SigningKey,
-    private readonly options: TokenServiceOptions,
+    protected readonly key: SigningKey,
+    protected readonly options: TokenServiceOptions,
   ) {
     this.verifyKey = importJWK(key.publicJwk, 'RS256');
     this.refreshAudience = `${options.audience}/refresh`;
     this.mfaAudience = `${options.audience}/mfa`;
+  }
+
+  /**
+   * A token service of another kind signing with this one's key and clock, with `overrides`
+   * (the Gen1 API's: the same keys for another audience and claim set).
+   */
+  derive<T extends TokenService>(
+    Kind: new (key: SigningKey, options: TokenServiceOptions) => T,
+    overrides: Partial<TokenServiceOptions>,
+  ): T {
+    return new Kind(this.key, { ...this.options, ...overrides });
   }
 
   /** The JSON Web Key Set published at `/.well-known/jwks.json`. */
@@ -63,7 +112,7 @@ export class TokenService {
     return { keys: [this.key.publicJwk] };
   }
 
-  private nowSeconds(): number {
+  protected nowSeconds(): number {
     return Math.floor(this.options.now().getTime() / 1000);
   }
 
@@ -132,7 +181,7 @@ export class TokenService {
    * The payload of a token signed by our key for `audience`, issued in the past (jose alone lets
    * an `iat` in the future pass) and living no longer than its kind's `lifetimeMs`.
    */
-  private async verify(token: string, audience: string, lifetimeMs: number): Promise<JWTPayload> {
+  protected async verify(token: string, audience: string, lifetimeMs: number): Promise<JWTPayload> {
     const now = this.options.now();
     const { payload } = await jwtVerify(token, await this.verifyKey, {
       algorithms: ALGORITHMS,
@@ -150,16 +199,21 @@ export class TokenService {
   }
 
   /**
-   * The principal of a valid access token, or undefined for anything else: expired, not yet
-   * valid, malformed, another algorithm (`none`, HS256), another key, issuer or audience.
+   * The principal of a valid access token or webhook bearer token (scope `webhook`), or undefined
+   * for anything else: expired, not yet valid, living longer than its kind, malformed, another
+   * algorithm (`none`, HS256), another key, issuer or audience.
    */
   async verifyAccessToken(token: string): Promise<Principal | undefined> {
     let payload: JWTPayload;
     try {
-      payload = await this.verify(token, this.options.audience, this.options.accessTtlMs);
+      // both kinds share the audience; each kind's own lifetime is checked below
+      const longest = Math.max(this.options.accessTtlMs, WEBHOOK_TOKEN_TTL_MS);
+      payload = await this.verify(token, this.options.audience, longest);
     } catch {
       return undefined;
     }
+    if (payload.scope === TokenScope.Webhook) return webhookPrincipal(payload);
+    if (payload.exp! - payload.iat! > Math.floor(this.options.accessTtlMs / 1000)) return undefined;
     // the claims of spec 2.3, each of its type: ids and the party type are strings of digits
     const accountId = idClaim(payload.sub);
     const partyId = idClaim(payload.partyId);

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { loadSigningKey, signWebhookToken } from '@platform/db';
 import {
   ALL_PARTY_TYPES,
   encodePermissions,
@@ -11,7 +12,7 @@ import { decodeJwt, SignJWT } from 'jose';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app';
-import { loadSigningKey } from '../auth/keys';
+import { register } from '../features/webhooks/webhook-test-support';
 import type { Principal } from '../auth/principal';
 import { buildAccount, buildParty, login, startTestApi, testPrivateKeyPem, type TestApi } from '../testing';
 import { defineRoute, type RouteAuth } from './route';
@@ -295,9 +296,12 @@ describe('scopes', () => {
 
   it('refuses a webhook token on platform routes', async () => {
     const key = await loadSigningKey(testPrivateKeyPem());
-    const webhook = await new SignJWT({ ...decodeJwt(admin), scope: 'webhook' })
-      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: key.kid })
-      .sign(key.privateKey);
+    const { partyId, id } = await register(api, admin);
+    const { token: webhook } = await signWebhookToken(
+      key,
+      { registrationId: id, partyId, partyName: 'Admin', partyType: PartyType.Admin },
+      { issuer: api.deps.config.JWT_ISSUER, audience: api.deps.config.JWT_AUDIENCE, now: api.clock.now() },
+    );
     await expectForbidden(await send('/test/principal', { token: webhook }), /scope "webhook"/);
   });
 

@@ -39,6 +39,16 @@ async function authenticate(ctx: Context, deps: AppDeps): Promise<Principal> {
   if (!match) throw new UnauthenticatedError(header ? 'malformed authorization header' : 'no token');
   const principal = await deps.tokens.verifyAccessToken(match[1]!);
   if (!principal) throw new UnauthenticatedError('invalid token');
+  if (principal.webhookRegistrationId !== undefined) {
+    // a webhook token lives 30 minutes outside the platform; deleting its registration (say,
+    // after the target leaked it) must end it at once, so it costs one primary-key read
+    const live = await deps
+      .knex('webhook_registrations')
+      .where({ id: principal.webhookRegistrationId, party_id: principal.partyId })
+      .whereNull('deleted')
+      .first('id');
+    if (!live) throw new UnauthenticatedError('webhook registration deleted');
+  }
   return principal;
 }
 

@@ -1,17 +1,26 @@
-import { PartyType } from '@platform/shared';
+import { PartyType, TokenScope } from '@platform/shared';
 import type { Knex } from '@platform/db';
 import type { Principal } from '../auth/principal';
 
 /**
+ * Whether the caller sees every party's data: an Admin's account does. A webhook token of an
+ * Admin registration does not: it is handed to a target outside the platform and reads for its
+ * party like any other (spec 5.11, "for the partyId of the registration").
+ */
+export function seesAllParties(principal: Principal): boolean {
+  return principal.partyType === PartyType.Admin && principal.scope !== TokenScope.Webhook;
+}
+
+/**
  * Limits `query` to rows whose party column the caller may see (design part 5): Admin sees all;
- * any other party sees its own party and the parties it manages.
+ * any other party (and any webhook token) sees its own party and the parties it manages.
  */
 export function scopeToParties(
   query: Knex.QueryBuilder,
   partyColumn: string,
   principal: Principal,
 ): Knex.QueryBuilder {
-  if (principal.partyType === PartyType.Admin) return query;
+  if (seesAllParties(principal)) return query;
   return query.where((q) =>
     q
       .where(partyColumn, principal.partyId)

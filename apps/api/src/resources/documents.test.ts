@@ -10,6 +10,16 @@ import { buildOpenApiDocument } from '../http/openapi';
 import { ROUTES } from '../routes';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../testing';
 import { attachmentDisposition } from './file-service';
+import {
+  buildProperty,
+  buildUnit,
+  capturedChanges,
+  countRows,
+  expectRolledBack,
+  resetCapture,
+  subscribe,
+  webhookRows,
+} from './test-support';
 
 /** FILE_UPLOAD_LIMIT of the test API: small, so the limit tests send a few KB. */
 const LIMIT = 4096;
@@ -20,23 +30,6 @@ let uploadRoot: string;
 let originalTmpdir: string | undefined;
 let sequence = 0;
 
-/** A live registration of `partyId` subscribed to `entityName` (direct insert). */
-async function subscribe(partyId: number, entityName: string, types = [1, 2, 3]): Promise<number> {
-  const [registration] = await api.db
-    .knex('webhook_registrations')
-    .insert({
-      party_id: partyId,
-      target_url: 'http://127.0.0.1:9/hook',
-      should_group: false,
-      signing_secret: 'x',
-    })
-    .returning('id');
-  await api.db
-    .knex('webhook_events')
-    .insert(types.map((type) => ({ registration_id: registration.id, entity_name: entityName, type })));
-  return registration.id;
-}
-
 async function json<T>(response: Response, status = 200): Promise<T> {
   const text = await response.text();
   expect(response.status, text).toBe(status);
@@ -44,28 +37,6 @@ async function json<T>(response: Response, status = 200): Promise<T> {
 }
 
 const pmcToken = () => world.pmc.full.token;
-
-async function newProperty(partyId = world.pmc.id): Promise<number> {
-  const [row] = await api.db
-    .knex('properties')
-    .insert({
-      party_id: partyId,
-      name: `House ${++sequence}`,
-      street: 'Lindenstraße',
-      postal_code: '10969',
-      city: 'Berlin',
-    })
-    .returning('id');
-  return row.id;
-}
-
-async function newUnit(propertyId: number, partyId = world.pmc.id): Promise<number> {
-  const [row] = await api.db
-    .knex('units')
-    .insert({ party_id: partyId, property_id: propertyId, number: `WE ${++sequence}` })
-    .returning('id');
-  return row.id;
-}
 
 async function newProcess(propertyId: number | null, partyId = world.pmc.id): Promise<number> {
   const [row] = await api.db
@@ -109,16 +80,15 @@ async function upload(
 }
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-const count = async (table: string) => Number((await api.db.knex(table).count({ n: '*' }))[0]!.n);
 
 /** Whatever a refused request may have written: rows anywhere and upload directories on disk. */
 async function snapshot() {
   return {
     writable: await writableCounts(api),
-    files: await count('files'),
-    documents: await count('documents'),
-    changes: await count('entity_changes'),
-    webhooks: await count('webhooks'),
+    files: await countRows(api, 'files'),
+    documents: await countRows(api, 'documents'),
+    changes: await countRows(api, 'entity_changes'),
+    webhooks: await countRows(api, 'webhooks'),
     uploads: await readdir(uploadRoot),
   };
 }
@@ -138,11 +108,7 @@ afterAll(async () => {
   else process.env.TMPDIR = originalTmpdir;
   await rm(uploadRoot, { recursive: true, force: true });
 });
-beforeEach(async () => {
-  await api.db.knex.raw(
-    'truncate webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
-  );
-});
+beforeEach(() => resetCapture(api));
 afterEach(async () => {
   // every request has been answered, so every upload directory must be gone (cleared anyway,
   // so one test's leftovers do not fail the next)
@@ -154,8 +120,8 @@ afterEach(async () => {
 describe('Document through the resource registry', () => {
   it('creates, reads, lists, searches, updates and deletes', async () => {
     const token = pmcToken();
-    const propertyId = await newProperty();
-    const unitId = await newUnit(propertyId);
+    const propertyId = await buildProperty(api, world.pmc.id);
+    const unitId = await buildUnit(api, world.pmc.id, propertyId);
     const processId = await newProcess(propertyId);
     const file = await upload();
     const created = await createDocument({
@@ -287,7 +253,7 @@ describe('Document through the resource registry', () => {
     );
     expect(batch.map((d) => d.id)).toEqual([managed.id]);
     // relations must be live and in the caller's scope too
-    const foreignProperty = await newProperty(world.otherPmc.id);
+    const foreignProperty = await buildProperty(api, world.otherPmc.id);
     const problem = await expectProblem(
       await api.fetch('/api/documents', {
         method: 'POST',
@@ -300,9 +266,9 @@ describe('Document through the resource registry', () => {
   });
 
   it('refuses bad input with a 400 naming the field and writes nothing', async () => {
-    const propertyId = await newProperty();
-    const otherProperty = await newProperty();
-    const unitElsewhere = await newUnit(otherProperty);
+    const propertyId = await buildProperty(api, world.pmc.id);
+    const otherProperty = await buildProperty(api, world.pmc.id);
+    const unitElsewhere = await buildUnit(api, world.pmc.id, otherProperty);
     const processElsewhere = await newProcess(otherProperty);
     const file = await upload();
     const holder = await createDocument({ fileId: file.id });
@@ -345,10 +311,10 @@ describe('Document through the resource registry', () => {
   });
 
   it('captures every write with its read shape for the writer’s subscribed registrations only', async () => {
-    const registration = await subscribe(world.pmc.id, 'Document');
-    const updatesOnly = await subscribe(world.pmc.id, 'Document', [2]);
-    const foreign = await subscribe(world.otherPmc.id, 'Document');
-    await subscribe(world.pmc.id, 'Property');
+    const registration = await subscribe(api, world.pmc.id, 'Document');
+    const updatesOnly = await subscribe(api, world.pmc.id, 'Document', [2]);
+    const foreign = await subscribe(api, world.otherPmc.id, 'Document');
+    await subscribe(api, world.pmc.id, 'Property');
     const token = pmcToken();
     const created = await createDocument({ category: 'invoice' });
     const updated = await json<DocumentRead>(
@@ -363,10 +329,8 @@ describe('Document through the resource registry', () => {
     await api.fetch('/api/documents', { method: 'POST', token, json: { title: 'X', category: 'memo' } });
     await createDocument({}, world.otherPmc.full.token);
 
-    const changes = await api.db.knex('entity_changes').orderBy('id').select('*');
-    expect(
-      changes.map((c) => [c.entity_name, c.type, c.entity_id, c.initiator_party_id, c.initiator_account_id]),
-    ).toEqual([
+    const { rows: changes, summary } = await capturedChanges(api);
+    expect(summary).toEqual([
       ['Document', 1, created.id, world.pmc.id, world.pmc.full.id],
       ['Document', 2, created.id, world.pmc.id, world.pmc.full.id],
       ['Document', 3, created.id, world.pmc.id, world.pmc.full.id],
@@ -376,10 +340,7 @@ describe('Document through the resource registry', () => {
     expect(changes[1].entity).toEqual(updated);
     expect(changes[2].entity).toMatchObject({ id: created.id, deleted: expect.any(String) });
 
-    const webhooks = await api.db
-      .knex('webhooks')
-      .orderBy('id')
-      .select('registration_id', 'state', 'entity_change_id');
+    const webhooks = await webhookRows(api);
     expect(webhooks).toEqual([
       { registration_id: registration, state: 1, entity_change_id: changes[0].id },
       { registration_id: registration, state: 1, entity_change_id: changes[1].id },
@@ -387,6 +348,22 @@ describe('Document through the resource registry', () => {
       { registration_id: registration, state: 1, entity_change_id: changes[2].id },
       { registration_id: foreign, state: 1, entity_change_id: changes[3].id },
     ]);
+  });
+
+  it('rolls back a write that fails at commit: no document change, no entity change, no webhook', async () => {
+    const token = pmcToken();
+    const document = await createDocument({ category: 'invoice' });
+    await expectRolledBack(api, {
+      partyId: world.pmc.id,
+      entityName: 'Document',
+      table: 'documents',
+      writes: [
+        () => api.fetch('/api/documents', { method: 'POST', token, json: { title: 'Rolled back' } }),
+        () =>
+          api.fetch(`/api/documents/${document.id}`, { method: 'PATCH', token, json: { title: 'x' } }),
+        () => api.fetch(`/api/documents/${document.id}`, { method: 'DELETE', token }),
+      ],
+    });
   });
 });
 
@@ -462,7 +439,7 @@ describe('File: upload and download', () => {
   });
 
   it('takes the optional fields and makes the part’s file name safe', async () => {
-    const propertyId = await newProperty();
+    const propertyId = await buildProperty(api, world.pmc.id);
     const document = await createDocument({ title: 'Protokoll' });
     const withFields = await upload(randomBytes(10), {
       name: 'scan.pdf',
@@ -656,7 +633,7 @@ describe('File: upload and download', () => {
     for (const [fields, field] of [
       [{ partyId: String(world.otherPmc.id) }, 'partyId'],
       [{ documentId: String(foreignDocument.id) }, 'documentId'],
-      [{ propertyId: String(await newProperty(world.otherPmc.id)) }, 'propertyId'],
+      [{ propertyId: String(await buildProperty(api, world.otherPmc.id)) }, 'propertyId'],
     ] as const) {
       const problem = await expectProblem(await postForm(fileForm(randomBytes(10), { fields })), 400);
       expect(Object.keys(problem.errors ?? {})).toEqual([field]);
@@ -665,7 +642,7 @@ describe('File: upload and download', () => {
   });
 
   it('answers 413 for a file over FILE_UPLOAD_LIMIT and stores nothing', async () => {
-    const registration = await subscribe(world.pmc.id, 'File');
+    const registration = await subscribe(api, world.pmc.id, 'File');
     const atLimit = await upload(randomBytes(LIMIT), { name: 'genau.bin', type: 'application/octet-stream' });
     expect(atLimit.sizeBytes).toBe(LIMIT);
     const before = await snapshot();
@@ -774,10 +751,10 @@ describe('File: upload and download', () => {
   });
 
   it('captures uploads, patches and deletes with the read shape (never the bytes)', async () => {
-    const registration = await subscribe(world.pmc.id, 'File');
-    const deletesOnly = await subscribe(world.pmc.id, 'File', [3]);
-    const foreign = await subscribe(world.otherPmc.id, 'File');
-    const documents = await subscribe(world.pmc.id, 'Document');
+    const registration = await subscribe(api, world.pmc.id, 'File');
+    const deletesOnly = await subscribe(api, world.pmc.id, 'File', [3]);
+    const foreign = await subscribe(api, world.otherPmc.id, 'File');
+    const documents = await subscribe(api, world.pmc.id, 'Document');
     const token = pmcToken();
     const created = await upload(randomBytes(100));
     const patched = await json<FileRead>(
@@ -791,10 +768,8 @@ describe('File: upload and download', () => {
     await expectProblem(await postForm(fileForm(randomBytes(10), { type: 'nonsense' })), 400);
     const foreignFile = await upload(randomBytes(10), {}, world.otherPmc.full.token);
 
-    const changes = await api.db.knex('entity_changes').orderBy('id').select('*');
-    expect(
-      changes.map((c) => [c.entity_name, c.type, c.entity_id, c.initiator_party_id, c.initiator_account_id]),
-    ).toEqual([
+    const { rows: changes, summary } = await capturedChanges(api);
+    expect(summary).toEqual([
       ['File', 1, created.id, world.pmc.id, world.pmc.full.id],
       ['File', 2, created.id, world.pmc.id, world.pmc.full.id],
       ['File', 3, created.id, world.pmc.id, world.pmc.full.id],
@@ -805,10 +780,7 @@ describe('File: upload and download', () => {
     expect(changes[2].entity).toMatchObject({ id: created.id, deleted: expect.any(String) });
     for (const change of changes) expect(Object.keys(change.entity)).not.toContain('content');
 
-    const webhooks = await api.db
-      .knex('webhooks')
-      .orderBy('id')
-      .select('registration_id', 'entity_change_id');
+    const webhooks = await webhookRows(api, { columns: ['registration_id', 'entity_change_id'] });
     expect(webhooks).toEqual([
       { registration_id: registration, entity_change_id: changes[0].id },
       { registration_id: registration, entity_change_id: changes[1].id },
@@ -817,6 +789,22 @@ describe('File: upload and download', () => {
       { registration_id: foreign, entity_change_id: changes[3].id },
     ]);
     expect(webhooks.some((w) => w.registration_id === documents)).toBe(false);
+  });
+
+  it('rolls back a write that fails at commit: no file change, no entity change, no webhook', async () => {
+    const token = pmcToken();
+    const file = await upload(randomBytes(100));
+    await expectRolledBack(api, {
+      partyId: world.pmc.id,
+      entityName: 'File',
+      table: 'files',
+      writes: [
+        () => postForm(fileForm(randomBytes(100))),
+        () =>
+          api.fetch(`/api/files/${file.id}`, { method: 'PATCH', token, json: { fileName: 'neu.pdf' } }),
+        () => api.fetch(`/api/files/${file.id}`, { method: 'DELETE', token }),
+      ],
+    });
   });
 });
 

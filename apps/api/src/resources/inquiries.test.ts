@@ -4,14 +4,14 @@ import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World }
 import {
   buildProperty,
   buildUnit,
-  createThrough,
+  postOk,
   expectCaptureContract,
   expectNothingCaptured,
   idsOf,
-  patchThrough,
+  patchOk,
   resetCapture,
   subscribe,
-} from './process-test-support';
+} from './test-support';
 
 let api: TestApi;
 let world: World;
@@ -57,7 +57,7 @@ const inquiry = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 const createInquiry = (token: string, body: Record<string, unknown> = inquiry()) =>
-  createThrough<Inquiry>(api, '/api/inquiries', token, body);
+  postOk<Inquiry>(api, '/api/inquiries', token, body);
 
 beforeAll(async () => {
   api = await startTestApi();
@@ -72,8 +72,8 @@ beforeEach(() => resetCapture(api));
 describe('Inquiry', () => {
   it('creates, reads, lists, searches, updates and deletes; the creator comes from the caller', async () => {
     const token = world.pmc.full.token;
-    const process = await createThrough(api, '/api/processes', token, { title: 'Heating' });
-    const entry = await createThrough(api, '/api/process-feed', token, {
+    const process = await postOk(api, '/api/processes', token, { title: 'Heating' });
+    const entry = await postOk(api, '/api/process-feed', token, {
       processId: process.id,
       text: 'Noted',
     });
@@ -134,7 +134,7 @@ describe('Inquiry', () => {
     });
     expect(await idsOf(search)).toEqual([created.id]);
 
-    const patched = await patchThrough(api, `/api/inquiries/${created.id}`, token, {
+    const patched = await patchOk(api, `/api/inquiries/${created.id}`, token, {
       completionResponse: 'Fixed',
       subject: null,
     });
@@ -150,16 +150,16 @@ describe('Inquiry', () => {
 
   it('records readByAccountId as the caller who marks it read, and clears it when unread again', async () => {
     const created = await createInquiry(world.pmc.full.token);
-    const marked = await patchThrough(api, `/api/inquiries/${created.id}`, world.admin.full.token, {
+    const marked = await patchOk(api, `/api/inquiries/${created.id}`, world.admin.full.token, {
       readStatus: 1,
     });
     expect(marked).toMatchObject({ readStatus: 1, readByAccountId: world.admin.full.id });
     // marking it read again keeps the first reader
-    const again = await patchThrough(api, `/api/inquiries/${created.id}`, world.pmc.full.token, {
+    const again = await patchOk(api, `/api/inquiries/${created.id}`, world.pmc.full.token, {
       readStatus: 1,
     });
     expect(again).toMatchObject({ readStatus: 1, readByAccountId: world.admin.full.id });
-    const unread = await patchThrough(api, `/api/inquiries/${created.id}`, world.pmc.full.token, {
+    const unread = await patchOk(api, `/api/inquiries/${created.id}`, world.pmc.full.token, {
       readStatus: 0,
     });
     expect(unread).toMatchObject({ readStatus: 0, readByAccountId: null });
@@ -276,9 +276,9 @@ describe('Inquiry', () => {
     const before = await writableCounts(api);
     const token = world.pmc.full.token;
     const existing = await createInquiry(token);
-    const process = await createThrough(api, '/api/processes', token, { title: 'One' });
-    const otherProcess = await createThrough(api, '/api/processes', token, { title: 'Two' });
-    const entry = await createThrough(api, '/api/process-feed', token, {
+    const process = await postOk(api, '/api/processes', token, { title: 'One' });
+    const otherProcess = await postOk(api, '/api/processes', token, { title: 'Two' });
+    const entry = await postOk(api, '/api/process-feed', token, {
       processId: otherProcess.id,
       text: 'x',
     });

@@ -3,13 +3,13 @@ import { expectProblem, writableCounts } from '../http/test-support';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../testing';
 import {
   buildProperty,
-  createThrough,
+  postOk,
   expectCaptureContract,
   expectNothingCaptured,
   idsOf,
-  patchThrough,
+  patchOk,
   resetCapture,
-} from './process-test-support';
+} from './test-support';
 
 let api: TestApi;
 let world: World;
@@ -23,7 +23,7 @@ const notice = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 const createNotice = (token: string, body: Record<string, unknown> = notice()) =>
-  createThrough<Notice>(api, '/api/notices', token, body);
+  postOk<Notice>(api, '/api/notices', token, body);
 
 beforeAll(async () => {
   api = await startTestApi();
@@ -74,7 +74,7 @@ describe('Notice', () => {
     });
     expect(await idsOf(search)).toEqual([created.id]);
 
-    const patched = await patchThrough(api, `/api/notices/${created.id}`, token, {
+    const patched = await patchOk(api, `/api/notices/${created.id}`, token, {
       audience: 'all',
       propertyId: null,
       expiresAt: null,
@@ -118,7 +118,7 @@ describe('Notice', () => {
       400,
     );
     // equal bounds are fine
-    const same = await patchThrough(api, `/api/notices/${created.id}`, token, {
+    const same = await patchOk(api, `/api/notices/${created.id}`, token, {
       expiresAt: '2026-11-10T00:00:00Z',
     });
     expect(same.expiresAt).toBe('2026-11-10T00:00:00.000Z');

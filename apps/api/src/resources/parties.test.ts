@@ -9,37 +9,21 @@ import {
   type TestApi,
   type World,
 } from '../testing';
+import {
+  capturedChanges,
+  countRows,
+  expectRolledBack,
+  postOk,
+  resetCapture,
+  subscribe,
+  webhookRows,
+} from './test-support';
 
 let api: TestApi;
 let world: World;
 
-/** A live registration of `partyId` subscribed to `entityName` events (direct insert). */
-async function subscribe(
-  partyId: number,
-  entityName: string,
-  types = [1, 2, 3],
-  shouldGroup = false,
-): Promise<number> {
-  const [registration] = await api.db
-    .knex('webhook_registrations')
-    .insert({
-      party_id: partyId,
-      target_url: 'http://127.0.0.1:9/hook',
-      should_group: shouldGroup,
-      signing_secret: 'x',
-    })
-    .returning('id');
-  await api.db
-    .knex('webhook_events')
-    .insert(types.map((type) => ({ registration_id: registration.id, entity_name: entityName, type })));
-  return registration.id;
-}
-
-async function createParty(token: string, body: Record<string, unknown>): Promise<PartyRead> {
-  const response = await api.fetch('/api/parties', { method: 'POST', token, json: body });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as PartyRead;
-}
+const createParty = (token: string, body: Record<string, unknown>) =>
+  postOk<PartyRead>(api, '/api/parties', token, body);
 
 const detail = (overrides: Record<string, unknown> = {}) => ({
   type: 'email',
@@ -47,38 +31,16 @@ const detail = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-async function createDetail(
-  token: string,
-  body: Record<string, unknown> = detail(),
-): Promise<ContactDetailsRead> {
-  const response = await api.fetch('/api/contact-details', { method: 'POST', token, json: body });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as ContactDetailsRead;
-}
+const createDetail = (token: string, body: Record<string, unknown> = detail()) =>
+  postOk<ContactDetailsRead>(api, '/api/contact-details', token, body);
 
 const patch = (path: string, token: string, json: unknown) =>
   api.fetch(path, { method: 'PATCH', token, json });
 const remove = (path: string, token: string) => api.fetch(path, { method: 'DELETE', token });
 
-/** entity_changes as [entityName, type, entityId, initiatorParty, initiatorAccount], in order. */
-async function changes() {
-  const rows = await api.db.knex('entity_changes').orderBy('id').select('*');
-  return {
-    rows,
-    summary: rows.map((c) => [
-      c.entity_name,
-      c.type,
-      c.entity_id,
-      c.initiator_party_id,
-      c.initiator_account_id,
-    ]),
-  };
-}
-
-const webhooks = () =>
-  api.db.knex('webhooks').orderBy('id').select('registration_id', 'state', 'entity_change_id');
-
-const count = async (table: string) => Number((await api.db.knex(table).count({ n: '*' }))[0]!.n);
+const changes = () => capturedChanges(api);
+const webhooks = () => webhookRows(api);
+const count = (table: string) => countRows(api, table);
 
 beforeAll(async () => {
   api = await startTestApi();
@@ -86,9 +48,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 beforeEach(async () => {
-  await api.db.knex.raw(
-    'truncate webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations, contact_details cascade',
-  );
+  await resetCapture(api, 'contact_details');
   await api.db.knex('parties').update({ conference_enabled: false });
 });
 
@@ -312,8 +272,8 @@ describe('Party through the resource registry', () => {
   });
 
   it('refuses to delete one’s own party or a party with live accounts or managed parties (409), writing nothing', async () => {
-    await subscribe(world.pmc.id, 'Party');
-    await subscribe(world.admin.id, 'Party');
+    await subscribe(api, world.pmc.id, 'Party');
+    await subscribe(api, world.admin.id, 'Party');
     const admin = world.admin.full.token;
     await expectProblem(await remove(`/api/parties/${world.admin.id}`, admin), 409, { detail: /itself/ });
     await expectProblem(await remove(`/api/parties/${world.pmc.id}`, world.pmc.full.token), 409, {
@@ -343,10 +303,10 @@ describe('Party through the resource registry', () => {
   });
 
   it('captures every write with its read shape and fans out to the writer’s subscribed registrations only', async () => {
-    const registration = await subscribe(world.pmc.id, 'Party');
-    const updatesOnly = await subscribe(world.pmc.id, 'Party', [2]);
-    const otherEntity = await subscribe(world.pmc.id, 'Property');
-    const foreign = await subscribe(world.otherPmc.id, 'Party');
+    const registration = await subscribe(api, world.pmc.id, 'Party');
+    const updatesOnly = await subscribe(api, world.pmc.id, 'Party', [2]);
+    const otherEntity = await subscribe(api, world.pmc.id, 'Property');
+    const foreign = await subscribe(api, world.otherPmc.id, 'Party');
     const token = world.pmc.full.token;
     const created = await createParty(token, { type: 13, name: 'Makler' });
     await patch(`/api/parties/${created.id}`, token, { name: 'Makler AG' });
@@ -374,7 +334,7 @@ describe('Party through the resource registry', () => {
   });
 
   it('chains the changes of one party for a grouped registration', async () => {
-    const grouped = await subscribe(world.pmc.id, 'Party', [1, 2, 3], true);
+    const grouped = await subscribe(api, world.pmc.id, 'Party', [1, 2, 3], true);
     const token = world.pmc.full.token;
     const created = await createParty(token, { type: 3, name: 'Pool' });
     await patch(`/api/parties/${created.id}`, token, { name: 'Pool 2' });
@@ -383,6 +343,27 @@ describe('Party through the resource registry', () => {
       [1, `Party:${created.id}`, 1],
       [6, `Party:${created.id}`, 2],
     ]);
+  });
+
+  it('rolls back a write that fails at commit, with the contact-detail deletions it captured', async () => {
+    await subscribe(api, world.pmc.id, 'ContactDetails');
+    const token = world.pmc.full.token;
+    const party = await createParty(token, { type: 5, name: 'Dach & Fach' });
+    const phone = await createDetail(token, detail({ partyId: party.id, type: 'phone', value: '030 555' }));
+    const details = await api.db.knex('contact_details').orderBy('id').select('*');
+    await expectRolledBack(api, {
+      partyId: world.pmc.id,
+      entityName: 'Party',
+      table: 'parties',
+      writes: [
+        () => api.fetch('/api/parties', { method: 'POST', token, json: { type: 7, name: 'Gone' } }),
+        () => patch(`/api/parties/${party.id}`, token, { name: 'Gone' }),
+        // the delete captures the deletion of the party's contact details before it fails
+        () => remove(`/api/parties/${party.id}`, token),
+      ],
+    });
+    expect(await api.db.knex('contact_details').orderBy('id').select('*')).toEqual(details);
+    expect(await (await api.fetch(`/api/contact-details/${phone.id}`, { token })).json()).toEqual(phone);
   });
 });
 
@@ -567,7 +548,7 @@ describe('ContactDetails through the resource registry', () => {
   });
 
   it('keeps one primary detail per party and type, capturing the demotion of the previous one', async () => {
-    const registration = await subscribe(world.pmc.id, 'ContactDetails');
+    const registration = await subscribe(api, world.pmc.id, 'ContactDetails');
     const token = world.pmc.full.token;
     const first = await createDetail(token, detail({ isPrimary: true }));
     const phone = await createDetail(
@@ -606,10 +587,10 @@ describe('ContactDetails through the resource registry', () => {
   });
 
   it('captures every write and fans out to the writer’s subscribed registrations only', async () => {
-    const registration = await subscribe(world.pmc.id, 'ContactDetails');
-    const deletesOnly = await subscribe(world.pmc.id, 'ContactDetails', [3]);
-    const otherEntity = await subscribe(world.pmc.id, 'Party');
-    const foreign = await subscribe(world.otherPmc.id, 'ContactDetails');
+    const registration = await subscribe(api, world.pmc.id, 'ContactDetails');
+    const deletesOnly = await subscribe(api, world.pmc.id, 'ContactDetails', [3]);
+    const otherEntity = await subscribe(api, world.pmc.id, 'Party');
+    const foreign = await subscribe(api, world.otherPmc.id, 'ContactDetails');
     const token = world.pmc.full.token;
     const created = await createDetail(token, detail({ partyId: world.user.id }));
     await patch(`/api/contact-details/${created.id}`, token, { label: 'Privat' });
@@ -637,7 +618,7 @@ describe('ContactDetails through the resource registry', () => {
   });
 
   it('rolls back a write that fails after its side effects were captured: no change, no webhook', async () => {
-    await subscribe(world.pmc.id, 'ContactDetails');
+    await subscribe(api, world.pmc.id, 'ContactDetails');
     const token = world.pmc.full.token;
     const first = await createDetail(token, detail({ isPrimary: true }));
     // a trigger that fails the insert after the previous primary was demoted and captured
@@ -669,8 +650,8 @@ describe('ContactDetails through the resource registry', () => {
   });
 
   it('deletes the contact details of a deleted party, each captured as a ContactDetails deletion', async () => {
-    await subscribe(world.pmc.id, 'ContactDetails');
-    await subscribe(world.pmc.id, 'Party');
+    await subscribe(api, world.pmc.id, 'ContactDetails');
+    await subscribe(api, world.pmc.id, 'Party');
     const token = world.pmc.full.token;
     const party = await createParty(token, { type: 5, name: 'Dach & Fach' });
     const phone = await createDetail(token, detail({ partyId: party.id, type: 'phone', value: '030 555' }));

@@ -14,14 +14,14 @@ import {
   buildProperty,
   buildUnit,
   countRows,
-  createThrough,
+  postOk,
   expectCaptureContract,
   expectNothingCaptured,
   idsOf,
-  patchThrough,
+  patchOk,
   resetCapture,
   subscribe,
-} from './process-test-support';
+} from './test-support';
 
 let api: TestApi;
 let world: World;
@@ -34,7 +34,7 @@ type Process = Record<string, unknown> & { id: number };
 
 const process = (overrides: Record<string, unknown> = {}) => ({ title: 'Leaking tap', ...overrides });
 const createProcess = (token: string, body: Record<string, unknown> = process()) =>
-  createThrough<Process>(api, '/api/processes', token, body);
+  postOk<Process>(api, '/api/processes', token, body);
 
 beforeAll(async () => {
   api = await startTestApi();
@@ -87,7 +87,7 @@ describe('Process', () => {
     });
     expect(await idsOf(search)).toEqual([created.id]);
 
-    const patched = await patchThrough(api, `/api/processes/${created.id}`, token, {
+    const patched = await patchOk(api, `/api/processes/${created.id}`, token, {
       description: 'Kitchen',
       dueDate: null,
       assigneeAccountId: world.pmc.bare.id,
@@ -109,17 +109,17 @@ describe('Process', () => {
     expect(created.completedAt).toBe(start.toISOString());
     api.clock.advance(60_000);
     // staying completed keeps the first completion time
-    const kept = await patchThrough<Process>(api, `/api/processes/${created.id}`, token, {
+    const kept = await patchOk<Process>(api, `/api/processes/${created.id}`, token, {
       status: 'completed',
       title: 'Still done',
     });
     expect(kept.completedAt).toBe(start.toISOString());
-    const reopened = await patchThrough<Process>(api, `/api/processes/${created.id}`, token, {
+    const reopened = await patchOk<Process>(api, `/api/processes/${created.id}`, token, {
       status: 'in_progress',
     });
     expect(reopened.completedAt).toBeNull();
     api.clock.advance(60_000);
-    const done = await patchThrough<Process>(api, `/api/processes/${created.id}`, token, {
+    const done = await patchOk<Process>(api, `/api/processes/${created.id}`, token, {
       status: 'completed',
     });
     expect(done.completedAt).toBe(new Date(start.getTime() + 120_000).toISOString());
@@ -287,7 +287,7 @@ describe('Process', () => {
       expect(await countRows(api, 'processes')).toBe(processes + 1);
       const stored = (await (await api.fetch(`/api/processes/${kept.id}`, { token })).json()) as Process;
       expect(stored.title).toBe('Leaking tap');
-      await patchThrough(api, `/api/processes/${kept.id}`, token, {});
+      await patchOk(api, `/api/processes/${kept.id}`, token, {});
       const foreign = await createProcess(world.otherPmc.full.token);
       // the committed creates were captured; only the writer's party's one reaches its registration
       const changes = await api.db.knex('entity_changes').orderBy('id').select('id', 'entity_id', 'type');
@@ -307,7 +307,7 @@ describe('Process', () => {
     const grouped = await subscribe(api, world.pmc.id, 'Process', [1, 2, 3], true);
     const token = world.pmc.full.token;
     const created = await createProcess(token);
-    await patchThrough(api, `/api/processes/${created.id}`, token, { status: 'in_progress' });
+    await patchOk(api, `/api/processes/${created.id}`, token, { status: 'in_progress' });
     await api.fetch(`/api/processes/${created.id}`, { method: 'DELETE', token });
     const webhooks = await api.db.knex('webhooks').where({ registration_id: grouped }).orderBy('id');
     expect(webhooks.map((w) => [w.state, w.group_key, w.group_seq])).toEqual([
@@ -349,7 +349,7 @@ describe('ProcessFeed', () => {
   it('creates, reads, lists, searches and updates; the author is the caller; there is no delete', async () => {
     const token = world.pmc.full.token;
     const parent = await createProcess(token);
-    const created = await createThrough(api, '/api/process-feed', token, feedEntry(parent.id));
+    const created = await postOk(api, '/api/process-feed', token, feedEntry(parent.id));
     expect(created).toEqual({
       id: expect.any(Number),
       created: expect.any(String),
@@ -372,7 +372,7 @@ describe('ProcessFeed', () => {
     });
     expect(await idsOf(search)).toEqual([created.id]);
     // another account of the party edits it: the author stays who wrote it
-    const patched = await patchThrough(api, `/api/process-feed/${created.id}`, world.pmc.full.token, {
+    const patched = await patchOk(api, `/api/process-feed/${created.id}`, world.pmc.full.token, {
       kind: 'message',
       text: 'Plumber comes Monday',
     });
@@ -390,7 +390,7 @@ describe('ProcessFeed', () => {
 
   it('belongs to the party of its process, so whoever sees the process sees its timeline', async () => {
     const tenantProcess = await createProcess(world.pmc.full.token, process({ partyId: world.user.id }));
-    const entry = await createThrough(
+    const entry = await postOk(
       api,
       '/api/process-feed',
       world.pmc.full.token,
@@ -405,7 +405,7 @@ describe('ProcessFeed', () => {
   it('applies the access rules of every operation', async () => {
     const parent = await createProcess(world.admin.full.token, process({ partyId: world.pmc.id }));
     const inScope = async () =>
-      `/api/process-feed/${(await createThrough(api, '/api/process-feed', world.admin.full.token, feedEntry(parent.id))).id}`;
+      `/api/process-feed/${(await postOk(api, '/api/process-feed', world.admin.full.token, feedEntry(parent.id))).id}`;
     await expectAccessRules(api, world, {
       method: 'GET',
       path: '/api/process-feed',
@@ -438,7 +438,7 @@ describe('ProcessFeed', () => {
   it('scopes reads and writes to the caller’s parties', async () => {
     const token = world.pmc.full.token;
     const foreignProcess = await createProcess(world.otherPmc.full.token);
-    const foreign = await createThrough(
+    const foreign = await postOk(
       api,
       '/api/process-feed',
       world.otherPmc.full.token,
@@ -465,7 +465,7 @@ describe('ProcessFeed', () => {
   it('refuses bad input with a 400 naming the field and writes nothing', async () => {
     const token = world.pmc.full.token;
     const parent = await createProcess(token);
-    const entry = await createThrough(api, '/api/process-feed', token, feedEntry(parent.id));
+    const entry = await postOk(api, '/api/process-feed', token, feedEntry(parent.id));
     const other = await createProcess(token);
     await expectNothingCaptured(api, world, 'ProcessFeed', 'process_feed', async () => {
       for (const [body, field] of [

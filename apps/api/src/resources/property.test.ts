@@ -1,9 +1,21 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../testing';
+import {
+  capturedChanges,
+  countRows,
+  expectRolledBack,
+  patchOk,
+  postOk,
+  resetCapture,
+  subscribe,
+  webhookRows,
+} from './test-support';
 
 let api: TestApi;
 let world: World;
+
+type Property = { id: number; partyId: number; name: string; city: string };
 
 const property = (overrides: Record<string, unknown> = {}) => ({
   name: 'Lindenhof',
@@ -14,39 +26,15 @@ const property = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-/** A live registration of `partyId` subscribed to Property events (direct insert: the API arrives later). */
-async function subscribe(partyId: number, types = [1, 2, 3], shouldGroup = false): Promise<number> {
-  const [registration] = await api.db
-    .knex('webhook_registrations')
-    .insert({
-      party_id: partyId,
-      target_url: 'http://127.0.0.1:9/hook',
-      should_group: shouldGroup,
-      signing_secret: 'x',
-    })
-    .returning('id');
-  await api.db
-    .knex('webhook_events')
-    .insert(types.map((type) => ({ registration_id: registration.id, entity_name: 'Property', type })));
-  return registration.id;
-}
-
-async function create(token: string, body: Record<string, unknown> = property()) {
-  const response = await api.fetch('/api/properties', { method: 'POST', token, json: body });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as { id: number; partyId: number; name: string; city: string };
-}
+const create = (token: string, body: Record<string, unknown> = property()) =>
+  postOk<Property>(api, '/api/properties', token, body);
 
 beforeAll(async () => {
   api = await startTestApi();
   world = await buildWorld(api);
 });
 afterAll(() => api.close());
-beforeEach(async () => {
-  await api.db.knex.raw(
-    'truncate webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
-  );
-});
+beforeEach(() => resetCapture(api));
 
 describe('Property through the resource registry', () => {
   it('creates, reads, lists, searches, updates and deletes', async () => {
@@ -150,9 +138,9 @@ describe('Property through the resource registry', () => {
   });
 
   it('refuses bad input with a 400 naming the field and writes nothing', async () => {
+    const existing = await create(world.pmc.full.token);
     const before = await writableCounts(api);
-    const count = async () => Number((await api.db.knex('properties').count({ n: '*' }))[0]!.n);
-    const properties = await count();
+    const properties = await api.db.knex('properties').orderBy('id').select('*');
     const token = world.pmc.full.token;
     for (const [body, field] of [
       [property({ name: '' }), 'name'],
@@ -167,23 +155,37 @@ describe('Property through the resource registry', () => {
       );
       expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
     }
-    expect(await count()).toBe(properties);
+    // the merge patch derived from the write schema: a required field cannot be cleared, the
+    // owning party never moves, and unknown fields are refused
+    for (const [body, field] of [
+      [{ name: null }, 'name'],
+      [{ street: '' }, 'street'],
+      [{ yearBuilt: 'old' }, 'yearBuilt'],
+      [{ partyId: world.user.id }, 'partyId'],
+      [{ unknown: 1 }, 'unknown'],
+    ] as const) {
+      const problem = await expectProblem(
+        await api.fetch(`/api/properties/${existing.id}`, { method: 'PATCH', token, json: body }),
+        400,
+      );
+      expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
+    }
+    expect(await api.db.knex('properties').orderBy('id').select('*')).toEqual(properties);
     expect(await writableCounts(api)).toEqual(before);
+    expect(await countRows(api, 'entity_changes')).toBe(1);
   });
 
   it('captures every write with its read shape and fans out to the writer’s subscribed registrations only', async () => {
-    const registration = await subscribe(world.pmc.id);
-    const updatesOnly = await subscribe(world.pmc.id, [2]);
-    const foreign = await subscribe(world.otherPmc.id);
+    const registration = await subscribe(api, world.pmc.id, 'Property');
+    const updatesOnly = await subscribe(api, world.pmc.id, 'Property', [2]);
+    const foreign = await subscribe(api, world.otherPmc.id, 'Property');
     const token = world.pmc.full.token;
     const created = await create(token);
     await api.fetch(`/api/properties/${created.id}`, { method: 'PATCH', token, json: { city: 'Potsdam' } });
     await api.fetch(`/api/properties/${created.id}`, { method: 'DELETE', token });
 
-    const changes = await api.db.knex('entity_changes').orderBy('id').select('*');
-    expect(
-      changes.map((c) => [c.entity_name, c.type, c.entity_id, c.initiator_party_id, c.initiator_account_id]),
-    ).toEqual([
+    const { rows: changes, summary } = await capturedChanges(api);
+    expect(summary).toEqual([
       ['Property', 1, created.id, world.pmc.id, world.pmc.full.id],
       ['Property', 2, created.id, world.pmc.id, world.pmc.full.id],
       ['Property', 3, created.id, world.pmc.id, world.pmc.full.id],
@@ -192,10 +194,7 @@ describe('Property through the resource registry', () => {
     expect(changes[1].entity).toMatchObject({ city: 'Potsdam' });
     expect(changes[2].entity.deleted).not.toBeNull();
 
-    const webhooks = await api.db
-      .knex('webhooks')
-      .orderBy('id')
-      .select('registration_id', 'state', 'entity_change_id');
+    const webhooks = await webhookRows(api);
     expect(webhooks).toEqual([
       { registration_id: registration, state: 1, entity_change_id: changes[0].id },
       { registration_id: registration, state: 1, entity_change_id: changes[1].id },
@@ -206,7 +205,7 @@ describe('Property through the resource registry', () => {
   });
 
   it('chains the changes of one property for a grouped registration', async () => {
-    const grouped = await subscribe(world.pmc.id, [1, 2, 3], true);
+    const grouped = await subscribe(api, world.pmc.id, 'Property', [1, 2, 3], true);
     const token = world.pmc.full.token;
     const created = await create(token);
     await api.fetch(`/api/properties/${created.id}`, { method: 'PATCH', token, json: { city: 'Potsdam' } });
@@ -218,7 +217,7 @@ describe('Property through the resource registry', () => {
   });
 
   it('records no change for an empty patch, a refused write, or another party’s write', async () => {
-    await subscribe(world.pmc.id);
+    await subscribe(api, world.pmc.id, 'Property');
     const created = await create(world.otherPmc.full.token);
     await api.fetch(`/api/properties/${created.id}`, {
       method: 'PATCH',
@@ -230,7 +229,27 @@ describe('Property through the resource registry', () => {
       token: world.pmc.full.token,
       json: property({ name: '' }),
     });
-    expect(await api.db.knex('webhooks').count({ n: '*' })).toEqual([{ n: 0 }]);
-    expect(await api.db.knex('entity_changes').count({ n: '*' })).toEqual([{ n: 1 }]);
+    expect(await countRows(api, 'webhooks')).toBe(0);
+    expect(await countRows(api, 'entity_changes')).toBe(1);
+  });
+
+  it('rolls back a write that fails at commit: no property change, no entity change, no webhook', async () => {
+    const token = world.pmc.full.token;
+    const existing = await create(token);
+    await expectRolledBack(api, {
+      partyId: world.pmc.id,
+      entityName: 'Property',
+      table: 'properties',
+      writes: [
+        () => api.fetch('/api/properties', { method: 'POST', token, json: property({ name: 'Gone' }) }),
+        () =>
+          api.fetch(`/api/properties/${existing.id}`, { method: 'PATCH', token, json: { city: 'Gone' } }),
+        () => api.fetch(`/api/properties/${existing.id}`, { method: 'DELETE', token }),
+      ],
+    });
+    // the same writes succeed once nothing refuses them
+    expect(await patchOk(api, `/api/properties/${existing.id}`, token, { city: 'Potsdam' })).toMatchObject({
+      city: 'Potsdam',
+    });
   });
 });

@@ -12,6 +12,17 @@ import {
   type TestApi,
   type World,
 } from '../testing';
+import {
+  capturedChanges,
+  countRows,
+  expectRolledBack,
+  lastChangeId,
+  patchOk,
+  postOk,
+  resetCapture,
+  subscribe,
+  webhookRows,
+} from './test-support';
 
 let api: TestApi;
 let world: World;
@@ -19,44 +30,10 @@ let sequence = 0;
 /** A fresh suffix, since entrance names and unit numbers are unique within a property. */
 const next = () => ++sequence;
 
-/** A live registration of `partyId` subscribed to `entityName` (direct insert: the API arrives later). */
-async function subscribe(
-  partyId: number,
-  entityName: string,
-  types = [1, 2, 3],
-  shouldGroup = false,
-): Promise<number> {
-  const [registration] = await api.db
-    .knex('webhook_registrations')
-    .insert({
-      party_id: partyId,
-      target_url: 'http://127.0.0.1:9/hook',
-      should_group: shouldGroup,
-      signing_secret: 'x',
-    })
-    .returning('id');
-  await api.db
-    .knex('webhook_events')
-    .insert(types.map((type) => ({ registration_id: registration.id, entity_name: entityName, type })));
-  return registration.id;
-}
-
-async function post<T>(path: string, token: string, json: unknown): Promise<T> {
-  const response = await api.fetch(path, { method: 'POST', token, json });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as T;
-}
-
-async function patch<T>(path: string, token: string, json: unknown): Promise<T> {
-  const response = await api.fetch(path, { method: 'PATCH', token, json });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as T;
-}
-
 const pmcToken = () => world.pmc.full.token;
 
 function newProperty(token = pmcToken(), overrides: Record<string, unknown> = {}) {
-  return post<{ id: number; partyId: number }>('/api/properties', token, {
+  return postOk<{ id: number; partyId: number }>(api, '/api/properties', token, {
     name: `House ${next()}`,
     street: 'Lindenstraße',
     postalCode: '10969',
@@ -66,15 +43,15 @@ function newProperty(token = pmcToken(), overrides: Record<string, unknown> = {}
 }
 
 function newEntrance(propertyId: number, token = pmcToken(), overrides: Record<string, unknown> = {}) {
-  return post<EntranceRead>('/api/entrances', token, { propertyId, name: `Aufgang ${next()}`, ...overrides });
+  return postOk<EntranceRead>(api, '/api/entrances', token, { propertyId, name: `Aufgang ${next()}`, ...overrides });
 }
 
 function newUnit(propertyId: number, token = pmcToken(), overrides: Record<string, unknown> = {}) {
-  return post<UnitRead>('/api/units', token, { propertyId, number: `WE ${next()}`, ...overrides });
+  return postOk<UnitRead>(api, '/api/units', token, { propertyId, number: `WE ${next()}`, ...overrides });
 }
 
 function newContract(unitId: number, token = pmcToken(), overrides: Record<string, unknown> = {}) {
-  return post<UnitContractRead>('/api/unit-contracts', token, {
+  return postOk<UnitContractRead>(api, '/api/unit-contracts', token, {
     unitId,
     contractType: 'tenancy',
     startDate: '2025-01-01',
@@ -82,38 +59,15 @@ function newContract(unitId: number, token = pmcToken(), overrides: Record<strin
   });
 }
 
-async function count(table: string): Promise<number> {
-  const [row] = await api.db.knex(table).count<{ n: number }[]>({ n: '*' });
-  return Number(row!.n);
-}
-
-/** The id of the newest entity change, so a test can look at exactly the changes it caused. */
-async function lastChangeId(): Promise<number> {
-  const [row] = await api.db.knex('entity_changes').max<{ max: number | null }[]>({ max: 'id' });
-  return row?.max ?? 0;
-}
-
-async function changesSince(id: number) {
-  return api.db.knex('entity_changes').where('id', '>', id).orderBy('id').select('*');
-}
-
-async function webhooksOf(changeIds: number[]) {
-  return api.db
-    .knex('webhooks')
-    .whereIn('entity_change_id', changeIds)
-    .orderBy('id')
-    .select('registration_id', 'state', 'entity_change_id');
-}
-
 /** Every table a refused real-estate write could have touched, with the identity tables. */
 async function allCounts() {
   return {
     ...(await writableCounts(api)),
-    entrances: await count('entrances'),
-    units: await count('units'),
-    unit_contracts: await count('unit_contracts'),
-    entity_changes: await count('entity_changes'),
-    webhooks: await count('webhooks'),
+    entrances: await countRows(api, 'entrances'),
+    units: await countRows(api, 'units'),
+    unit_contracts: await countRows(api, 'unit_contracts'),
+    entity_changes: await countRows(api, 'entity_changes'),
+    webhooks: await countRows(api, 'webhooks'),
   };
 }
 
@@ -133,11 +87,7 @@ beforeAll(async () => {
   world = await buildWorld(api);
 });
 afterAll(() => api.close());
-beforeEach(async () => {
-  await api.db.knex.raw(
-    'truncate webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
-  );
-});
+beforeEach(() => resetCapture(api));
 
 describe('Entrance', () => {
   it('creates, reads, lists, searches, batch-reads, updates and deletes', async () => {
@@ -174,19 +124,24 @@ describe('Entrance', () => {
     const ours = list.items.filter((e) => e.propertyId === property.id).map((e) => e.id);
     expect(ours).toEqual([other.id, created.id]);
 
-    const search = (await post('/api/entrances/search', token, {
-      filters: [
-        { attribute: 'propertyId', operator: 'eq', value: property.id },
-        { attribute: 'street', operator: 'contains', value: 'neben' },
-      ],
-    })) as { items: EntranceRead[]; totalCount: number };
+    const search = await postOk<{ items: EntranceRead[]; totalCount: number }>(
+      api,
+      '/api/entrances/search',
+      token,
+      {
+        filters: [
+          { attribute: 'propertyId', operator: 'eq', value: property.id },
+          { attribute: 'street', operator: 'contains', value: 'neben' },
+        ],
+      },
+    );
     expect(search.items).toEqual([created]);
     expect(search.totalCount).toBe(1);
 
-    const batch = await post<EntranceRead[]>('/api/entrances/batch', token, { ids: [other.id, created.id] });
+    const batch = await postOk<EntranceRead[]>(api, '/api/entrances/batch', token, { ids: [other.id, created.id] });
     expect(batch.map((e) => e.id)).toEqual([other.id, created.id]);
 
-    const patched = await patch<EntranceRead>(`/api/entrances/${created.id}`, token, {
+    const patched = await patchOk<EntranceRead>(api, `/api/entrances/${created.id}`, token, {
       city: 'Potsdam',
       street: null,
     });
@@ -258,7 +213,7 @@ describe('Entrance', () => {
       404,
     );
     await expectProblem(await api.fetch(`/api/entrances/${foreign.id}`, { method: 'DELETE', token }), 404);
-    const batch = await post<EntranceRead[]>('/api/entrances/batch', token, {
+    const batch = await postOk<EntranceRead[]>(api, '/api/entrances/batch', token, {
       ids: [foreign.id, managed.id],
     });
     expect(batch.map((e) => e.id)).toEqual([managed.id]);
@@ -318,7 +273,7 @@ describe('Entrance', () => {
     expect(await allCounts()).toEqual(before);
     // the same name in another property, and a rename to its own name, are fine
     await newEntrance(elsewhere.id, token, { name: 'Haus 1' });
-    await patch(`/api/entrances/${entrance.id}`, token, { name: 'HAUS 1' });
+    await patchOk(api, `/api/entrances/${entrance.id}`, token, { name: 'HAUS 1' });
 
     // an entrance with units cannot move to another property …
     await newUnit(property.id, token, { entranceId: entrance.id });
@@ -333,7 +288,7 @@ describe('Entrance', () => {
     expect(problem.errors).toHaveProperty('propertyId');
     // … one without units can
     const empty = await newEntrance(property.id, token);
-    expect(await patch(`/api/entrances/${empty.id}`, token, { propertyId: elsewhere.id })).toMatchObject({
+    expect(await patchOk(api, `/api/entrances/${empty.id}`, token, { propertyId: elsewhere.id })).toMatchObject({
       propertyId: elsewhere.id,
     });
   });
@@ -341,20 +296,20 @@ describe('Entrance', () => {
   it('captures Created, Updated and Deleted and fans out to the writer’s subscribed registrations only', async () => {
     const token = pmcToken();
     const property = await newProperty();
-    const registration = await subscribe(world.pmc.id, 'Entrance');
-    const updatesOnly = await subscribe(world.pmc.id, 'Entrance', [2]);
-    await subscribe(world.pmc.id, 'Unit');
-    await subscribe(world.otherPmc.id, 'Entrance');
-    const since = await lastChangeId();
+    const registration = await subscribe(api, world.pmc.id, 'Entrance');
+    const updatesOnly = await subscribe(api, world.pmc.id, 'Entrance', [2]);
+    await subscribe(api, world.pmc.id, 'Unit');
+    await subscribe(api, world.otherPmc.id, 'Entrance');
+    const since = await lastChangeId(api);
 
     const created = await newEntrance(property.id, token);
-    const updated = await patch<EntranceRead>(`/api/entrances/${created.id}`, token, { notes: 'Key at 3' });
+    const updated = await patchOk<EntranceRead>(api, `/api/entrances/${created.id}`, token, { notes: 'Key at 3' });
     // neither an empty patch nor a refused write records anything
-    await patch(`/api/entrances/${updated.id}`, token, {});
+    await patchOk(api, `/api/entrances/${updated.id}`, token, {});
     await api.fetch(`/api/entrances/${created.id}`, { method: 'DELETE', token });
     await api.fetch('/api/entrances', { method: 'POST', token, json: { propertyId: property.id, name: '' } });
 
-    const changes = await changesSince(since);
+    const changes = (await capturedChanges(api, since)).rows;
     expect(
       changes.map((c) => [c.entity_name, c.type, c.entity_id, c.initiator_party_id, c.initiator_account_id]),
     ).toEqual([
@@ -369,12 +324,33 @@ describe('Entrance', () => {
       deleted: expect.any(String),
       lastModified: expect.any(String),
     });
-    expect(await webhooksOf(changes.map((c) => c.id))).toEqual([
+    expect(await webhookRows(api, { changeIds: changes.map((c) => c.id) })).toEqual([
       { registration_id: registration, state: 1, entity_change_id: changes[0].id },
       { registration_id: registration, state: 1, entity_change_id: changes[1].id },
       { registration_id: updatesOnly, state: 1, entity_change_id: changes[1].id },
       { registration_id: registration, state: 1, entity_change_id: changes[2].id },
     ]);
+  });
+
+  it('rolls back a write that fails at commit: no entrance change, no entity change, no webhook', async () => {
+    const token = pmcToken();
+    const property = await newProperty();
+    const entrance = await newEntrance(property.id);
+    await expectRolledBack(api, {
+      partyId: world.pmc.id,
+      entityName: 'Entrance',
+      table: 'entrances',
+      writes: [
+        () =>
+          api.fetch('/api/entrances', {
+            method: 'POST',
+            token,
+            json: { propertyId: property.id, name: 'Rolled back' },
+          }),
+        () => api.fetch(`/api/entrances/${entrance.id}`, { method: 'PATCH', token, json: { notes: 'x' } }),
+        () => api.fetch(`/api/entrances/${entrance.id}`, { method: 'DELETE', token }),
+      ],
+    });
   });
 });
 
@@ -421,12 +397,12 @@ describe('Unit', () => {
     ]);
 
     // livingArea is a decimal attribute: 72.55 > 72.5 must hold exactly
-    const search = (await post('/api/units/search', token, {
+    const search = await postOk<{ items: UnitRead[] }>(api, '/api/units/search', token, {
       filters: [
         { attribute: 'propertyId', operator: 'eq', value: property.id },
         { attribute: 'livingArea', operator: 'gt', value: 72.5 },
       ],
-    })) as { items: UnitRead[] };
+    });
     expect(search.items).toEqual([created]);
     const problem = await expectProblem(
       await api.fetch('/api/units/search', {
@@ -438,12 +414,12 @@ describe('Unit', () => {
     );
     expect(problem.errors).toHaveProperty(['filters.0.value']);
 
-    const batch = await post<UnitRead[]>('/api/units/batch', token, {
+    const batch = await postOk<UnitRead[]>(api, '/api/units/batch', token, {
       ids: [plain.id, created.id, plain.id],
     });
     expect(batch.map((u) => u.id)).toEqual([plain.id, created.id]);
 
-    const patched = await patch<UnitRead>(`/api/units/${created.id}`, token, {
+    const patched = await patchOk<UnitRead>(api, `/api/units/${created.id}`, token, {
       entranceId: null,
       rooms: 3,
       unitType: 'apartment',
@@ -520,11 +496,11 @@ describe('Unit', () => {
       404,
     );
     await expectProblem(await api.fetch(`/api/units/${foreign.id}`, { method: 'DELETE', token }), 404);
-    const batch = await post<UnitRead[]>('/api/units/batch', token, { ids: [foreign.id, managed.id] });
+    const batch = await postOk<UnitRead[]>(api, '/api/units/batch', token, { ids: [foreign.id, managed.id] });
     expect(batch.map((u) => u.id)).toEqual([managed.id]);
-    const search = (await post('/api/units/search', token, {
+    const search = await postOk<{ items: UnitRead[] }>(api, '/api/units/search', token, {
       filters: [{ attribute: 'id', operator: 'in', value: [foreign.id, managed.id] }],
-    })) as { items: UnitRead[] };
+    });
     expect(search.items.map((u) => u.id)).toEqual([managed.id]);
 
     const own = await newProperty();
@@ -594,7 +570,7 @@ describe('Unit', () => {
     );
     expect(problem.errors).toHaveProperty('entranceId');
     expect(
-      await patch(`/api/units/${unit.id}`, token, { propertyId: elsewhere.id, entranceId: otherEntrance.id }),
+      await patchOk(api, `/api/units/${unit.id}`, token, { propertyId: elsewhere.id, entranceId: otherEntrance.id }),
     ).toMatchObject({ propertyId: elsewhere.id, entranceId: otherEntrance.id });
 
     await newUnit(property.id, token, { number: 'WE 2' });
@@ -621,14 +597,14 @@ describe('Unit', () => {
     const token = pmcToken();
     const property = await newProperty();
     const otherEntrance = await newEntrance((await newProperty()).id);
-    const registration = await subscribe(world.pmc.id, 'Unit');
-    const deletesOnly = await subscribe(world.pmc.id, 'Unit', [3]);
-    await subscribe(world.pmc.id, 'UnitContract');
-    await subscribe(world.otherPmc.id, 'Unit');
-    const since = await lastChangeId();
+    const registration = await subscribe(api, world.pmc.id, 'Unit');
+    const deletesOnly = await subscribe(api, world.pmc.id, 'Unit', [3]);
+    await subscribe(api, world.pmc.id, 'UnitContract');
+    await subscribe(api, world.otherPmc.id, 'Unit');
+    const since = await lastChangeId(api);
 
     const created = await newUnit(property.id, token, { livingArea: 55.5 });
-    const updated = await patch<UnitRead>(`/api/units/${created.id}`, token, { floor: 4 });
+    const updated = await patchOk<UnitRead>(api, `/api/units/${created.id}`, token, { floor: 4 });
     await api.fetch(`/api/units/${created.id}`, { method: 'DELETE', token });
     // refused by the entrance rule, after the relation checks passed
     const refused = await api.fetch('/api/units', {
@@ -638,7 +614,7 @@ describe('Unit', () => {
     });
     expect(refused.status).toBe(400);
 
-    const changes = await changesSince(since);
+    const changes = (await capturedChanges(api, since)).rows;
     expect(changes.map((c) => [c.entity_name, c.type, c.entity_id, c.initiator_account_id])).toEqual([
       ['Unit', 1, created.id, world.pmc.full.id],
       ['Unit', 2, created.id, world.pmc.full.id],
@@ -648,7 +624,7 @@ describe('Unit', () => {
     expect(changes[0].entity.livingArea).toBe(55.5);
     expect(changes[1].entity).toEqual(updated);
     expect(changes[2].entity.deleted).not.toBeNull();
-    expect(await webhooksOf(changes.map((c) => c.id))).toEqual([
+    expect(await webhookRows(api, { changeIds: changes.map((c) => c.id) })).toEqual([
       { registration_id: registration, state: 1, entity_change_id: changes[0].id },
       { registration_id: registration, state: 1, entity_change_id: changes[1].id },
       { registration_id: registration, state: 1, entity_change_id: changes[2].id },
@@ -677,12 +653,12 @@ describe('Unit', () => {
   });
 
   it('chains the changes of one unit for a grouped registration', async () => {
-    const grouped = await subscribe(world.pmc.id, 'Unit', [1, 2, 3], true);
+    const grouped = await subscribe(api, world.pmc.id, 'Unit', [1, 2, 3], true);
     const token = pmcToken();
     const property = await newProperty();
     const unit = await newUnit(property.id, token);
     const other = await newUnit(property.id, token);
-    await patch(`/api/units/${unit.id}`, token, { floor: 1 });
+    await patchOk(api, `/api/units/${unit.id}`, token, { floor: 1 });
     await api.fetch(`/api/units/${unit.id}`, { method: 'DELETE', token });
     const webhooks = await api.db.knex('webhooks').where({ registration_id: grouped }).orderBy('id');
     expect(webhooks.map((w) => [w.state, w.group_key, w.group_seq])).toEqual([
@@ -766,13 +742,13 @@ describe('UnitContract', () => {
       created.id,
     ]);
 
-    const search = (await post('/api/unit-contracts/search', token, {
+    const search = await postOk<{ items: UnitContractRead[] }>(api, '/api/unit-contracts/search', token, {
       filters: [
         { attribute: 'unitId', operator: 'eq', value: unit.id },
         { attribute: 'startDate', operator: 'gte', value: '2024-03-01' },
         { attribute: 'monthlyRent', operator: 'lt', value: 850.51 },
       ],
-    })) as { items: UnitContractRead[] };
+    });
     expect(search.items).toEqual([created]);
     const problem = await expectProblem(
       await api.fetch('/api/unit-contracts/search', {
@@ -784,12 +760,12 @@ describe('UnitContract', () => {
     );
     expect(problem.errors).toEqual({ 'filters.0.value': ['must be a date, YYYY-MM-DD'] });
 
-    const batch = await post<UnitContractRead[]>('/api/unit-contracts/batch', token, {
+    const batch = await postOk<UnitContractRead[]>(api, '/api/unit-contracts/batch', token, {
       ids: [created.id, ownership.id],
     });
     expect(batch).toEqual([created, ownership]);
 
-    const patched = await patch<UnitContractRead>(`/api/unit-contracts/${created.id}`, token, {
+    const patched = await patchOk<UnitContractRead>(api, `/api/unit-contracts/${created.id}`, token, {
       endDate: null,
       monthlyRent: 900,
       contractPartyId: null,
@@ -893,7 +869,7 @@ describe('UnitContract', () => {
       await api.fetch(`/api/unit-contracts/${foreign.id}`, { method: 'DELETE', token }),
       404,
     );
-    const batch = await post<UnitContractRead[]>('/api/unit-contracts/batch', token, {
+    const batch = await postOk<UnitContractRead[]>(api, '/api/unit-contracts/batch', token, {
       ids: [foreign.id, own.id],
     });
     expect(batch.map((c) => c.id)).toEqual([own.id]);
@@ -978,7 +954,7 @@ describe('UnitContract', () => {
     expect(await allCounts()).toEqual(before);
     // the same day is a valid (one-day) contract
     expect(
-      await patch(`/api/unit-contracts/${contract.id}`, pmcToken(), { endDate: '2025-06-01' }),
+      await patchOk(api, `/api/unit-contracts/${contract.id}`, pmcToken(), { endDate: '2025-06-01' }),
     ).toMatchObject({
       startDate: '2025-06-01',
       endDate: '2025-06-01',
@@ -988,14 +964,14 @@ describe('UnitContract', () => {
   it('captures every write and fans out to the writer’s subscribed registrations only', async () => {
     const token = pmcToken();
     const unit = await newUnit((await newProperty()).id);
-    const registration = await subscribe(world.pmc.id, 'UnitContract');
-    const createsOnly = await subscribe(world.pmc.id, 'UnitContract', [1]);
-    await subscribe(world.pmc.id, 'Unit', [2]);
-    await subscribe(world.otherPmc.id, 'UnitContract');
-    const since = await lastChangeId();
+    const registration = await subscribe(api, world.pmc.id, 'UnitContract');
+    const createsOnly = await subscribe(api, world.pmc.id, 'UnitContract', [1]);
+    await subscribe(api, world.pmc.id, 'Unit', [2]);
+    await subscribe(api, world.otherPmc.id, 'UnitContract');
+    const since = await lastChangeId(api);
 
     const created = await newContract(unit.id, token, { monthlyRent: 700 });
-    const updated = await patch<UnitContractRead>(`/api/unit-contracts/${created.id}`, token, {
+    const updated = await patchOk<UnitContractRead>(api, `/api/unit-contracts/${created.id}`, token, {
       endDate: '2025-12-31',
     });
     await api.fetch(`/api/unit-contracts/${created.id}`, { method: 'DELETE', token });
@@ -1006,7 +982,7 @@ describe('UnitContract', () => {
       json: { unitId: unit.id, contractType: 'tenancy', startDate: '2025-01-01', endDate: '2024-01-01' },
     });
 
-    const changes = await changesSince(since);
+    const changes = (await capturedChanges(api, since)).rows;
     expect(changes.map((c) => [c.entity_name, c.type, c.entity_id, c.initiator_party_id])).toEqual([
       ['UnitContract', 1, created.id, world.pmc.id],
       ['UnitContract', 2, created.id, world.pmc.id],
@@ -1020,11 +996,37 @@ describe('UnitContract', () => {
       monthlyRent: 700,
     });
     expect(changes[2].entity.deleted).not.toBeNull();
-    expect(await webhooksOf(changes.map((c) => c.id))).toEqual([
+    expect(await webhookRows(api, { changeIds: changes.map((c) => c.id) })).toEqual([
       { registration_id: registration, state: 1, entity_change_id: changes[0].id },
       { registration_id: createsOnly, state: 1, entity_change_id: changes[0].id },
       { registration_id: registration, state: 1, entity_change_id: changes[1].id },
       { registration_id: registration, state: 1, entity_change_id: changes[2].id },
     ]);
+  });
+
+  it('rolls back a write that fails at commit: no contract change, no entity change, no webhook', async () => {
+    const token = pmcToken();
+    const unit = await newUnit((await newProperty()).id);
+    const contract = await newContract(unit.id);
+    await expectRolledBack(api, {
+      partyId: world.pmc.id,
+      entityName: 'UnitContract',
+      table: 'unit_contracts',
+      writes: [
+        () =>
+          api.fetch('/api/unit-contracts', {
+            method: 'POST',
+            token,
+            json: { unitId: unit.id, contractType: 'tenancy', startDate: '2025-01-01' },
+          }),
+        () =>
+          api.fetch(`/api/unit-contracts/${contract.id}`, {
+            method: 'PATCH',
+            token,
+            json: { monthlyRent: 1 },
+          }),
+        () => api.fetch(`/api/unit-contracts/${contract.id}`, { method: 'DELETE', token }),
+      ],
+    });
   });
 });

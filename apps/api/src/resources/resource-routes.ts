@@ -1,4 +1,4 @@
-import { IdList, Page } from '@platform/shared';
+import { IdList, Page, TokenScope } from '@platform/shared';
 import { z } from 'zod';
 import { listQuery, searchBody } from '../http/collection';
 import { PageQuery } from '../http/pagination';
@@ -28,7 +28,13 @@ function patchSchema(def: ResourceDefinition) {
 
 /** The seven routes of a resource (six without delete), derived from its declaration, plus its own. */
 export function resourceRoutes(def: ResourceDefinition): RouteDefinition[] {
-  const readers = { allow: def.readers ?? DEFAULT_READERS, permission: `${def.permission}.Read` as const };
+  // reads also take the webhook bearer token (spec 5.11: it "may be used to read further data for
+  // the partyId of the registration"); writes keep the default platform scope, so it gets a 403
+  const readers = {
+    allow: def.readers ?? DEFAULT_READERS,
+    permission: `${def.permission}.Read` as const,
+    scopes: [TokenScope.Platform, TokenScope.Webhook],
+  };
   const writers = def.writers ?? DEFAULT_WRITERS;
   const tags = [def.name];
   const page = Page(def.read).meta({ id: `PaginatedListOf${def.name}Read` });

@@ -6,7 +6,7 @@ import { runWrite } from '../features/write-path';
 import { applyFilters, applyListSort, applySort, type ListQuery, type SearchBody } from '../http/collection';
 import { AppError, fieldError } from '../http/errors';
 import { paginate, type PageQuery } from '../http/pagination';
-import { scopeToParties } from '../http/scope';
+import { scopeToParties, seesAllParties } from '../http/scope';
 import type { ResourceDefinition, Row } from './resource';
 
 const partyColumnOf = (def: ResourceDefinition) => def.partyColumn ?? 'party_id';
@@ -14,9 +14,10 @@ const returned = (def: ResourceDefinition) => (def.selectColumns ? [...def.selec
 
 /**
  * Live rows of `def` the caller may see; to `read`, also those whose `readableBy` columns name a
- * party in its scope (a write only ever reaches rows the caller's parties own).
+ * party in its scope (a write only ever reaches rows the caller's parties own). Exported for the
+ * views built on the registry (Gen1), so they scope exactly as its reads do.
  */
-function visible(
+export function visible(
   knex: Knex,
   principal: Principal,
   def: ResourceDefinition,
@@ -26,7 +27,7 @@ function visible(
   const query = knex(def.table).select(columns).whereNull(`${def.table}.deleted`);
   const owner = `${def.table}.${partyColumnOf(def)}`;
   const extra = purpose === 'read' ? (def.readableBy ?? []) : [];
-  if (extra.length === 0 || principal.partyType === PartyType.Admin) {
+  if (extra.length === 0 || seesAllParties(principal)) {
     return scopeToParties(query, owner, principal);
   }
   return query.where((any) => {

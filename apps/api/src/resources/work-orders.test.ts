@@ -11,13 +11,13 @@ import {
 import {
   buildProperty,
   buildUnit,
-  createThrough,
+  postOk,
   expectCaptureContract,
   expectNothingCaptured,
   idsOf,
-  patchThrough,
+  patchOk,
   resetCapture,
-} from './process-test-support';
+} from './test-support';
 
 let api: TestApi;
 let world: World;
@@ -37,7 +37,7 @@ const workOrder = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 const createWorkOrder = (token: string, body: Record<string, unknown> = workOrder()) =>
-  createThrough<WorkOrder>(api, '/api/work-orders', token, body);
+  postOk<WorkOrder>(api, '/api/work-orders', token, body);
 
 beforeAll(async () => {
   api = await startTestApi();
@@ -54,7 +54,7 @@ beforeEach(() => resetCapture(api));
 describe('WorkOrder', () => {
   it('creates, reads, lists, searches, updates and deletes', async () => {
     const token = world.pmc.full.token;
-    const process = await createThrough(api, '/api/processes', token, { title: 'Cold water' });
+    const process = await postOk(api, '/api/processes', token, { title: 'Cold water' });
     const created = await createWorkOrder(
       token,
       workOrder({
@@ -102,7 +102,7 @@ describe('WorkOrder', () => {
     expect(await idsOf(search)).toEqual([created.id]);
 
     const before = api.clock.now().toISOString();
-    const patched = await patchThrough<WorkOrder>(api, `/api/work-orders/${created.id}`, token, {
+    const patched = await patchOk<WorkOrder>(api, `/api/work-orders/${created.id}`, token, {
       status: 'completed',
       cost: 99.99,
       currency: 'CHF',
@@ -115,7 +115,7 @@ describe('WorkOrder', () => {
       currency: 'CHF',
       description: 'Done on site',
     });
-    const reopened = await patchThrough<WorkOrder>(api, `/api/work-orders/${created.id}`, token, {
+    const reopened = await patchOk<WorkOrder>(api, `/api/work-orders/${created.id}`, token, {
       status: 'scheduled',
       cost: null,
     });
@@ -224,7 +224,7 @@ describe('WorkOrder', () => {
       404,
     );
     await expectProblem(await api.fetch(`/api/work-orders/${foreign.id}`, { method: 'DELETE', token }), 404);
-    const foreignProcess = await createThrough(api, '/api/processes', world.otherPmc.full.token, {
+    const foreignProcess = await postOk(api, '/api/processes', world.otherPmc.full.token, {
       title: 'X',
     });
     for (const [body, field, message] of [

@@ -1,7 +1,7 @@
+import { generatePrivateKeyPem, loadSigningKey } from '@platform/db';
 import { decodePermissions, encodePermissions, PartyType, permissionByName } from '@platform/shared';
 import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { generatePrivateKeyPem, loadSigningKey } from '../../auth/keys';
 import {
   buildAccount,
   buildParty,

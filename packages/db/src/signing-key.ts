@@ -1,7 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, importPKCS8, type CryptoKey, type JWK } from 'jose';
+
+// The API signs its tokens and the dispatcher its webhook bearer tokens (spec 5.11) with this one
+// key, so both read it through this module and the JWKS the API publishes verifies either.
 
 /** The RS256 signing key, its public JWK and key id. */
 export interface SigningKey {
@@ -27,8 +30,20 @@ export function resolvePrivateKeyPem(options: { pem?: string; file: string; prod
     throw new Error('JWT_PRIVATE_KEY or JWT_PRIVATE_KEY_FILE must be set in production');
   mkdirSync(dirname(options.file), { recursive: true });
   const pem = generatePrivateKeyPem();
-  writeFileSync(options.file, pem, { mode: 0o600 });
-  return pem;
+  // API and dispatcher may start together on a fresh data folder: the key is written whole to a
+  // file of our own and linked into place, which fails if another process got there first; then
+  // its key wins, so both sign with the same one and nobody reads a half-written file.
+  const temporary = `${options.file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(temporary, pem, { mode: 0o600 });
+  try {
+    linkSync(temporary, options.file);
+    return pem;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return readFileSync(options.file, 'utf8');
+  } finally {
+    unlinkSync(temporary);
+  }
 }
 
 /** Loads a PKCS#8 PEM as the signing key; `kid` is the public key's RFC 7638 thumbprint. */

@@ -1,0 +1,46 @@
+import type { ReactNode } from 'react';
+import { errorMessage } from '../../lib/api-client';
+import { Button } from './button';
+
+/** A loading placeholder announced to screen readers. */
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p className="loading" role="status">
+      <span className="spinner" aria-hidden="true" />
+      {label}
+    </p>
+  );
+}
+
+/** What to show when a list or a section has nothing in it yet. */
+export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty-state" data-testid="empty-state">
+      <p className="empty-state__title">{title}</p>
+      {children && <div className="empty-state__body">{children}</div>}
+    </div>
+  );
+}
+
+/** A failed load: what went wrong (the ProblemDetails detail when there is one) and a way to retry. */
+export function ErrorState({
+  error,
+  title = 'This could not be loaded',
+  onRetry,
+}: {
+  error: unknown;
+  title?: string;
+  onRetry?: () => void;
+}) {
+  return (
+    <div className="error-state" role="alert" data-testid="error-state">
+      <p className="error-state__title">{title}</p>
+      <p>{errorMessage(error)}</p>
+      {onRetry && (
+        <Button size="small" onClick={onRetry}>
+          Try again
+        </Button>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,34 @@
+import type { Page } from '@platform/shared';
+import { formatCount } from '../../lib/format';
+import { Button } from './button';
+
+interface PaginationProps {
+  page: Pick<Page<unknown>, 'pageNumber' | 'totalPages' | 'totalCount' | 'hasPreviousPage' | 'hasNextPage'>;
+  /** What the list holds, plural: `webhooks`. */
+  noun: string;
+  onPageChange: (pageNumber: number) => void;
+  /** Data of another page is shown while the asked one loads. */
+  loading?: boolean;
+}
+
+/** Previous/next paging of a server-side paginated list, with where the operator is. */
+export function Pagination({ page, noun, onPageChange, loading = false }: PaginationProps) {
+  const totalPages = Math.max(page.totalPages, 1);
+  return (
+    <nav className="pagination" aria-label={`Pages of ${noun}`}>
+      <Button
+        size="small"
+        onClick={() => onPageChange(page.pageNumber - 1)}
+        disabled={!page.hasPreviousPage || loading}
+      >
+        ← Previous
+      </Button>
+      <span className="pagination__status" aria-live="polite" data-testid="pagination-status">
+        Page {Math.min(page.pageNumber, totalPages)} of {totalPages} · {formatCount(page.totalCount)} {noun}
+      </span>
+      <Button size="small" onClick={() => onPageChange(page.pageNumber + 1)} disabled={!page.hasNextPage || loading}>
+        Next →
+      </Button>
+    </nav>
+  );
+}

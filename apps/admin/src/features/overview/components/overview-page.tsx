@@ -1,0 +1,162 @@
+import { PageHeader } from '../../../components/ui/page-header';
+import { ErrorState, Loading } from '../../../components/ui/feedback';
+import { Button } from '../../../components/ui/button';
+import { useNow } from '../../../components/ui/use-now';
+import { Link } from '../../../lib/router';
+import { formatCount, formatDuration, formatPercent, formatRelative } from '../../../lib/format';
+import { WEBHOOK_STATE_DESCRIPTIONS, webhookStateName } from '../../../lib/webhook-states';
+import { STATS_REFRESH_MS, useWebhookStats, type WebhookStats } from '../api/get-webhook-stats';
+import { AttemptsChart } from './attempts-chart';
+
+function Metric({
+  label,
+  value,
+  detail,
+  tone,
+  testId,
+}: {
+  label: string;
+  value: React.ReactNode;
+  detail?: React.ReactNode;
+  tone?: 'good' | 'warn' | 'bad';
+  testId: string;
+}) {
+  return (
+    <div className={`metric ${tone ? `metric--${tone}` : ''}`} data-testid={testId}>
+      <dt className="metric__label">{label}</dt>
+      <dd className="metric__value">{value}</dd>
+      {detail && <dd className="metric__detail">{detail}</dd>}
+    </div>
+  );
+}
+
+function successTone(rate: number | null): 'good' | 'warn' | 'bad' | undefined {
+  if (rate === null) return undefined;
+  if (rate >= 0.99) return 'good';
+  return rate >= 0.9 ? 'warn' : 'bad';
+}
+
+function Figures({ stats }: { stats: WebhookStats }) {
+  const { latencyMs } = stats;
+  return (
+    <>
+      <section aria-labelledby="health-heading" className="section">
+        <h2 id="health-heading" className="section__title">
+          Last hour
+        </h2>
+        <dl className="metrics">
+          <Metric
+            label="Success rate"
+            testId="metric-success-rate"
+            value={formatPercent(stats.successRate)}
+            tone={successTone(stats.successRate)}
+            detail={
+              stats.attempts
+                ? `${formatCount(stats.attempts - stats.failures)} of ${formatCount(stats.attempts)} attempts`
+                : 'No attempts'
+            }
+          />
+          <Metric
+            label="Latency p50 · p90 · p99"
+            testId="metric-latency"
+            value={
+              latencyMs.p50 === null
+                ? '—'
+                : `${formatDuration(latencyMs.p50)} · ${formatDuration(latencyMs.p90)} · ${formatDuration(latencyMs.p99)}`
+            }
+            detail="Duration of delivery attempts"
+          />
+          <Metric
+            label="Due backlog"
+            testId="metric-due-backlog"
+            value={formatCount(stats.dueBacklog)}
+            tone={stats.oldestDueSeconds !== null && stats.oldestDueSeconds > 60 ? 'warn' : undefined}
+            detail={
+              stats.oldestDueSeconds === null
+                ? 'Nothing waiting'
+                : `Oldest due for ${formatDuration(stats.oldestDueSeconds * 1000)}`
+            }
+          />
+          <Metric
+            label="Blocked groups"
+            testId="metric-blocked-groups"
+            value={
+              <Link to="/blocked-groups" className="metric__link">
+                {formatCount(stats.blockedGroups)}
+              </Link>
+            }
+            tone={stats.blockedGroups > 0 ? 'bad' : 'good'}
+            detail={stats.blockedGroups ? 'Held by a Failed webhook' : 'Every group flowing'}
+          />
+        </dl>
+      </section>
+
+      <section aria-labelledby="chart-heading" className="section card">
+        <h2 id="chart-heading" className="section__title">
+          Deliveries and failures per minute
+        </h2>
+        <AttemptsChart points={stats.attemptsPerMinute} />
+      </section>
+
+      <section aria-labelledby="states-heading" className="section">
+        <h2 id="states-heading" className="section__title">
+          Webhooks by state
+        </h2>
+        <ul className="state-tiles">
+          {stats.countsByState.map(({ state, count }) => (
+            <li key={state}>
+              <Link
+                to={`/webhooks?state=${state}`}
+                className={`state-tile state-tile--${state}`}
+                title={WEBHOOK_STATE_DESCRIPTIONS[state]}
+                data-testid={`state-count-${webhookStateName(state)}`}
+              >
+                <span className="state-tile__count">{formatCount(count)}</span>
+                <span className="state-tile__name">{webhookStateName(state)}</span>
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </section>
+    </>
+  );
+}
+
+/** The overview: how the engine is doing, refreshed every ~10 s while visible. */
+export function OverviewPage() {
+  const stats = useWebhookStats();
+  const now = useNow(1000);
+  return (
+    <>
+      <PageHeader
+        title="Overview"
+        meta={
+          stats.data && (
+            <span aria-live="off">
+              Updated {formatRelative(new Date(stats.dataUpdatedAt).toISOString(), now)} · refreshes every{' '}
+              {STATS_REFRESH_MS / 1000} s
+            </span>
+          )
+        }
+      >
+        <Button size="small" onClick={() => stats.refetch()} busy={stats.isFetching}>
+          Refresh
+        </Button>
+      </PageHeader>
+      {stats.isPending ? (
+        <Loading label="Loading the figures…" />
+      ) : stats.isError && !stats.data ? (
+        <ErrorState error={stats.error} onRetry={() => stats.refetch()} />
+      ) : (
+        <>
+          {stats.isError && (
+            <p className="notice notice--warn" role="status">
+              The last refresh failed; these figures are from {formatRelative(new Date(stats.dataUpdatedAt).toISOString(), now)}.
+            </p>
+          )}
+          <Figures stats={stats.data} />
+        </>
+      )}
+    </>
+  );
+}

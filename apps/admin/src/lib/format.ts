@@ -1,0 +1,92 @@
+const pad = (value: number, length = 2) => String(value).padStart(length, '0');
+
+/**
+ * `2026-11-22 14:03:12` in the browser's time zone (or `timeZone`): sortable, unambiguous,
+ * and the same whatever the browser's locale.
+ */
+export function formatDateTime(iso: string | null | undefined, timeZone?: string): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '—';
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(date);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}:${part('second')}`;
+}
+
+/** `HH:MM` of a time in the browser's time zone (or `timeZone`), for chart axes. */
+export function formatClock(iso: string, timeZone?: string): string {
+  return formatDateTime(iso, timeZone).slice(11, 16);
+}
+
+/** A duration for people: `850 ms`, `1.2 s`, `4 min 5 s`, `3 h 12 min`, `2 d 4 h`. */
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
+  const value = Math.max(0, ms);
+  if (value < 1000) return `${Math.round(value)} ms`;
+  if (value < 10_000) return `${(Math.floor(value / 100) / 10).toFixed(1)} s`;
+  const seconds = Math.floor(value / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return seconds % 60 ? `${minutes} min ${seconds % 60} s` : `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
+}
+
+/** `12 s ago`, `5 min ago`, `in 3 min`, `just now`, relative to `now` (epoch ms). */
+export function formatRelative(iso: string | null | undefined, now: number): string {
+  if (!iso) return '—';
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return '—';
+  const delta = at - now;
+  if (Math.abs(delta) < 1000) return 'just now';
+  // a relative time reads best coarse: `4 min`, not `4 min 5 s`
+  const coarse = formatDuration(Math.abs(delta)).split(' ').slice(0, 2).join(' ');
+  return delta < 0 ? `${coarse} ago` : `in ${coarse}`;
+}
+
+/** `1,234` */
+export function formatCount(value: number): string {
+  return new Intl.NumberFormat('en-US').format(value);
+}
+
+/** `97.3 %` of a share 0–1; `—` for null. */
+export function formatPercent(share: number | null | undefined): string {
+  if (share === null || share === undefined || !Number.isFinite(share)) return '—';
+  const percent = share * 100;
+  const digits = percent === 100 || percent === 0 ? 0 : 1;
+  return `${percent.toFixed(digits)} %`;
+}
+
+/** Pretty JSON for reading (two-space indent). */
+export function prettyJson(value: unknown): string {
+  return JSON.stringify(value, null, 2) ?? 'undefined';
+}
+
+/** The `YYYY-MM-DDTHH:MM` value of a `datetime-local` input for an instant, in local time. */
+export function toLocalInputValue(iso: string | undefined): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
+    `T${pad(date.getHours())}:${pad(date.getMinutes())}`
+  );
+}
+
+/** The instant (ISO, UTC) of a `datetime-local` input's value, read as local time; undefined if empty. */
+export function fromLocalInputValue(value: string): string | undefined {
+  if (!value) return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}

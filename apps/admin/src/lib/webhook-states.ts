@@ -1,0 +1,112 @@
+import { WebhookAuthType, WebhookEventType, WebhookState } from '@platform/shared';
+
+/** The spec's state names (part 3), by state number. */
+export const WEBHOOK_STATE_NAMES: Readonly<Record<number, string>> = {
+  [WebhookState.Created]: 'Created',
+  [WebhookState.Retrying]: 'Retrying',
+  [WebhookState.Successful]: 'Successful',
+  [WebhookState.Failed]: 'Failed',
+  [WebhookState.Aborted]: 'Aborted',
+  [WebhookState.Pending]: 'Pending',
+  [WebhookState.Resolved]: 'Resolved',
+};
+
+/** Every state in the spec's order (1–7). */
+export const WEBHOOK_STATES: readonly WebhookState[] = Object.values(WebhookState);
+
+/** `Failed`, or `State 9` for a number the console does not know. */
+export function webhookStateName(state: number): string {
+  return WEBHOOK_STATE_NAMES[state] ?? `State ${state}`;
+}
+
+/** What each state means, for tooltips and the overview. */
+export const WEBHOOK_STATE_DESCRIPTIONS: Readonly<Record<number, string>> = {
+  [WebhookState.Created]: 'Waiting for its first attempt.',
+  [WebhookState.Retrying]: 'An attempt failed; another is scheduled.',
+  [WebhookState.Successful]: 'Delivered: the target answered 2xx.',
+  [WebhookState.Failed]: 'Every attempt failed. Holds its group until resolved, aborted or retried.',
+  [WebhookState.Aborted]: 'Stopped by an operator or a deleted registration; never delivered.',
+  [WebhookState.Pending]: 'Waiting behind an earlier webhook of its group.',
+  [WebhookState.Resolved]: 'Marked handled by an operator; never delivered.',
+};
+
+/** Final states: Successful, Aborted, Resolved. */
+export function isFinalState(state: number): boolean {
+  return state === WebhookState.Successful || state === WebhookState.Aborted || state === WebhookState.Resolved;
+}
+
+/** States in which the dispatcher may still act on its own (so the screen keeps polling). */
+export function isMovingState(state: number): boolean {
+  return state === WebhookState.Created || state === WebhookState.Retrying || state === WebhookState.Pending;
+}
+
+export type WebhookAction = 'abort' | 'resolve' | 'retry';
+
+/** Whether an operator may take `action` on a webhook in `state`, and why not. */
+export function actionAvailability(action: WebhookAction, state: number): { allowed: boolean; reason?: string } {
+  const name = webhookStateName(state);
+  if (action === 'retry') {
+    return state === WebhookState.Failed
+      ? { allowed: true }
+      : { allowed: false, reason: `Only a Failed webhook can be retried; this one is ${name}.` };
+  }
+  return isFinalState(state)
+    ? { allowed: false, reason: `A ${name} webhook is final; it cannot be ${action === 'abort' ? 'aborted' : 'resolved'}.` }
+    : { allowed: true };
+}
+
+/** Button labels, confirmation texts and success messages of the operator actions. */
+export const WEBHOOK_ACTION_COPY: Readonly<
+  Record<WebhookAction, { label: string; title: string; explanation: string; confirm: string; done: string }>
+> = {
+  abort: {
+    label: 'Abort',
+    title: 'Abort this webhook?',
+    explanation:
+      'It will never be delivered or retried. If it holds its group, the next webhook of the group becomes due.',
+    confirm: 'Abort webhook',
+    done: 'aborted',
+  },
+  resolve: {
+    label: 'Resolve',
+    title: 'Mark this webhook resolved?',
+    explanation:
+      'Use this when the change reached the target another way. It will not be delivered; if it holds its group, the next webhook of the group becomes due.',
+    confirm: 'Resolve webhook',
+    done: 'resolved',
+  },
+  retry: {
+    label: 'Retry',
+    title: 'Retry this webhook?',
+    explanation: 'It becomes Retrying and is due at once for one more attempt. It keeps its attempt count.',
+    confirm: 'Retry webhook',
+    done: 'put back for one more attempt',
+  },
+};
+
+/** Event type names (spec 2.4). */
+export const EVENT_TYPE_NAMES: Readonly<Record<number, string>> = {
+  [WebhookEventType.Created]: 'Created',
+  [WebhookEventType.Updated]: 'Updated',
+  [WebhookEventType.Deleted]: 'Deleted',
+  [WebhookEventType.ReplaceRelation]: 'ReplaceRelation',
+  [WebhookEventType.AddToRelation]: 'AddToRelation',
+  [WebhookEventType.RemoveFromRelation]: 'RemoveFromRelation',
+};
+
+export function eventTypeName(type: number): string {
+  return EVENT_TYPE_NAMES[type] ?? `Type ${type}`;
+}
+
+/** Target authorization type names (spec 5.11). */
+export const AUTH_TYPE_NAMES: Readonly<Record<number, string>> = {
+  [WebhookAuthType.NoAuth]: 'No Auth',
+  [WebhookAuthType.BasicAuth]: 'Basic Auth',
+  [WebhookAuthType.PlatformBearerInHeader]: 'Platform signed Bearer Token in Header',
+  [WebhookAuthType.PlatformBearerInBody]: 'Platform signed Bearer Token in Body',
+  [WebhookAuthType.TargetApiToken]: 'Target API Token',
+};
+
+export function authTypeName(type: number): string {
+  return AUTH_TYPE_NAMES[type] ?? `Type ${type}`;
+}

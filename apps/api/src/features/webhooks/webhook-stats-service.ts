@@ -1,0 +1,156 @@
+import { WebhookState } from '@platform/shared';
+import { z } from 'zod';
+import type { Principal } from '../../auth/principal';
+import type { AppDeps } from '../../deps';
+import { scopeToParties } from '../../http/scope';
+
+// The schema belongs in packages/shared/src/webhooks.ts beside the other webhook DTOs (one
+// contract, typed once for the API and the admin console); it lives here until it moves.
+const timestamp = z.iso.datetime({ offset: true });
+const count = z.number().int().min(0);
+const milliseconds = z.number().min(0).nullable();
+
+/** How many minutes the attempt figures of the operator overview cover. */
+export const STATS_WINDOW_MINUTES = 60;
+
+/** GET /api/webhook-stats: the operator overview of the caller's webhooks, in one answer. */
+export const WebhookStatsRead = z
+  .object({
+    generatedAt: timestamp.meta({ description: 'The database time the figures were taken at.' }),
+    countsByState: z
+      .array(z.object({ state: z.number().int(), count }))
+      .meta({ description: 'Webhooks per state (1 Created … 7 Resolved), every state listed, zeros included.' }),
+    window: z
+      .object({ from: timestamp, to: timestamp, minutes: z.number().int() })
+      .meta({ description: 'The attempt figures below cover [from, to): the last hour, whole minutes.' }),
+    attemptsPerMinute: z
+      .array(z.object({ minute: timestamp, attempts: count, failures: count }))
+      .meta({ description: 'Delivery attempts and failed attempts per minute, oldest first, one entry per minute.' }),
+    attempts: count.meta({ description: 'Delivery attempts in the window.' }),
+    failures: count.meta({ description: 'Attempts in the window that failed (not a 2xx).' }),
+    successRate: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .meta({ description: 'Share of the window’s attempts that succeeded; null without attempts.' }),
+    latencyMs: z
+      .object({ p50: milliseconds, p90: milliseconds, p99: milliseconds })
+      .meta({ description: 'Attempt duration percentiles in the window; null without attempts.' }),
+    dueBacklog: count.meta({
+      description: 'Webhooks due for an attempt and not being delivered (Created or Retrying, due time passed).',
+    }),
+    oldestDueSeconds: z
+      .number()
+      .min(0)
+      .nullable()
+      .meta({ description: 'How long the longest-waiting due webhook has been due; null when none is.' }),
+    blockedGroups: count.meta({
+      description: 'Groups held by a Failed webhook (as GET /api/webhook-groups?blocked=true lists them).',
+    }),
+  })
+  .meta({ id: 'WebhookStatsRead' });
+export type WebhookStatsRead = z.infer<typeof WebhookStatsRead>;
+
+const ALL_STATES = Object.values(WebhookState);
+
+/**
+ * The overview figures of the webhooks the caller may see (Admin: all; others their party's),
+ * read in one read-only repeatable-read transaction: every figure comes from the same snapshot
+ * and the same `now()`, so the counts, the backlog and the chart agree with one another.
+ *
+ * Cost: the counts by state read every visible webhook (one pass, grouped); the backlog, the
+ * blocked groups and the attempt window read partial or time indexes (`webhooks_due`,
+ * `webhooks_blocking`, `webhook_attempts_created`). The console polls this every ~10 s per open
+ * tab, which is cheap up to millions of webhooks; beyond that the counts want a counter table.
+ */
+export async function readWebhookStats(deps: AppDeps, principal: Principal): Promise<WebhookStatsRead> {
+  return deps.knex.transaction(async (trx) => {
+    await trx.raw('set transaction isolation level repeatable read, read only');
+    const { rows } = await trx.raw<{ rows: { now: Date; window_start: Date }[] }>(
+      `select now() as now, date_trunc('minute', now()) - make_interval(mins => ?) as window_start`,
+      [STATS_WINDOW_MINUTES - 1],
+    );
+    const { now, window_start: windowStart } = rows[0]!;
+    const webhooks = () =>
+      scopeToParties(
+        trx('webhooks as w').join('webhook_registrations as r', 'r.id', 'w.registration_id'),
+        'r.party_id',
+        principal,
+      );
+    const attempts = () =>
+      scopeToParties(
+        trx('webhook_attempts as a')
+          .join('webhooks as w', 'w.id', 'a.webhook_id')
+          .join('webhook_registrations as r', 'r.id', 'w.registration_id'),
+        'r.party_id',
+        principal,
+      ).where('a.created', '>=', windowStart);
+
+    const stateRows: { state: number; count: number }[] = await webhooks()
+      .select('w.state', trx.raw('count(*)::int as count'))
+      .groupBy('w.state');
+    const due: { due: number; oldest_due_seconds: number | null } = await webhooks()
+      .whereIn('w.state', [WebhookState.Created, WebhookState.Retrying])
+      .where('w.next_attempt_at', '<=', now)
+      .first(
+        trx.raw('count(*)::int as due'),
+        trx.raw('extract(epoch from ?::timestamptz - min(w.next_attempt_at))::float8 as oldest_due_seconds', [
+          now,
+        ]),
+      );
+    // the same rule as GET /api/webhook-groups?blocked=true: one Failed head per held group
+    const blocked: { count: number } = await webhooks()
+      .where('w.state', WebhookState.Failed)
+      .whereNotNull('w.group_key')
+      .where('r.should_group_continue_after_fail', false)
+      .whereNull('r.deleted')
+      .first(trx.raw('count(*)::int as count'));
+    const minuteRows: { minute: Date; attempts: number; failures: number }[] = await attempts()
+      .select(
+        trx.raw(`date_trunc('minute', a.created) as minute`),
+        trx.raw('count(*)::int as attempts'),
+        trx.raw('(count(*) filter (where a.error_kind is not null))::int as failures'),
+      )
+      .groupByRaw(`date_trunc('minute', a.created)`);
+    const summary: {
+      attempts: number;
+      failures: number;
+      p50: number | null;
+      p90: number | null;
+      p99: number | null;
+    } = await attempts().first(
+      trx.raw('count(*)::int as attempts'),
+      trx.raw('(count(*) filter (where a.error_kind is not null))::int as failures'),
+      ...[50, 90, 99].map((p) =>
+        trx.raw(`percentile_cont(${p / 100}) within group (order by a.duration_ms)::float8 as p${p}`),
+      ),
+    );
+
+    const byMinute = new Map(minuteRows.map((row) => [row.minute.getTime(), row]));
+    const attemptsPerMinute = Array.from({ length: STATS_WINDOW_MINUTES }, (_, index) => {
+      const minute = new Date(windowStart.getTime() + index * 60_000);
+      const row = byMinute.get(minute.getTime());
+      return { minute: minute.toISOString(), attempts: row?.attempts ?? 0, failures: row?.failures ?? 0 };
+    });
+    const byState = new Map(stateRows.map((row) => [Number(row.state), row.count]));
+    const round = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
+    return {
+      generatedAt: now.toISOString(),
+      countsByState: ALL_STATES.map((state) => ({ state, count: byState.get(state) ?? 0 })),
+      window: {
+        from: windowStart.toISOString(),
+        to: new Date(windowStart.getTime() + STATS_WINDOW_MINUTES * 60_000).toISOString(),
+        minutes: STATS_WINDOW_MINUTES,
+      },
+      attemptsPerMinute,
+      attempts: summary.attempts,
+      failures: summary.failures,
+      successRate: summary.attempts === 0 ? null : (summary.attempts - summary.failures) / summary.attempts,
+      latencyMs: { p50: round(summary.p50), p90: round(summary.p90), p99: round(summary.p99) },
+      dueBacklog: due.due,
+      oldestDueSeconds: due.oldest_due_seconds === null ? null : Math.max(0, due.oldest_due_seconds),
+      blockedGroups: blocked.count,
+    };
+  });
+}

@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../testing';
+import { createProperty, patchProperty, register, setState, webhooksOf } from './webhook-test-support';
+import type { WebhookStatsRead } from './webhook-stats-service';
+
+let api: TestApi;
+let world: World;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  world = await buildWorld(api);
+});
+afterAll(() => api.close());
+beforeEach(async () => {
+  await api.db.knex.raw(
+    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
+  );
+});
+
+async function stats(token: string): Promise<WebhookStatsRead> {
+  const response = await api.fetch('/api/webhook-stats', { token });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as WebhookStatsRead;
+}
+
+/** Records attempts of `webhookId` that ended `minutesAgo` before now, as the dispatcher would. */
+async function attempt(
+  webhookId: number,
+  rows: { minutesAgo: number; durationMs: number; failed?: boolean }[],
+): Promise<void> {
+  let number = 1;
+  for (const row of rows) {
+    await api.db.knex.raw(
+      `insert into webhook_attempts (webhook_id, number, started_at, duration_ms, status_code, error_kind, created)
+       values (?, ?, now() - make_interval(mins => ?), ?, ?, ?, now() - make_interval(mins => ?))`,
+      [
+        webhookId,
+        number++,
+        row.minutesAgo,
+        row.durationMs,
+        row.failed ? 500 : 200,
+        row.failed ? 'status' : null,
+        row.minutesAgo,
+      ],
+    );
+  }
+}
+
+const countOf = (figures: WebhookStatsRead, state: number) =>
+  figures.countsByState.find((entry) => entry.state === state)?.count;
+
+describe('GET /api/webhook-stats', () => {
+  it('answers zeros and nulls without webhooks, with one entry per state and per minute', async () => {
+    const figures = await stats(world.pmc.full.token);
+    expect(figures.countsByState).toEqual([1, 2, 3, 4, 5, 6, 7].map((state) => ({ state, count: 0 })));
+    expect(figures.attemptsPerMinute).toHaveLength(60);
+    expect(figures.attemptsPerMinute.every((m) => m.attempts === 0 && m.failures === 0)).toBe(true);
+    expect(Date.parse(figures.window.to) - Date.parse(figures.window.from)).toBe(60 * 60_000);
+    expect(Date.parse(figures.attemptsPerMinute[0]!.minute)).toBe(Date.parse(figures.window.from));
+    expect(Date.parse(figures.generatedAt)).toBeGreaterThanOrEqual(Date.parse(figures.attemptsPerMinute[59]!.minute));
+    expect(figures).toMatchObject({
+      attempts: 0,
+      failures: 0,
+      successRate: null,
+      latencyMs: { p50: null, p90: null, p99: null },
+      dueBacklog: 0,
+      oldestDueSeconds: null,
+      blockedGroups: 0,
+    });
+  });
+
+  it('counts states, the due backlog and its age, blocked groups, and the attempts of the last hour', async () => {
+    const token = world.pmc.full.token;
+    const ungrouped = await register(api, token);
+    const grouped = await register(api, token, { shouldGroup: true });
+    const propertyId = await createProperty(api, token);
+    await patchProperty(api, token, propertyId, { notes: 'second change' });
+    await patchProperty(api, token, propertyId, { notes: 'third change' });
+    // ungrouped: three Created (due now); grouped: a Created head and two Pending
+    const [u1, u2, u3] = (await webhooksOf(api, ungrouped.id)).map((w) => w.id);
+    const [head] = (await webhooksOf(api, grouped.id)).map((w) => w.id);
+    await setState(api, u1!, 3);
+    await setState(api, head!, 4); // a Failed head: its group is blocked
+    await api.db
+      .knex('webhooks')
+      .where({ id: u2 })
+      .update({ next_attempt_at: api.db.knex.raw(`now() - interval '90 seconds'`) });
+    // leased (due time in the future): not part of the backlog
+    await api.db
+      .knex('webhooks')
+      .where({ id: u3 })
+      .update({ next_attempt_at: api.db.knex.raw(`now() + interval '30 seconds'`) });
+
+    await attempt(u1!, [{ minutesAgo: 0, durationMs: 10 }]);
+    await attempt(head!, [
+      { minutesAgo: 2, durationMs: 20, failed: true },
+      { minutesAgo: 2, durationMs: 30, failed: true },
+      { minutesAgo: 5, durationMs: 40 },
+      { minutesAgo: 90, durationMs: 5000, failed: true }, // outside the window
+    ]);
+
+    const figures = await stats(token);
+    expect(figures.countsByState.map((entry) => entry.count)).toEqual([2, 0, 1, 1, 0, 2, 0]);
+    expect(countOf(figures, 6)).toBe(2);
+    expect(figures.dueBacklog).toBe(1);
+    expect(figures.oldestDueSeconds).toBeGreaterThanOrEqual(89);
+    expect(figures.oldestDueSeconds).toBeLessThan(150);
+    expect(figures.blockedGroups).toBe(1);
+    expect(figures.attempts).toBe(4);
+    expect(figures.failures).toBe(2);
+    expect(figures.successRate).toBe(0.5);
+    expect(figures.latencyMs.p50).toBe(25);
+    expect(figures.latencyMs.p99).toBeCloseTo(39.7, 1);
+    // bucketed by the minute each attempt was recorded in, whichever minute the test runs in
+    const expected = Array.from({ length: 60 }, () => ({ attempts: 0, failures: 0 }));
+    for (const row of await api.db.knex('webhook_attempts').select('created', 'error_kind')) {
+      const index = Math.floor(((row.created as Date).getTime() - Date.parse(figures.window.from)) / 60_000);
+      if (index < 0 || index >= 60) continue;
+      expected[index]!.attempts++;
+      if (row.error_kind) expected[index]!.failures++;
+    }
+    expect(figures.attemptsPerMinute.map(({ attempts, failures }) => ({ attempts, failures }))).toEqual(expected);
+    expect(figures.attemptsPerMinute.reduce((sum, m) => sum + m.attempts, 0)).toBe(4);
+
+    // a continue-after-fail group is not held by its Failed webhook
+    const continuing = await register(api, token, { shouldGroup: true, shouldGroupContinueAfterFail: true });
+    await patchProperty(api, token, propertyId, { notes: 'fourth change' });
+    await setState(api, (await webhooksOf(api, continuing.id)).map((w) => w.id), 4);
+    expect((await stats(token)).blockedGroups).toBe(1);
+  });
+
+  it('counts only the webhooks of the caller’s party; Admin counts every party', async () => {
+    const mine = await register(api, world.pmc.full.token);
+    const foreign = await register(api, world.otherPmc.full.token);
+    await createProperty(api, world.pmc.full.token);
+    await createProperty(api, world.otherPmc.full.token);
+    await createProperty(api, world.otherPmc.full.token);
+    const [foreignHook] = (await webhooksOf(api, foreign.id)).map((w) => w.id);
+    await attempt(foreignHook!, [{ minutesAgo: 1, durationMs: 15, failed: true }]);
+
+    const pmc = await stats(world.pmc.full.token);
+    expect(countOf(pmc, 1)).toBe(1);
+    expect(pmc.attempts).toBe(0);
+    const other = await stats(world.otherPmc.full.token);
+    expect(countOf(other, 1)).toBe(2);
+    expect(other.attempts).toBe(1);
+    const admin = await stats(world.admin.full.token);
+    expect(countOf(admin, 1)).toBe(3);
+    expect(admin.failures).toBe(1);
+    expect((await webhooksOf(api, mine.id)).length).toBe(1);
+  });
+
+  it('applies the access rules of the other webhook reads (others than Admin and PMC: 403)', async () => {
+    await expectAccessRules(api, world, {
+      method: 'GET',
+      path: '/api/webhook-stats',
+      allow: [1, 2],
+      permission: 'Webhook.Read',
+    });
+  });
+});

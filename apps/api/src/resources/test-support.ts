@@ -1,0 +1,282 @@
+/**
+ * Shared helpers of the resource tests: registrations subscribed by direct insert (so a test of a
+ * resource does not depend on the registration API), writes through the API that must succeed,
+ * and what change capture wrote (entity_changes, webhooks), including the contracts every
+ * resource's writes are held to.
+ */
+import { expect } from 'vitest';
+import type { TestApi, World } from '../testing';
+
+/** A live registration of `partyId` subscribed to `entityName` events (direct insert); its id. */
+export async function subscribe(
+  api: TestApi,
+  partyId: number,
+  entityName: string,
+  types: readonly number[] = [1, 2, 3],
+  shouldGroup = false,
+): Promise<number> {
+  const [registration] = await api.db
+    .knex('webhook_registrations')
+    .insert({
+      party_id: partyId,
+      target_url: 'http://127.0.0.1:9/hook',
+      should_group: shouldGroup,
+      signing_secret: 'x',
+    })
+    .returning('id');
+  await api.db
+    .knex('webhook_events')
+    .insert(types.map((type) => ({ registration_id: registration.id, entity_name: entityName, type })));
+  return registration.id as number;
+}
+
+/** Empties the change-capture tables (and `alsoTables`), so each test counts only its own rows. */
+export async function resetCapture(api: TestApi, ...alsoTables: string[]): Promise<void> {
+  const tables = [
+    'webhooks',
+    'webhook_groups',
+    'entity_changes',
+    'webhook_events',
+    'webhook_registrations',
+    ...alsoTables,
+  ];
+  await api.db.knex.raw(`truncate ${tables.join(', ')} cascade`);
+}
+
+/** Row count of `table`. */
+export async function countRows(api: TestApi, table: string): Promise<number> {
+  const [row] = await api.db.knex(table).count<{ n: string }[]>({ n: '*' });
+  return Number(row?.n);
+}
+
+/** A property of `partyId`, inserted directly (for tests of resources that only refer to one). */
+export async function buildProperty(api: TestApi, partyId: number): Promise<number> {
+  const [row] = await api.db
+    .knex('properties')
+    .insert({ party_id: partyId, name: 'Haus', street: 'Weg 1', postal_code: '10115', city: 'Berlin' })
+    .returning('id');
+  return row.id as number;
+}
+
+/** A unit of `propertyId`, inserted directly. */
+export async function buildUnit(api: TestApi, partyId: number, propertyId: number): Promise<number> {
+  const [row] = await api.db
+    .knex('units')
+    .insert({
+      party_id: partyId,
+      property_id: propertyId,
+      number: `U-${Math.random().toString(36).slice(2, 8)}`,
+    })
+    .returning('id');
+  return row.id as number;
+}
+
+type Entity = Record<string, unknown> & { id: number };
+
+/** `method` `path` as `token` (with `json` as the body when given), asserting a 200; the JSON answer. */
+export async function requestOk<T = Entity>(
+  api: TestApi,
+  method: string,
+  path: string,
+  token: string,
+  json?: unknown,
+): Promise<T> {
+  const response = await api.fetch(path, { method, token, ...(json === undefined ? {} : { json }) });
+  expect(response.status, `${method} ${path}: ${await response.clone().text()}`).toBe(200);
+  return (await response.json()) as T;
+}
+
+/** POST `json` to `path` as `token`, asserting a 200; the JSON answer (a created row, a page). */
+export function postOk<T = Entity>(api: TestApi, path: string, token: string, json: unknown): Promise<T> {
+  return requestOk<T>(api, 'POST', path, token, json);
+}
+
+/** PATCH `path` with `json` as `token`, asserting a 200; the updated read shape. */
+export function patchOk<T = Entity>(api: TestApi, path: string, token: string, json: unknown): Promise<T> {
+  return requestOk<T>(api, 'PATCH', path, token, json);
+}
+
+/** The ids of a page or array answer, asserting a 200. */
+export async function idsOf(response: Response): Promise<number[]> {
+  expect(response.status, await response.clone().text()).toBe(200);
+  const body = (await response.json()) as { items: { id: number }[] } | { id: number }[];
+  return (Array.isArray(body) ? body : body.items).map((item) => item.id);
+}
+
+/** The id of the newest entity_changes row (0 for none), so a test can look at the changes it caused. */
+export async function lastChangeId(api: TestApi): Promise<number> {
+  const [row] = await api.db.knex('entity_changes').max<{ max: number | null }[]>({ max: 'id' });
+  return row?.max ?? 0;
+}
+
+/**
+ * The entity_changes rows after `sinceId`, in order, and each summed up as
+ * [entityName, type, entityId, initiatorPartyId, initiatorAccountId].
+ */
+export async function capturedChanges(api: TestApi, sinceId = 0) {
+  const rows = await api.db.knex('entity_changes').where('id', '>', sinceId).orderBy('id').select('*');
+  return {
+    rows,
+    summary: rows.map((c) => [
+      c.entity_name,
+      c.type,
+      c.entity_id,
+      c.initiator_party_id,
+      c.initiator_account_id,
+    ]),
+  };
+}
+
+/** The webhooks rows in order, with `columns`; only those of the changes `changeIds` when given. */
+export async function webhookRows(
+  api: TestApi,
+  options: { changeIds?: readonly number[]; columns?: readonly string[] } = {},
+): Promise<Record<string, unknown>[]> {
+  const query = api.db
+    .knex('webhooks')
+    .orderBy('id')
+    .select(...(options.columns ?? ['registration_id', 'state', 'entity_change_id']));
+  if (options.changeIds) query.whereIn('entity_change_id', [...options.changeIds]);
+  return query;
+}
+
+/**
+ * The change-capture contract of one resource, as the party `pmc` writes it: each create, update
+ * (and delete, when the resource has one) writes exactly one entity_changes row holding the read
+ * shape the API answered and the initiator, and one webhook per matching live registration of the
+ * writer's party; a registration of another party, one subscribed to updates only, and one
+ * subscribed to another entity get nothing else.
+ */
+export async function expectCaptureContract(
+  api: TestApi,
+  world: World,
+  resource: {
+    entityName: string;
+    path: string;
+    body: unknown;
+    patch: Record<string, unknown>;
+    deletable?: boolean;
+  },
+): Promise<{ created: Entity }> {
+  const all = await subscribe(api, world.pmc.id, resource.entityName);
+  const updatesOnly = await subscribe(api, world.pmc.id, resource.entityName, [2]);
+  const otherEntity = await subscribe(api, world.pmc.id, 'Property');
+  const foreign = await subscribe(api, world.otherPmc.id, resource.entityName);
+  const token = world.pmc.full.token;
+  const actor = world.pmc.full.id;
+
+  const created = await postOk(api, resource.path, token, resource.body);
+  const patched = await patchOk(api, `${resource.path}/${created.id}`, token, resource.patch);
+  const expected: unknown[][] = [
+    [resource.entityName, 1, created.id, world.pmc.id, actor],
+    [resource.entityName, 2, created.id, world.pmc.id, actor],
+  ];
+  if (resource.deletable !== false) {
+    const deleted = await api.fetch(`${resource.path}/${created.id}`, { method: 'DELETE', token });
+    expect(deleted.status).toBe(204);
+    expected.push([resource.entityName, 3, created.id, world.pmc.id, actor]);
+  }
+
+  const { rows: changes, summary } = await capturedChanges(api);
+  expect(summary).toEqual(expected);
+  expect(changes[0].entity).toEqual(created);
+  expect(changes[1].entity).toEqual(patched);
+  if (resource.deletable !== false) {
+    expect(changes[2].entity).toEqual({
+      ...patched,
+      lastModified: expect.any(String),
+      deleted: expect.any(String),
+    });
+  }
+
+  const webhooks = await webhookRows(api, {
+    columns: ['registration_id', 'state', 'entity_change_id', 'group_key'],
+  });
+  const expectedWebhooks = [
+    { registration_id: all, state: 1, entity_change_id: changes[0].id, group_key: null },
+    { registration_id: all, state: 1, entity_change_id: changes[1].id, group_key: null },
+    { registration_id: updatesOnly, state: 1, entity_change_id: changes[1].id, group_key: null },
+  ];
+  if (resource.deletable !== false) {
+    expectedWebhooks.push({
+      registration_id: all,
+      state: 1,
+      entity_change_id: changes[2].id,
+      group_key: null,
+    });
+  }
+  expect(webhooks).toEqual(expectedWebhooks);
+  expect(webhooks.some((w) => w.registration_id === foreign || w.registration_id === otherEntity)).toBe(
+    false,
+  );
+  return { created };
+}
+
+/**
+ * A refused write records nothing: after `refuse` (a request that must fail), the resource's
+ * table, entity_changes and webhooks hold as many rows as before, with a subscribed registration.
+ */
+export async function expectNothingCaptured(
+  api: TestApi,
+  world: World,
+  entityName: string,
+  table: string,
+  refuse: () => Promise<void>,
+): Promise<void> {
+  await subscribe(api, world.pmc.id, entityName);
+  const before = [
+    await countRows(api, table),
+    await countRows(api, 'entity_changes'),
+    await countRows(api, 'webhooks'),
+  ];
+  await refuse();
+  expect([
+    await countRows(api, table),
+    await countRows(api, 'entity_changes'),
+    await countRows(api, 'webhooks'),
+  ]).toEqual(before);
+}
+
+/**
+ * A rolled-back write leaves no change and no webhook (issue 4): while a deferred constraint
+ * trigger fails every insert and update of `table` at commit, so after the row, its
+ * entity_changes row and its webhooks were written in the transaction, each of `writes` (requests
+ * the API would otherwise answer with success) must answer 500, and `table`, entity_changes and
+ * webhooks must hold exactly what they held before. A registration of `partyId` (the writer's
+ * party) subscribed to every event of `entityName` makes sure there was a webhook to roll back.
+ */
+export async function expectRolledBack(
+  api: TestApi,
+  resource: {
+    partyId: number;
+    entityName: string;
+    table: string;
+    writes: readonly (() => Promise<Response>)[];
+  },
+): Promise<void> {
+  await subscribe(api, resource.partyId, resource.entityName);
+  const state = async () => ({
+    rows: await api.db.knex(resource.table).orderBy('id').select('*'),
+    entityChanges: await countRows(api, 'entity_changes'),
+    webhooks: await countRows(api, 'webhooks'),
+  });
+  const before = await state();
+  const trigger = `fail_at_commit_${resource.table}`;
+  await api.db.knex.raw(`
+    create or replace function fail_at_commit() returns trigger language plpgsql as
+      $$ begin raise exception 'refused at commit by the test'; end $$;
+    create constraint trigger ${trigger} after insert or update on ${resource.table}
+      deferrable initially deferred for each row execute function fail_at_commit();
+  `);
+  try {
+    for (const write of resource.writes) {
+      const response = await write();
+      expect(response.status, await response.text()).toBe(500);
+    }
+  } finally {
+    await api.db.knex.raw(
+      `drop trigger ${trigger} on ${resource.table}; drop function fail_at_commit();`,
+    );
+  }
+  expect(await state()).toEqual(before);
+}

@@ -1,0 +1,238 @@
+import type { AddressInfo } from 'node:net';
+import { queueStats } from '@platform/db';
+import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDispatcherMetrics, MetricsRegistry } from './metrics';
+import { createStatusServer } from './server';
+
+describe('MetricsRegistry', () => {
+  it('renders counters, gauges and histograms in the Prometheus text format', async () => {
+    const registry = new MetricsRegistry();
+    const plain = registry.counter('things_total', 'Things.');
+    const labelled = registry.counter('calls_total', 'Calls by "kind".', ['kind', 'code']);
+    registry.gauge('level', 'A level.', () => 2.5);
+    const histogram = registry.histogram('latency_seconds', 'Latency.', [0.1, 1]);
+
+    expect(await registry.render()).toContain(
+      '# HELP things_total Things.\n# TYPE things_total counter\nthings_total 0\n',
+    );
+    plain.inc();
+    plain.inc({}, 2);
+    labelled.inc({ kind: 'a', code: '1' });
+    labelled.inc({ code: '1', kind: 'a' }); // the same series whatever the order
+    labelled.inc({ kind: 'q"uo\\te\nd', code: '2' });
+    histogram.observe(0.05);
+    histogram.observe(0.1); // a bound is inclusive
+    histogram.observe(0.5);
+    histogram.observe(7);
+
+    expect(await registry.render()).toBe(
+      [
+        '# HELP things_total Things.',
+        '# TYPE things_total counter',
+        'things_total 3',
+        '# HELP calls_total Calls by "kind".',
+        '# TYPE calls_total counter',
+        'calls_total{kind="a",code="1"} 2',
+        'calls_total{kind="q\\"uo\\\\te\\nd",code="2"} 1',
+        '# HELP level A level.',
+        '# TYPE level gauge',
+        'level 2.5',
+        '# HELP latency_seconds Latency.',
+        '# TYPE latency_seconds histogram',
+        'latency_seconds_bucket{le="0.1"} 2',
+        'latency_seconds_bucket{le="1"} 3',
+        'latency_seconds_bucket{le="+Inf"} 4',
+        'latency_seconds_sum 7.65',
+        'latency_seconds_count 4',
+        '',
+      ].join('\n'),
+    );
+    expect(labelled.get({ kind: 'a', code: '1' })).toBe(2);
+  });
+
+  it('refuses what Prometheus would not read', () => {
+    const registry = new MetricsRegistry();
+    const counter = registry.counter('calls_total', 'Calls.', ['kind']);
+    expect(() => counter.inc({ other: 'x' })).toThrow(/takes the labels kind/);
+    expect(() => counter.inc({ kind: 'x' }, -1)).toThrow(/cannot decrease/);
+    expect(() => registry.counter('calls_total', 'Again.')).toThrow(/registered twice/);
+    expect(() => registry.gauge('bad-name', 'x', () => 1)).toThrow(/not a metric name/);
+    expect(() => registry.histogram('h', 'x', [1, 1])).toThrow(/must increase/);
+  });
+
+  it('leaves out the sample of a gauge that cannot be collected, and says why', async () => {
+    const failures: string[] = [];
+    const registry = new MetricsRegistry((_error, name) => failures.push(name));
+    registry.gauge('broken', 'Broken.', async () => {
+      throw new Error('database down');
+    });
+    registry.gauge('fine', 'Fine.', () => 1);
+    const text = await registry.render();
+    expect(text).toContain('# TYPE broken gauge\n# HELP fine');
+    expect(text).not.toMatch(/^broken /m);
+    expect(text).toMatch(/^fine 1$/m);
+    expect(failures).toEqual(['broken']);
+  });
+});
+
+describe('the queue gauges', () => {
+  let db: TestDatabase;
+  let registrations: { plain: number; grouped: number; continuing: number };
+  let changeId: number;
+  let eventIds: Record<number, number>;
+
+  const webhook = async (
+    registration: number,
+    state: number,
+    options: { dueInSeconds?: number; groupKey?: string } = {},
+  ) => {
+    await db.knex('webhooks').insert({
+      registration_id: registration,
+      event_id: eventIds[registration],
+      entity_change_id: changeId,
+      state,
+      next_attempt_at: db.knex.raw(`now() + make_interval(secs => ?)`, [options.dueInSeconds ?? 0]),
+      group_key: options.groupKey ?? null,
+      group_seq: options.groupKey ? 1 : null,
+    });
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const [party] = await db.knex('parties').insert({ type: 2, name: 'Acme' }).returning('id');
+    const insert = async (shouldGroup: boolean, continueAfterFail: boolean) => {
+      const [row] = await db
+        .knex('webhook_registrations')
+        .insert({
+          party_id: party.id,
+          target_url: 'http://127.0.0.1:9/hook',
+          should_group: shouldGroup,
+          should_group_continue_after_fail: continueAfterFail,
+          signing_secret: 'sealed',
+        })
+        .returning('id');
+      return row.id as number;
+    };
+    registrations = {
+      plain: await insert(false, false),
+      grouped: await insert(true, false),
+      continuing: await insert(true, true),
+    };
+    eventIds = {};
+    for (const id of Object.values(registrations)) {
+      const [event] = await db
+        .knex('webhook_events')
+        .insert({ registration_id: id, entity_name: 'Unit', type: 2 })
+        .returning('id');
+      eventIds[id] = event.id;
+    }
+    const [change] = await db
+      .knex('entity_changes')
+      .insert({ entity_name: 'Unit', type: 2, entity_id: 1, entity: {}, initiator_party_id: party.id })
+      .returning('id');
+    changeId = change.id;
+  });
+  afterAll(() => db.drop());
+  beforeEach(() => db.knex('webhooks').delete());
+
+  it('count what is due, how long the oldest waits, and the groups a Failed webhook blocks', async () => {
+    expect(await queueStats(db.knex, { cap: 1000 })).toEqual({
+      due: 0,
+      oldestDueSeconds: 0,
+      blockedGroups: 0,
+    });
+
+    await webhook(registrations.plain, 1, { dueInSeconds: -120 }); // due for two minutes
+    await webhook(registrations.plain, 2, { dueInSeconds: -5 }); // a retry, due
+    await webhook(registrations.plain, 2, { dueInSeconds: 300 }); // a retry, later
+    await webhook(registrations.plain, 1, { dueInSeconds: 60 }); // leased: in flight
+    await webhook(registrations.grouped, 6, { dueInSeconds: -500, groupKey: 'Unit:1' }); // Pending
+    await webhook(registrations.plain, 3, { dueInSeconds: -500 }); // Successful
+    await webhook(registrations.grouped, 4, { groupKey: 'Unit:1' }); // blocks its group
+    await webhook(registrations.grouped, 4, { groupKey: 'Unit:2' }); // blocks another
+    await webhook(registrations.continuing, 4, { groupKey: 'Unit:1' }); // released its group
+    await webhook(registrations.plain, 4); // ungrouped: blocks nothing
+
+    const stats = await queueStats(db.knex, { cap: 1000 });
+    expect(stats).toMatchObject({ due: 2, blockedGroups: 2 });
+    expect(stats.oldestDueSeconds).toBeGreaterThanOrEqual(120);
+    expect(stats.oldestDueSeconds).toBeLessThan(180);
+  });
+
+  it('stop counting at the cap', async () => {
+    for (let i = 0; i < 5; i++) await webhook(registrations.plain, 1, { dueInSeconds: -1 });
+    for (let i = 0; i < 3; i++) await webhook(registrations.grouped, 4, { groupKey: `Unit:${i}` });
+    expect(await queueStats(db.knex, { cap: 2 })).toMatchObject({ due: 2, blockedGroups: 2 });
+  });
+
+  it('are served on /metrics next to the delivery counters, and /healthz reports the loop', async () => {
+    await webhook(registrations.plain, 1, { dueInSeconds: -30 });
+    await webhook(registrations.grouped, 4, { groupKey: 'Unit:1' });
+    let inFlight = 3;
+    let queueDown = false;
+    const metrics = createDispatcherMetrics({
+      listening: () => true,
+      loopAlive: () => true,
+      inFlight: () => inFlight,
+      queueStats: () => (queueDown ? Promise.reject(new Error('down')) : queueStats(db.knex, { cap: 1000 })),
+    });
+    metrics.recordAttempt({ errorKind: null, durationMs: 40 });
+    metrics.recordAttempt({ errorKind: 'status', durationMs: 1200 });
+    metrics.recordAttempt({ errorKind: 'timeout', durationMs: 15_000 });
+    metrics.notifications.inc();
+    let loop: 'running' | 'stalled' | 'stopped' = 'running';
+    const server = createStatusServer({
+      health: () => ({ listening: true, loop, inFlight }),
+      metrics: () => metrics.registry.render(),
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const response = await fetch(`${base}/metrics`);
+      expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+      const text = await response.text();
+      for (const line of [
+        'dispatcher_up 1',
+        'dispatcher_listening 1',
+        'dispatcher_loop_alive 1',
+        'dispatcher_notifications_total 1',
+        'dispatcher_deliveries_total{outcome="success"} 1',
+        'dispatcher_deliveries_total{outcome="status"} 1',
+        'dispatcher_deliveries_total{outcome="timeout"} 1',
+        'dispatcher_attempt_duration_seconds_bucket{le="0.05"} 1',
+        'dispatcher_attempt_duration_seconds_bucket{le="2.5"} 2',
+        'dispatcher_attempt_duration_seconds_bucket{le="15"} 3',
+        'dispatcher_attempt_duration_seconds_count 3',
+        'dispatcher_attempt_duration_seconds_sum 16.24',
+        'dispatcher_deliveries_in_flight 3',
+        'dispatcher_due_backlog 1',
+        'dispatcher_blocked_groups 1',
+      ]) {
+        expect(text.split('\n')).toContain(line);
+      }
+      expect(Number(/^dispatcher_oldest_due_age_seconds (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(30);
+      expect(Number(/^process_resident_memory_bytes (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(1_000_000);
+
+      // the database gone: the queue gauges go missing, the process' own series stay
+      queueDown = true;
+      inFlight = 0;
+      const degraded = await (await fetch(`${base}/metrics`)).text();
+      expect(degraded).not.toMatch(/^dispatcher_due_backlog /m);
+      expect(degraded).toMatch(/^dispatcher_deliveries_in_flight 0$/m);
+
+      expect(await (await fetch(`${base}/healthz`)).json()).toEqual({
+        status: 'ok',
+        listening: true,
+        loop: 'running',
+        inFlight: 0,
+      });
+      loop = 'stalled';
+      const stalled = await fetch(`${base}/healthz`);
+      expect(stalled.status).toBe(503);
+      expect(await stalled.json()).toMatchObject({ status: 'unavailable', loop: 'stalled' });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

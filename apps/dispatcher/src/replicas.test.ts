@@ -1,0 +1,310 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { enqueueEntityChange, notifyWebhookDue } from '@platform/db';
+import { createTestDatabase, freePort, type TestDatabase } from '@platform/db/testing';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  eventually,
+  propertyChange,
+  seedRegistration,
+  startTestTarget,
+  TEST_SECRET_KEY,
+  type TestTarget,
+} from './testing';
+
+// Crash safety, shutdown and several replicas, proven with real dispatcher processes against a
+// real Postgres and a real HTTP target on 127.0.0.1.
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+
+interface Replica {
+  /** The dispatcher's own pid: it runs as `node --import tsx`, so a SIGKILL hits it, not a wrapper. */
+  child: ChildProcess;
+  id: string;
+  port: number;
+  logs: Record<string, unknown>[];
+  exited: Promise<number | null>;
+  /** Successful deliveries this replica counted (`dispatcher_deliveries_total{outcome="success"}`). */
+  successes(): Promise<number>;
+}
+
+const replicas: Replica[] = [];
+
+/** Starts a dispatcher process and resolves once it reports healthy. */
+async function startReplica(
+  databaseUrl: string,
+  id: string,
+  env: Record<string, string> = {},
+): Promise<Replica> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'dispatcher-replica-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/dispatcher/src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: databaseUrl,
+      DISPATCHER_PORT: String(port),
+      DISPATCHER_ID: id,
+      DATA_DIR: dataDir,
+      SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY.toString('base64'),
+      ALLOW_PRIVATE_TARGETS: 'true',
+      DISPATCHER_POLL_INTERVAL: '500ms',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let pending = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const parts = (pending + chunk.toString()).split('\n');
+    pending = parts.pop()!;
+    for (const line of parts) {
+      if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
+    }
+  });
+  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  const exited = new Promise<number | null>((resolveExit) =>
+    child.once('close', (code) => {
+      rmSync(dataDir, { recursive: true, force: true });
+      resolveExit(code);
+    }),
+  );
+  const replica: Replica = {
+    child,
+    id,
+    port,
+    logs,
+    exited,
+    successes: async () => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      return Number(/^dispatcher_deliveries_total\{outcome="success"\} (\d+)$/m.exec(text)?.[1] ?? NaN);
+    },
+  };
+  replicas.push(replica);
+  await eventually(
+    async () => child.exitCode !== null || (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200,
+    { timeoutMs: 30_000, what: `dispatcher ${id} healthy` },
+  );
+  if (child.exitCode !== null) throw new Error(`dispatcher ${id} exited at start-up with ${child.exitCode}`);
+  return replica;
+}
+
+let db: TestDatabase;
+let target: TestTarget;
+let partyId: number;
+let registrationId: number;
+
+/** Enqueues `count` changes in one transaction (one NOTIFY), as a bulk write would; answers the webhook ids. */
+async function seedBacklog(count: number): Promise<number[]> {
+  return db.knex.transaction(async (trx) => {
+    for (let i = 1; i <= count; i++) await enqueueEntityChange(trx, propertyChange(partyId, i));
+    await notifyWebhookDue(trx);
+    return trx('webhooks').where({ registration_id: registrationId }).orderBy('id').pluck('id');
+  });
+}
+
+const statesOf = async (ids: number[]) =>
+  db.knex('webhooks').whereIn('id', ids).orderBy('id').select('id', 'state', 'attempt_count', 'locked_by');
+
+/** How often the target saw each webhook id. */
+function receipts(): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const request of target.requests) {
+    const id = Number(request.webhookId);
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  [{ id: partyId }] = await db.knex('parties').insert({ type: 2, name: 'Acme' }).returning('id');
+});
+afterAll(() => db.drop());
+beforeEach(async () => {
+  // the registrations too: a change fans out to every registration of the party
+  await db.knex.raw(
+    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
+  );
+  target = await startTestTarget();
+  ({ id: registrationId } = await seedRegistration(db.knex, { partyId, targetUrl: target.url }));
+});
+afterEach(async () => {
+  for (const replica of replicas.splice(0)) {
+    if (replica.child.exitCode === null && replica.child.signalCode === null) replica.child.kill('SIGKILL');
+    await replica.exited;
+  }
+  await target.close();
+});
+
+describe('several dispatchers', () => {
+  it('drain one backlog together, delivering every webhook exactly once', { timeout: 120_000 }, async () => {
+    // a short pause per answer keeps both replicas busy at once rather than one draining alone
+    target.script = () => ({ delayMs: 5 });
+    const settings = { DISPATCHER_BATCH_SIZE: '25', DISPATCHER_CONCURRENCY: '16' };
+    const [a, b] = await Promise.all([
+      startReplica(db.url, 'replica-a', settings),
+      startReplica(db.url, 'replica-b', settings),
+    ]);
+    const ids = await seedBacklog(2000);
+    expect(ids).toHaveLength(2000);
+
+    await eventually(
+      async () => (await db.knex('webhooks').where({ state: 3 }).count({ n: '*' }))[0]!.n === 2000,
+      {
+        timeoutMs: 90_000,
+        what: '2,000 webhooks Successful',
+      },
+    );
+    // no webhook reached the target twice, and each reached it
+    const seen = receipts();
+    expect(target.requests).toHaveLength(2000);
+    expect([...seen.keys()].sort((x, y) => x - y)).toEqual(ids);
+    // one attempt each, the first
+    const attempts = await db
+      .knex('webhook_attempts')
+      .select(
+        db.knex.raw('count(*)::int as n, count(distinct webhook_id)::int as webhooks, max(number) as max'),
+      );
+    expect(attempts).toEqual([{ n: 2000, webhooks: 2000, max: 1 }]);
+    expect(await db.knex('webhooks').where({ attempt_count: 1, state: 3 }).count({ n: '*' })).toEqual([
+      { n: 2000 },
+    ]);
+    // both took part, and between them counted every delivery
+    await eventually(async () => (await a.successes()) + (await b.successes()) === 2000, {
+      what: 'metrics caught up',
+    });
+    expect(await a.successes()).toBeGreaterThan(0);
+    expect(await b.successes()).toBeGreaterThan(0);
+  });
+
+  it(
+    'lose nothing when one is killed mid-batch: the survivor redelivers only what was in flight',
+    { timeout: 120_000 },
+    async () => {
+      // answers take a while, so the batch is in flight when the kill comes
+      target.script = () => ({ delayMs: 1500 });
+      const settings = {
+        DISPATCHER_BATCH_SIZE: '10',
+        DISPATCHER_CONCURRENCY: '10',
+        WEBHOOK_TIMEOUT: '2s',
+        DISPATCHER_LEASE: '3s',
+      };
+      const victim = await startReplica(db.url, 'victim', settings);
+      const ids = await seedBacklog(40);
+      await eventually(() => target.requests.length >= 10, { what: 'a batch in flight' });
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      const inFlightAtKill = new Set(target.requests.map((r) => Number(r.webhookId)));
+      const firstSeenAt = new Map(target.requests.map((r) => [Number(r.webhookId), r.receivedAt]));
+      expect(inFlightAtKill.size).toBe(10);
+      // the killed batch is still leased to the victim; nothing was recorded for it
+      const leased = (await statesOf(ids)).filter((w) => w.locked_by === 'victim');
+      expect(leased.map((w) => w.id).sort((x, y) => x - y)).toEqual(
+        [...inFlightAtKill].sort((x, y) => x - y),
+      );
+      expect(await db.knex('webhook_attempts').count({ n: '*' })).toEqual([{ n: 0 }]);
+
+      target.script = () => ({});
+      await startReplica(db.url, 'survivor', settings);
+      await eventually(
+        async () => (await db.knex('webhooks').where({ state: 3 }).count({ n: '*' }))[0]!.n === 40,
+        {
+          timeoutMs: 60_000,
+          what: 'every webhook Successful',
+        },
+      );
+
+      const seen = receipts();
+      expect([...seen.keys()].sort((x, y) => x - y)).toEqual(ids);
+      for (const [id, count] of seen) {
+        // a duplicate only for what was in flight at the kill, and only once
+        expect(count, `webhook ${id}`).toBe(inFlightAtKill.has(id) ? 2 : 1);
+      }
+      // the survivor waited for the victim's lease before delivering its batch again
+      for (const id of inFlightAtKill) {
+        const again = target.requestsFor(id)[1]!;
+        expect(again.receivedAt - firstSeenAt.get(id)!).toBeGreaterThanOrEqual(2000);
+      }
+      // the killed attempt counts against the webhook's attempts but left no row: one row each,
+      // numbered 2 for the redelivered ones
+      const attempts = await db.knex('webhook_attempts').select('webhook_id', 'number', 'status_code');
+      expect(attempts).toHaveLength(40);
+      for (const attempt of attempts) {
+        expect(attempt).toMatchObject({
+          status_code: 200,
+          number: inFlightAtKill.has(attempt.webhook_id) ? 2 : 1,
+        });
+      }
+    },
+  );
+});
+
+describe('SIGTERM', () => {
+  it(
+    'stops claiming, finishes the deliveries in flight, records them, and exits 0',
+    { timeout: 60_000 },
+    async () => {
+      target.script = () => ({ delayMs: 1500 });
+      const replica = await startReplica(db.url, 'terminated', {
+        DISPATCHER_BATCH_SIZE: '10',
+        DISPATCHER_CONCURRENCY: '10',
+        DISPATCHER_SHUTDOWN_TIMEOUT: '10s',
+      });
+      const ids = await seedBacklog(30);
+      await eventually(() => target.requests.length >= 10, { what: 'a batch in flight' });
+      replica.child.kill('SIGTERM');
+      expect(await replica.exited).toBe(0);
+
+      const delivered = new Set(target.requests.map((r) => Number(r.webhookId)));
+      expect(delivered.size).toBe(10);
+      expect(target.requests).toHaveLength(10); // nothing claimed after the signal
+      for (const webhook of await statesOf(ids)) {
+        if (delivered.has(webhook.id)) {
+          expect(webhook).toMatchObject({ state: 3, attempt_count: 1, locked_by: null });
+        } else {
+          expect(webhook).toMatchObject({ state: 1, attempt_count: 0, locked_by: null });
+        }
+      }
+      const attempts = await db
+        .knex('webhook_attempts')
+        .orderBy('webhook_id')
+        .select('webhook_id', 'number', 'status_code');
+      expect(attempts).toEqual(
+        [...delivered].sort((x, y) => x - y).map((id) => ({ webhook_id: id, number: 1, status_code: 200 })),
+      );
+      expect(replica.logs.map((l) => l.msg)).toEqual(expect.arrayContaining(['stopping', 'stopped']));
+    },
+  );
+
+  it(
+    'exits 0 at the shutdown deadline, leaving deliveries that outlast it to their lease',
+    { timeout: 60_000 },
+    async () => {
+      target.script = () => ({ hang: true });
+      const replica = await startReplica(db.url, 'impatient', {
+        WEBHOOK_TIMEOUT: '20s',
+        DISPATCHER_SHUTDOWN_TIMEOUT: '1s',
+      });
+      const ids = await seedBacklog(3);
+      await eventually(() => target.requests.length === 3, { what: 'three deliveries in flight' });
+      replica.child.kill('SIGTERM');
+      expect(await replica.exited).toBe(0);
+      expect(replica.logs).toContainEqual(
+        expect.objectContaining({
+          msg: 'deliveries still in flight at the shutdown deadline; left to their lease',
+          abandoned: 3,
+        }),
+      );
+      // still leased: delivered again by whichever dispatcher claims them after the lease
+      for (const webhook of await statesOf(ids)) {
+        expect(webhook).toMatchObject({ state: 1, attempt_count: 1, locked_by: 'impatient' });
+      }
+      expect(await db.knex('webhook_attempts').count({ n: '*' })).toEqual([{ n: 0 }]);
+    },
+  );
+});

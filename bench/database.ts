@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { startEmbeddedPostgres } from '../packages/db/src/embedded';
+import { createKnex, migrate, type Knex } from '../packages/db/src/index';
+import { freePort, ROOT } from './processes';
+
+/** A database of one bench mode. */
+export interface BenchDatabase {
+  name: string;
+  url: string;
+  knex: Knex;
+}
+
+/** The Postgres the bench runs on and the databases it made there. */
+export interface BenchCluster {
+  /** `embedded` or the server of DATABASE_URL (without credentials). */
+  server: string;
+  /** A fresh migrated database `bench_<run>_<mode>`, cloned from the run's template. */
+  create(mode: string): Promise<BenchDatabase>;
+  /** Drops every database of the run and stops an embedded cluster. */
+  close(): Promise<void>;
+}
+
+/** `url` with its database name replaced. */
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+  const knex = createKnex(adminUrl, { pool: { max: 1 }, applicationName: 'platform-bench' });
+  try {
+    await knex.raw(sql);
+  } finally {
+    await knex.destroy();
+  }
+}
+
+/**
+ * Uses DATABASE_URL (its role needs CREATEDB) or, like the tests, an embedded cluster (in
+ * .data/bench-postgres, on a free port). Migrates one template database per run; each mode
+ * clones it, so every mode starts from empty tables.
+ */
+export async function openCluster(databaseUrl: string | undefined): Promise<BenchCluster> {
+  let adminUrl = databaseUrl;
+  let stopCluster = async () => {};
+  let server = 'embedded';
+  if (!adminUrl) {
+    const cluster = await startEmbeddedPostgres({
+      dataDir: resolve(ROOT, '.data/bench-postgres'),
+      port: await freePort(),
+    });
+    adminUrl = cluster.url;
+    stopCluster = cluster.stop;
+  } else {
+    const url = new URL(adminUrl);
+    server = `${url.hostname}:${url.port || 5432}`;
+  }
+  const run = `bench_${randomBytes(4).toString('hex')}`;
+  const template = `${run}_template`;
+  const created: string[] = [];
+  await adminQuery(adminUrl, `create database ${template}`);
+  created.push(template);
+  const knex = createKnex(withDatabase(adminUrl, template), { pool: { max: 2 } });
+  try {
+    await migrate(knex);
+  } finally {
+    await knex.destroy();
+  }
+  const open: Knex[] = [];
+  return {
+    server,
+    create: async (mode) => {
+      const name = `${run}_${mode}`;
+      await adminQuery(adminUrl, `create database ${name} template ${template}`);
+      created.push(name);
+      const url = withDatabase(adminUrl, name);
+      const modeKnex = createKnex(url, { pool: { max: 8 }, applicationName: 'platform-bench' });
+      open.push(modeKnex);
+      return { name, url, knex: modeKnex };
+    },
+    close: async () => {
+      await Promise.all(open.map((k) => k.destroy()));
+      for (const name of created.reverse()) {
+        await adminQuery(adminUrl, `drop database if exists ${name} with (force)`).catch(() => {});
+      }
+      await stopCluster();
+    },
+  };
+}

@@ -1,0 +1,156 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import { hashPassword } from '../apps/api/src/auth/passwords';
+import type { BenchContext } from './context';
+import { round } from './drain';
+import { waitFor } from './processes';
+import { ENTITY_BYTES, seedParty } from './seed';
+import { startApi, startDispatcher } from './stack';
+import type { DeliveryRecord } from './target';
+
+const PASSWORD = 'Bench-Password-1!';
+/** Properties the writes rotate over, so consecutive writes do not queue on one row lock. */
+const PROPERTIES = 20;
+/** Writes before the measured ones, at the same rate: connections, JIT, caches. */
+const WARMUP_SECONDS = 1;
+
+/** The `q`-quantile (0…1) of sorted `values`, nearest rank. */
+export function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+const summary = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    p50Ms: round(quantile(sorted, 0.5), 2),
+    p95Ms: round(quantile(sorted, 0.95), 2),
+    p99Ms: round(quantile(sorted, 0.99), 2),
+    maxMs: round(sorted[sorted.length - 1] ?? NaN, 2),
+  };
+};
+
+/**
+ * The latency mode: the real API and dispatcher; a PMC account logs in, registers the target for
+ * Property Updated, and PATCHes properties at a steady `rate` for `seconds` (after a 1 s warm-up,
+ * not counted). Each write's latency is the target's receipt minus the entity's `lastModified`,
+ * the time the API stamped inside the writing transaction: it includes the rest of that
+ * transaction and its commit, so it is an upper bound of commit → receipt. The receipt minus the
+ * arrival of the PATCH response (after the commit, so a lower bound, negative when the target
+ * heard first) is reported beside it.
+ */
+export async function latencyMode(context: BenchContext, options: { rate: number; seconds: number }) {
+  const { cluster, target, log } = context;
+  const db = await cluster.create('latency');
+  const partyId = await seedParty(db.knex);
+  const [group] = await db
+    .knex('account_groups')
+    .insert({ party_id: partyId, name: 'Bench' })
+    .returning('id');
+  await db.knex.raw(
+    'insert into account_group_permissions (group_id, permission_id) select ?, id from permissions',
+    [group.id],
+  );
+  const email = 'bench@example.com';
+  await db.knex('accounts').insert({
+    party_id: partyId,
+    group_id: group.id,
+    email,
+    password_hash: await hashPassword(PASSWORD),
+  });
+
+  log('latency: starting the API and the dispatcher');
+  await target.reset(true);
+  const stack = context.stack(db.url);
+  const [api, dispatcher] = await Promise.all([startApi(stack), startDispatcher(stack)]);
+  const agent = new Agent({ connections: 32, keepAliveTimeout: 30_000 });
+  let token = '';
+  const call = async (method: 'POST' | 'PATCH', path: string, json: unknown) => {
+    const response = await request(`${api.url}${path}`, {
+      method,
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(json),
+    });
+    const text = await response.body.text();
+    if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+  try {
+    token = (await call('POST', '/api/auth/login', { email, password: PASSWORD })).accessToken as string;
+    await call('POST', '/api/webhook-registrations', {
+      targetUrl: target.url,
+      enabledEvents: [{ entityName: 'Property', type: 2 }],
+      targetAuthorization: { type: 0 },
+    });
+    const properties: number[] = [];
+    for (let i = 1; i <= PROPERTIES; i++) {
+      const created = await call('POST', '/api/properties', {
+        name: `Bench property ${i}`,
+        street: 'Benchmarkstraße',
+        postalCode: '10115',
+        city: 'Berlin',
+      });
+      properties.push(created.id as number);
+    }
+
+    const warmup = Math.round(options.rate * WARMUP_SECONDS);
+    const total = warmup + Math.round(options.rate * options.seconds);
+    log(`latency: ${total} PATCHes at ${options.rate}/s (the first ${warmup} a warm-up)`);
+    // notes pad the entity to about the throughput mode's size
+    const padding = 'x'.repeat(ENTITY_BYTES - 300);
+    const responded = new Map<number, number>();
+    const apiMs: number[] = [];
+    const failures: string[] = [];
+    const writes: Promise<void>[] = [];
+    const started = performance.now();
+    for (let seq = 1; seq <= total; seq++) {
+      // open loop: each write leaves on its schedule, whether or not earlier ones have answered
+      const wait = started + ((seq - 1) * 1000) / options.rate - performance.now();
+      if (wait > 0) await sleep(wait);
+      const sent = performance.now();
+      writes.push(
+        call('PATCH', `/api/properties/${properties[seq % PROPERTIES]}`, {
+          notes: `seq=${seq};${padding}`,
+        }).then(
+          () => {
+            responded.set(seq, performance.timeOrigin + performance.now());
+            if (seq > warmup) apiMs.push(performance.now() - sent);
+          },
+          (error: Error) => void failures.push(error.message),
+        ),
+      );
+    }
+    await Promise.all(writes);
+    const elapsed = (performance.now() - started) / 1000;
+    if (failures.length > 0) throw new Error(`${failures.length} writes failed, e.g. ${failures[0]}`);
+    await waitFor(
+      async () => (await target.stats()).received >= total,
+      context.timeoutMs,
+      `the target did not receive ${total} deliveries`,
+    );
+    const records = await target.records<DeliveryRecord[]>();
+    const measured = records.filter(([, , , seq]) => seq > warmup);
+    const fromCommit = measured.map(([, receivedAt, , , lastModified]) => receivedAt - lastModified);
+    const fromResponse = measured.map(([, receivedAt, , seq]) => receivedAt - responded.get(seq)!);
+    const rssMb = await dispatcher.stop();
+    return {
+      mode: 'latency',
+      webhooks: measured.length,
+      ratePerSecond: options.rate,
+      achievedPerSecond: round((total - warmup) / (elapsed - WARMUP_SECONDS), 1),
+      // commit → receipt, measured from the entity's lastModified (an upper bound)
+      ...summary(fromCommit),
+      // commit → receipt, measured from the PATCH response's arrival (a lower bound)
+      fromResponse: summary(fromResponse),
+      // the PATCH round trip seen by the client
+      apiPatch: summary(apiMs),
+      rssMb,
+      database: cluster.server,
+    };
+  } finally {
+    await agent.close();
+    await api.child.stop();
+    await dispatcher.child.stop();
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * `pnpm bench`: the dispatcher benchmark (issue 5; the targets are issue 7's). Prints one JSON
+ * object per mode on stdout; progress goes to stderr. See docs/performance.md for the method.
+ *
+ *   pnpm bench                      throughput + a short latency run + 100 groups
+ *   pnpm bench --throughput [-n N]  N webhooks seeded by SQL (default 20,000), drained; raw undici limit
+ *   pnpm bench --latency [--rate R] [--seconds S]   writes through the API at R/s (200) for S s (10)
+ *   pnpm bench --groups G [--changes C]             G ordered groups, C changes each per round (40)
+ *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
+ *   --timeout S       longest wait for one drain, in seconds (default 60)
+ *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
+ *
+ * Uses DATABASE_URL (a role with CREATEDB) or an embedded Postgres in .data/bench-postgres; each
+ * mode gets a database `bench_<run>_<mode>`, dropped at the end.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createSecretBox } from '../packages/db/src/index';
+import type { BenchContext } from './context';
+import { openCluster, type BenchCluster } from './database';
+import { groupsMode } from './groups';
+import { latencyMode } from './latency';
+import { setChildNodeArgs, startTarget, stopAll } from './processes';
+import { throughputMode } from './throughput';
+
+const { values } = parseArgs({
+  options: {
+    throughput: { type: 'boolean' },
+    n: { type: 'string', short: 'n' },
+    latency: { type: 'boolean' },
+    rate: { type: 'string' },
+    seconds: { type: 'string' },
+    groups: { type: 'string' },
+    changes: { type: 'string' },
+    concurrency: { type: 'string' },
+    timeout: { type: 'string' },
+    profile: { type: 'string' },
+  },
+});
+
+function positive(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) {
+    console.error(`--${name} must be a positive integer, not "${text}"`);
+    process.exit(2);
+  }
+  return value;
+}
+
+// no mode named: all three, the latency and groups runs short enough for the whole to stay
+// well under two minutes on the 2-core machine
+const all = !values.throughput && !values.latency && values.groups === undefined;
+const settings = {
+  throughput: all || !!values.throughput,
+  latency: all || !!values.latency,
+  groups: all || values.groups !== undefined,
+  count: positive('n', values.n, 20_000),
+  rate: positive('rate', values.rate, 200),
+  seconds: positive('seconds', values.seconds, all ? 5 : 10),
+  groupCount: positive('groups', values.groups, 100),
+  changesPerGroup: positive('changes', values.changes, all ? 20 : 40),
+  concurrency: positive('concurrency', values.concurrency, 32),
+  timeoutMs: positive('timeout', values.timeout, 60) * 1000,
+};
+
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+let cluster: BenchCluster | undefined;
+let dataDir: string | undefined;
+let cleaning: Promise<void> | undefined;
+/** Stops every process the bench started and drops its databases; safe to call twice. */
+const cleanUp = () =>
+  (cleaning ??= (async () => {
+    await stopAll();
+    await cluster?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  })());
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    log(`${signal}: cleaning up`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  if (values.profile) setChildNodeArgs(['--cpu-prof', `--cpu-prof-dir=${values.profile}`]);
+  log(`database: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded Postgres'}`);
+  cluster = await openCluster(process.env.DATABASE_URL || undefined);
+  dataDir = await mkdtemp(join(tmpdir(), 'platform-bench-'));
+  const secretKey = randomBytes(32);
+  const target = await startTarget();
+  const context: BenchContext = {
+    cluster,
+    target,
+    secrets: createSecretBox(secretKey),
+    signingSecret: `whsec_${randomBytes(32).toString('base64')}`,
+    concurrency: settings.concurrency,
+    timeoutMs: settings.timeoutMs,
+    stack: (databaseUrl) => ({
+      databaseUrl,
+      secretKey: secretKey.toString('base64'),
+      dataDir: dataDir!,
+      concurrency: settings.concurrency,
+    }),
+    log,
+  };
+  let unorderedPerSecond: number | undefined;
+  if (settings.throughput) {
+    const result = await throughputMode(context, settings.count);
+    unorderedPerSecond = result.perSecond;
+    console.log(JSON.stringify(result));
+  }
+  if (settings.latency) {
+    console.log(JSON.stringify(await latencyMode(context, settings)));
+  }
+  if (settings.groups) {
+    const result = await groupsMode(context, {
+      groups: settings.groupCount,
+      changesPerGroup: settings.changesPerGroup,
+      unorderedPerSecond,
+    });
+    console.log(JSON.stringify(result));
+  }
+  log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+main()
+  .then(cleanUp)
+  .then(() => process.exit(0))
+  .catch(async (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    await cleanUp().catch(() => {});
+    process.exit(1);
+  });

@@ -1,0 +1,154 @@
+import { enqueueEntityChange, notifyWebhookDue, type Knex, type SecretBox } from '../packages/db/src/index';
+
+/** Size of the JSON of one seeded entity: the "~1 KB bodies" of the workload. */
+export const ENTITY_BYTES = 1024;
+
+/** What a benchmark registration consists of. */
+export interface BenchRegistration {
+  partyId: number;
+  registrationId: number;
+  eventId: number;
+}
+
+/** A Property-shaped entity whose `notes` start with `seq=N;` and pad the JSON to ENTITY_BYTES. */
+export function benchEntity(id: number, seq: number, partyId: number, at: string): Record<string, unknown> {
+  const entity = {
+    id,
+    created: at,
+    lastModified: at,
+    deleted: null,
+    partyId,
+    name: `Bench property ${id}`,
+    street: 'Benchmarkstraße',
+    houseNumber: String(id % 200),
+    postalCode: '10115',
+    city: 'Berlin',
+    country: 'DE',
+    propertyType: 'residential',
+    yearBuilt: 1990,
+    notes: `seq=${seq};`,
+  };
+  const pad = Math.max(0, ENTITY_BYTES - Buffer.byteLength(JSON.stringify(entity)));
+  return { ...entity, notes: `${entity.notes}${'x'.repeat(pad)}` };
+}
+
+/** A Property Management Company party (spec 6.1.3: only those use webhooks). */
+export async function seedParty(knex: Knex, name = 'Bench PMC'): Promise<number> {
+  const [row] = await knex('parties').insert({ type: 2, name }).returning('id');
+  return row.id;
+}
+
+/**
+ * One registration of `partyId` for Property Updated, pointing at `targetUrl`, without target
+ * authorization; its signing secret sealed with the key the dispatcher is given.
+ */
+export async function seedRegistration(
+  knex: Knex,
+  options: {
+    partyId: number;
+    targetUrl: string;
+    shouldGroup: boolean;
+    secrets: SecretBox;
+    signingSecret: string;
+  },
+): Promise<BenchRegistration> {
+  const [registration] = await knex('webhook_registrations')
+    .insert({
+      party_id: options.partyId,
+      target_url: options.targetUrl,
+      should_group: options.shouldGroup,
+      auth_type: 0,
+      signing_secret: options.secrets.seal(options.signingSecret),
+    })
+    .returning('id');
+  const [event] = await knex('webhook_events')
+    .insert({ registration_id: registration.id, entity_name: 'Property', type: 2 })
+    .returning('id');
+  return { partyId: options.partyId, registrationId: registration.id, eventId: event.id };
+}
+
+/**
+ * `count` ungrouped Created webhooks due now, with their entity changes, in two set-based
+ * statements: the queue as a burst of writes would leave it, without the cost of writing it
+ * through the API. The entities are built in SQL to the shape and size of `benchEntity`.
+ */
+export async function seedBacklog(knex: Knex, registration: BenchRegistration, count: number): Promise<void> {
+  const at = new Date().toISOString();
+  // the notes padding that makes a 5-digit id's entity ENTITY_BYTES long; others differ by a byte or two
+  const sample = benchEntity(10_000, 10_000, registration.partyId, at);
+  const pad = (sample.notes as string).length - 'seq=10000;'.length;
+  await knex.raw(
+    `insert into entity_changes (entity_name, type, entity_id, entity, initiator_party_id, initiator_account_id)
+     select 'Property', 2, i,
+            jsonb_build_object(
+              'id', i, 'created', :at::text, 'lastModified', :at::text, 'deleted', null,
+              'partyId', :partyId::int, 'name', 'Bench property ' || i, 'street', 'Benchmarkstraße',
+              'houseNumber', (i % 200)::text, 'postalCode', '10115', 'city', 'Berlin', 'country', 'DE',
+              'propertyType', 'residential', 'yearBuilt', 1990,
+              'notes', 'seq=' || i || ';' || repeat('x', :pad::int)),
+            :partyId::int, null
+       from generate_series(1, :count::int) as i`,
+    { at, partyId: registration.partyId, pad, count },
+  );
+  await knex.raw(
+    `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
+     select :registrationId::int, :eventId::int, id, 1, now() from entity_changes order by id`,
+    { registrationId: registration.registrationId, eventId: registration.eventId },
+  );
+  await knex.raw('analyze entity_changes, webhooks');
+}
+
+/**
+ * Writes `changesPerGroup` changes to each of `groups` entities (ids 1…groups) through the real
+ * enqueue statement, as the API's write path does (a NOTIFY last in every transaction). Each
+ * entity's first half of changes is written in ONE transaction (the case that breaks queues
+ * ordering by a timestamp), the rest one per transaction. `writers` connections write at once,
+ * each owning a share of the entities and interleaving them, so commits of different groups mix;
+ * one entity is only ever written by one writer, so its `seq` order is its commit order.
+ * Returns the number of webhooks created.
+ */
+export async function writeGroupedChanges(
+  knex: Knex,
+  options: {
+    partyId: number;
+    groups: number;
+    changesPerGroup: number;
+    /** seq of each entity's first change in this round. */
+    firstSeq: number;
+    writers: number;
+  },
+): Promise<number> {
+  const { partyId, groups, changesPerGroup, firstSeq, writers } = options;
+  const burst = Math.ceil(changesPerGroup / 2);
+  // per entity: one transaction of `burst` changes, then single-change transactions
+  const steps: number[] = [burst, ...Array.from({ length: changesPerGroup - burst }, () => 1)];
+  const at = new Date().toISOString();
+  let created = 0;
+  const writer = async (index: number) => {
+    const entities = Array.from({ length: groups }, (_, i) => i + 1).filter((id) => id % writers === index);
+    const written = new Map<number, number>(entities.map((id) => [id, 0]));
+    for (const size of steps) {
+      for (const entityId of entities) {
+        await knex.transaction(async (trx) => {
+          for (let k = 0; k < size; k++) {
+            const seq = firstSeq + written.get(entityId)!;
+            written.set(entityId, written.get(entityId)! + 1);
+            // awaited first: `created += await …` would read `created` before the other writers add to it
+            const webhooks = await enqueueEntityChange(trx, {
+              entityName: 'Property',
+              type: 2,
+              entityId,
+              entity: benchEntity(entityId, seq, partyId, at),
+              initiatorPartyId: partyId,
+              initiatorAccountId: null,
+            });
+            created += webhooks;
+          }
+          await notifyWebhookDue(trx);
+        });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: writers }, (_, index) => writer(index)));
+  return created;
+}

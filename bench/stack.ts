@@ -1,0 +1,76 @@
+import { freePort, sampleRss, spawnTs, waitFor, type Child } from './processes';
+
+/** What every process of the stack under test is given. */
+export interface StackEnv {
+  databaseUrl: string;
+  /** Base64 of the key sealing signing secrets: the bench seals, the dispatcher opens. */
+  secretKey: string;
+  /** Keys the processes generate (a JWT key in development) go here, shared by API and dispatcher. */
+  dataDir: string;
+  concurrency: number;
+}
+
+const common = (stack: StackEnv): Record<string, string> => ({
+  NODE_ENV: 'development',
+  DATABASE_URL: stack.databaseUrl,
+  SECRET_ENCRYPTION_KEY: stack.secretKey,
+  DATA_DIR: stack.dataDir,
+  LOG_LEVEL: 'warn',
+  // the target is on 127.0.0.1
+  ALLOW_PRIVATE_TARGETS: 'true',
+});
+
+/** The real dispatcher (apps/dispatcher/src/main.ts) as a child process, with its memory sampled. */
+export interface RunningDispatcher {
+  child: Child;
+  /** Stops it (SIGTERM: it finishes and records what is in flight) and answers its peak RSS in MB. */
+  stop(): Promise<number>;
+}
+
+/** Starts the dispatcher with DISPATCHER_CONCURRENCY = the bench's concurrency; resolves once it is healthy. */
+export async function startDispatcher(stack: StackEnv): Promise<RunningDispatcher> {
+  const port = await freePort();
+  const child = spawnTs(
+    'apps/dispatcher/src/main.ts',
+    [],
+    {
+      ...common(stack),
+      DISPATCHER_PORT: String(port),
+      DISPATCHER_CONCURRENCY: String(stack.concurrency),
+    },
+    'dispatcher',
+  );
+  const rss = sampleRss(child.process.pid!);
+  await waitFor(
+    async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200,
+    30_000,
+    'the dispatcher did not become healthy',
+    child,
+  );
+  return {
+    child,
+    stop: async () => {
+      await child.stop();
+      return rss.stop();
+    },
+  };
+}
+
+/** The real API (apps/api/src/main.ts) on a free 127.0.0.1 port; resolves with its base URL once healthy. */
+export async function startApi(stack: StackEnv): Promise<{ url: string; child: Child }> {
+  const port = await freePort();
+  const child = spawnTs(
+    'apps/api/src/main.ts',
+    [],
+    { ...common(stack), API_PORT: String(port), API_HOST: '127.0.0.1' },
+    'api',
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    async () => (await fetch(`${url}/healthz`)).status === 200,
+    30_000,
+    'the API did not become healthy',
+    child,
+  );
+  return { url, child };
+}

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTarget, type Target } from './processes';
+import type { DeliveryRecord } from './target';
+
+/** A delivery as the dispatcher would POST it: webhook-id header, entity with `seq=N;` notes. */
+function deliver(target: Target, webhookId: number, entityId: number, seq: number) {
+  return fetch(target.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'webhook-id': String(webhookId) },
+    body: JSON.stringify({
+      entity: { id: entityId, notes: `seq=${seq};xxxx`, lastModified: '2026-01-01T00:00:00.000Z' },
+      event: { type: 2, entityName: 'Property' },
+    }),
+  });
+}
+
+// The bench's ordering figure is only worth something if the target really sees a violation.
+describe('the bench target', () => {
+  let target: Target;
+  beforeAll(async () => {
+    target = await startTarget();
+  });
+  afterAll(() => target.child.stop());
+
+  it('answers 200 and counts every delivery without inspecting', async () => {
+    await target.reset(false);
+    for (let id = 1; id <= 3; id++) expect((await deliver(target, id, 1, 3 - id)).status).toBe(200);
+    expect(await target.stats()).toMatchObject({ received: 3, orderViolations: 0, duplicates: 0 });
+    expect(await target.records()).toEqual([]);
+  });
+
+  it('counts a delivery older than one already received for its entity as an order violation', async () => {
+    await target.reset(true);
+    await deliver(target, 1, 7, 1);
+    await deliver(target, 2, 8, 1);
+    await deliver(target, 4, 7, 3);
+    await deliver(target, 3, 7, 2); // seq 2 of entity 7 after its seq 3
+    await deliver(target, 5, 8, 2);
+    expect(await target.stats()).toMatchObject({ received: 5, orderViolations: 1, duplicates: 0 });
+  });
+
+  it('counts a redelivered webhook id as a duplicate, not as a violation', async () => {
+    await target.reset(true);
+    await deliver(target, 1, 7, 1);
+    await deliver(target, 2, 7, 2);
+    await deliver(target, 1, 7, 1);
+    expect(await target.stats()).toMatchObject({ received: 3, orderViolations: 0, duplicates: 1 });
+    const records = await target.records<DeliveryRecord[]>();
+    expect(records.map(([webhookId, , entityId, seq]) => [webhookId, entityId, seq])).toEqual([
+      [1, 7, 1],
+      [2, 7, 2],
+    ]);
+    expect(records[0]![4]).toBe(Date.parse('2026-01-01T00:00:00.000Z'));
+    expect(records[0]![1]).toBeGreaterThan(Date.now() - 60_000);
+  });
+});

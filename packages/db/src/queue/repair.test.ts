@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../testing';
+import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
+import { FIRST_GROUP, findGroupsToRepair, repairGroups, type GroupCursor } from './repair';
+
+let db: TestDatabase;
+let partyId: number;
+
+async function registration(
+  options: { continueAfterFail?: boolean; deleted?: boolean } = {},
+): Promise<number> {
+  const [row] = await db
+    .knex('webhook_registrations')
+    .insert({
+      party_id: partyId,
+      target_url: 'http://127.0.0.1:9/hook',
+      should_group: true,
+      should_group_continue_after_fail: options.continueAfterFail ?? false,
+      signing_secret: 'sealed',
+      deleted: options.deleted ? new Date() : null,
+    })
+    .returning('id');
+  await db.knex('webhook_events').insert({ registration_id: row.id, entity_name: 'Unit', type: 2 });
+  return row.id;
+}
+
+const change = (entityId: number): EntityChangeInput => ({
+  entityName: 'Unit',
+  type: 2,
+  entityId,
+  entity: { id: entityId },
+  initiatorPartyId: partyId,
+  initiatorAccountId: null,
+});
+
+/** Enqueues `count` changes of Unit `entityId` (one group per subscribed registration). */
+async function chain(entityId: number, count: number): Promise<void> {
+  for (let i = 0; i < count; i++)
+    await db.knex.transaction((trx) => enqueueEntityChange(trx, change(entityId)));
+}
+
+const statesOf = async (registrationId: number, groupKey: string) =>
+  (
+    await db
+      .knex('webhooks')
+      .where({ registration_id: registrationId, group_key: groupKey })
+      .orderBy('group_seq')
+      .select('state')
+  ).map((r: { state: number }) => r.state);
+
+const openCount = async (registrationId: number, groupKey: string) =>
+  (
+    await db
+      .knex('webhook_groups')
+      .where({ registration_id: registrationId, group_key: groupKey })
+      .first('open_count')
+  ).open_count as number;
+
+/** Ends the head of a group without releasing it: the bug or lost statement the sweep exists for. */
+async function endHeadWithoutRelease(registrationId: number, groupKey: string, state = 3): Promise<number> {
+  const [head] = await db
+    .knex('webhooks')
+    .where({ registration_id: registrationId, group_key: groupKey })
+    .whereIn('state', [1, 2])
+    .update({ state, completed_at: new Date() })
+    .returning('id');
+  return head.id;
+}
+
+/** Resolves once some session of this database waits for a lock. */
+async function waitForLockWaiter(): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await db.knex.raw(
+      `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    if (rows.length > 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('nobody waits for a lock');
+}
+
+/** The whole sweep, in pages of `limit` groups. */
+async function sweep(limit = 100) {
+  const found = [];
+  let after: GroupCursor | null = FIRST_GROUP;
+  while (after) {
+    const page = await findGroupsToRepair(db.knex, { after, limit });
+    found.push(...page.groups);
+    after = page.next;
+  }
+  return found;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  [{ id: partyId }] = await db.knex('parties').insert({ type: 2, name: 'Acme' }).returning('id');
+});
+afterAll(() => db.drop());
+beforeEach(async () => {
+  await db.knex.raw(
+    'truncate webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
+  );
+});
+
+describe('the repair sweep', () => {
+  it('finds nothing in healthy groups: a head holds each chain, a Failed head blocks it', async () => {
+    const plain = await registration();
+    await chain(1, 3); // head + 2 Pending
+    await chain(2, 2);
+    await db
+      .knex('webhooks')
+      .where({ registration_id: plain, group_key: 'Unit:2', group_seq: 1 })
+      .update({ state: 4 });
+    expect(await sweep()).toEqual([]);
+  });
+
+  it('promotes the lowest Pending of a group left without a head and sets open_count right', async () => {
+    const plain = await registration();
+    await chain(1, 3);
+    await endHeadWithoutRelease(plain, 'Unit:1');
+    expect(await statesOf(plain, 'Unit:1')).toEqual([3, 6, 6]);
+
+    const found = await sweep();
+    expect(found).toEqual([
+      { registrationId: plain, groupKey: 'Unit:1', openCount: 3, actualOpen: 2, stranded: true },
+    ]);
+    const repair = await repairGroups(db.knex, found);
+    expect(repair.promoted).toHaveLength(1);
+    expect(repair.recounted).toEqual([{ registrationId: plain, groupKey: 'Unit:1', was: 3, now: 2 }]);
+    expect(await statesOf(plain, 'Unit:1')).toEqual([3, 1, 6]);
+    expect(await openCount(plain, 'Unit:1')).toBe(2);
+    const promoted = await db
+      .knex('webhooks')
+      .where({ id: repair.promoted[0]!.id })
+      .first('group_seq', 'next_attempt_at');
+    expect(promoted.group_seq).toBe(2);
+    expect(promoted.next_attempt_at.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+
+    // repaired: the next sweep has nothing to do, and a second repair changes nothing
+    expect(await sweep()).toEqual([]);
+    expect(await repairGroups(db.knex, found)).toEqual({ promoted: [], recounted: [] });
+  });
+
+  it('treats a Failed webhook of a continue-after-fail registration as no head', async () => {
+    const continuing = await registration({ continueAfterFail: true });
+    await chain(1, 2);
+    await endHeadWithoutRelease(continuing, 'Unit:1', 4);
+    const found = await sweep();
+    expect(found).toMatchObject([{ registrationId: continuing, stranded: true }]);
+    await repairGroups(db.knex, found);
+    expect(await statesOf(continuing, 'Unit:1')).toEqual([4, 1]);
+  });
+
+  it('recounts a drifted open_count without promoting while a head holds the group', async () => {
+    const plain = await registration();
+    await chain(1, 3);
+    await db.knex('webhook_groups').update({ open_count: 1 });
+    const found = await sweep();
+    expect(found).toEqual([
+      { registrationId: plain, groupKey: 'Unit:1', openCount: 1, actualOpen: 3, stranded: false },
+    ]);
+    expect(await repairGroups(db.knex, found)).toEqual({
+      promoted: [],
+      recounted: [{ registrationId: plain, groupKey: 'Unit:1', was: 1, now: 3 }],
+    });
+    expect(await statesOf(plain, 'Unit:1')).toEqual([1, 6, 6]);
+  });
+
+  it('leaves groups of deleted registrations alone', async () => {
+    const plain = await registration();
+    await chain(1, 2);
+    await endHeadWithoutRelease(plain, 'Unit:1');
+    await db.knex('webhook_registrations').update({ deleted: new Date() });
+    expect(await sweep()).toEqual([]);
+    expect(await repairGroups(db.knex, [{ registrationId: plain, groupKey: 'Unit:1' }])).toEqual({
+      promoted: [],
+      recounted: [],
+    });
+    expect(await statesOf(plain, 'Unit:1')).toEqual([3, 6]);
+  });
+
+  it('pages through many groups, each looked at once', async () => {
+    const first = await registration();
+    const second = await registration();
+    for (let entity = 1; entity <= 7; entity++) await chain(entity, 2);
+    for (const id of [first, second]) {
+      for (const entity of [2, 5, 7]) await endHeadWithoutRelease(id, `Unit:${entity}`);
+    }
+    const found = await sweep(3); // 14 groups in pages of 3
+    expect(found.map((g) => `${g.registrationId}/${g.groupKey}`)).toEqual(
+      [first, second].flatMap((id) => ['Unit:2', 'Unit:5', 'Unit:7'].map((key) => `${id}/${key}`)),
+    );
+    expect((await repairGroups(db.knex, found)).promoted).toHaveLength(6);
+    expect(await sweep(3)).toEqual([]);
+  });
+
+  it('counts what was committed while it waited for the group lock', async () => {
+    const plain = await registration();
+    await chain(1, 2);
+    await endHeadWithoutRelease(plain, 'Unit:1');
+    const found = await sweep();
+    // an enqueue holds the group row (its upsert locks it) while the repair starts
+    let release!: () => void;
+    let enqueued!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const didEnqueue = new Promise<void>((r) => (enqueued = r));
+    const producer = db.knex.transaction(async (trx) => {
+      await enqueueEntityChange(trx, change(1));
+      enqueued();
+      await held;
+    });
+    await didEnqueue;
+    const repairing = repairGroups(db.knex, found);
+    await waitForLockWaiter();
+    release();
+    await producer;
+    const repair = await repairing;
+    // the Pending added by the producer is counted: head (seq 2) + the new Pending (seq 3)
+    expect(repair.promoted).toHaveLength(1);
+    expect(await statesOf(plain, 'Unit:1')).toEqual([3, 1, 6]);
+    expect(await openCount(plain, 'Unit:1')).toBe(2);
+  });
+});
