@@ -209,18 +209,18 @@ export class Dispatcher {
       errorKind: outcome.errorKind,
       responseBody: outcome.responseBody,
     };
-    if (outcome.errorKind === null) return { ...base, state: 3, nextAttemptAt: null, releasesGroup: true };
+    if (outcome.errorKind === null) return { ...base, state: 3, retryDelayMs: null, releasesGroup: true };
     const retryAfterMs = parseRetryAfter(outcome.retryAfter, this.now().getTime());
     const delay = nextAttemptDelay(this.options.schedule, webhook.attempt, retryAfterMs);
     if (delay === null) {
       return {
         ...base,
         state: 4,
-        nextAttemptAt: null,
+        retryDelayMs: null,
         releasesGroup: webhook.should_group_continue_after_fail,
       };
     }
-    return { ...base, state: 2, nextAttemptAt: new Date(this.now().getTime() + delay), releasesGroup: false };
+    return { ...base, state: 2, retryDelayMs: delay, releasesGroup: false };
   }
 
   /** Starts a flush unless one runs; the running one loops until no result is left. */

@@ -18,8 +18,11 @@ export interface AttemptResult {
   responseBody: string | null;
   /** The state to move to: Successful 3, Retrying 2 or Failed 4. */
   state: 2 | 3 | 4;
-  /** For Retrying: when the next attempt is due. */
-  nextAttemptAt: Date | null;
+  /**
+   * For Retrying: the wait before the next attempt. A wait, not a time: the database adds it to
+   * its own now(), the clock the claim compares with, so dispatcher clock skew cannot shift retries.
+   */
+  retryDelayMs: number | null;
   /** Whether this outcome releases the group: Successful, or Failed with continue-after-fail. */
   releasesGroup: boolean;
 }
@@ -50,12 +53,13 @@ export async function completeWebhooks(
     }
     const { rows } = await trx.raw<{ rows: { id: number }[] }>(
       `with results as (
-         select * from unnest(?::bigint[], ?::smallint[], ?::timestamptz[])
-           as r(id, state, next_attempt_at)
+         select * from unnest(?::bigint[], ?::smallint[], ?::float8[])
+           as r(id, state, retry_delay_ms)
        )
        update webhooks w
           set state = r.state,
-              next_attempt_at = coalesce(r.next_attempt_at, w.next_attempt_at),
+              next_attempt_at = case when r.retry_delay_ms is null then w.next_attempt_at
+                                     else now() + make_interval(secs => r.retry_delay_ms / 1000.0) end,
               locked_by = null,
               last_modified = now(),
               completed_at = case when r.state in (3, 4) then now() end
@@ -65,7 +69,7 @@ export async function completeWebhooks(
       arrays([
         results.map((r) => r.webhookId),
         results.map((r) => r.state),
-        results.map((r) => r.nextAttemptAt),
+        results.map((r) => r.retryDelayMs),
         dispatcherId,
       ]),
     );

@@ -171,7 +171,7 @@ function result(
     errorKind: null,
     responseBody: 'ok',
     state: 3,
-    nextAttemptAt: null,
+    retryDelayMs: null,
     releasesGroup: true,
     ...overrides,
   };
@@ -211,19 +211,20 @@ describe('claimWebhooks and completeWebhooks', () => {
       { webhook_id: head!.id, number: 1, status_code: 200 },
     ]);
     const [next] = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
-    const retryAt = new Date(Date.now() + 300_000);
+    const before = Date.now();
     await completeWebhooks(db.knex, 'a', [
       result(next!, {
         state: 2,
         statusCode: 500,
         errorKind: 'status',
-        nextAttemptAt: retryAt,
+        retryDelayMs: 300_000,
         releasesGroup: false,
       }),
     ]);
     const retried = await db.knex('webhooks').where({ id: next!.id }).first();
     expect(retried).toMatchObject({ state: 2, locked_by: null, attempt_count: 1 });
-    expect(retried.next_attempt_at.getTime()).toBe(retryAt.getTime());
+    expect(retried.next_attempt_at.getTime()).toBeGreaterThanOrEqual(before + 300_000 - 1000);
+    expect(retried.next_attempt_at.getTime()).toBeLessThanOrEqual(Date.now() + 300_000 + 1000);
   });
 });
 
