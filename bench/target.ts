@@ -110,6 +110,9 @@ server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
     `${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0 })}\n`,
   );
 });
+// the bench holds our stdin open; when it dies without stopping us, so do we
+process.stdin.resume();
+process.stdin.once('close', () => process.exit(0));
 process.on('SIGTERM', () => {
   server.closeAllConnections();
   server.close(() => process.exit(0));

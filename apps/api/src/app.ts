@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { adminStatic } from './admin-static';
 import type { AppDeps } from './deps';
+import { gen1Api } from './gen1/gen1-router';
 import { docsMiddleware } from './http/docs';
 import { errorMiddleware } from './http/error-middleware';
 import { requestHeaders } from './http/headers';
@@ -36,6 +37,8 @@ export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = RO
   app.use(adminStatic(deps.config.ADMIN_DIST_DIR));
   app.use(meta.routes());
   app.use(router.routes());
+  // the Gen1 legacy API at root paths, with its own tokens (spec part 9)
+  app.use(gen1Api(deps));
   app.use(allowedMethods(router));
   return app;
 }

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { createSecretBox, generatePrivateKeyPem, loadSigningKey, parseSecretKey } from '@platform/db';
 import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
 import { PERMISSIONS, type PartyType, type PermissionName, permissionByName } from '@platform/shared';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { createApp } from './app';
 import { hashPassword } from './auth/passwords';
 import { TokenService } from './auth/tokens';
@@ -49,8 +49,16 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
+export interface TestApiOptions {
+  /** The API's logger; a silent one by default (tests that read the logs pass their own). */
+  logger?: Logger;
+}
+
 /** A real API on a free port over a fresh test database, with a controllable clock. */
-export async function startTestApi(overrides: Partial<Record<keyof Config, string>> = {}): Promise<TestApi> {
+export async function startTestApi(
+  overrides: Partial<Record<keyof Config, string>> = {},
+  options: TestApiOptions = {},
+): Promise<TestApi> {
   const db = await createTestDatabase();
   const config = testConfig({ DATABASE_URL: db.url, ...overrides });
   const clock = testClock();
@@ -64,7 +72,7 @@ export async function startTestApi(overrides: Partial<Record<keyof Config, strin
   const deps: AppDeps = {
     config,
     knex: db.knex,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     tokens,
     // a key of its own per test API, unless the test gives one (to share it with a dispatcher
     // process); tests open stored secrets through `api.deps.secrets`

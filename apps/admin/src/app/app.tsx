@@ -1,19 +1,75 @@
-import { useState } from 'react';
-import { useMyself } from '../features/auth/api/get-myself';
-import { SignIn } from '../features/auth/sign-in';
+import { useEffect } from 'react';
+import { EmptyState } from '../components/ui/feedback';
+import { PageHeader } from '../components/ui/page-header';
+import { SignInPage } from '../features/auth/components/sign-in-page';
+import { BlockedGroupsPage } from '../features/blocked-groups/components/blocked-groups-page';
+import { OverviewPage } from '../features/overview/components/overview-page';
+import { RegistrationCreatePage } from '../features/registrations/components/registration-create-page';
+import { RegistrationDetailPage } from '../features/registrations/components/registration-detail-page';
+import { RegistrationsPage } from '../features/registrations/components/registrations-page';
+import { WebhookDetailPage } from '../features/webhooks/components/webhook-detail-page';
+import { WebhooksPage } from '../features/webhooks/components/webhooks-page';
+import { sessionStore } from '../lib/api';
+import { Link, useLocation } from '../lib/router';
+import { useSession } from '../lib/use-session';
+import { AppProvider } from './provider';
+import { matchRoute, titleOf, type Route } from './route-table';
+import { Shell } from './shell';
 
-function Home({ token, onSignOut }: { token: string; onSignOut: () => void }) {
-  const myself = useMyself(token);
+function Screen({ route }: { route: Route }) {
+  switch (route.name) {
+    case 'overview':
+      return <OverviewPage />;
+    case 'webhooks':
+      return <WebhooksPage />;
+    case 'webhook':
+      // keyed, so moving between webhooks starts each page afresh
+      return <WebhookDetailPage key={route.id} id={route.id} />;
+    case 'registrations':
+      return <RegistrationsPage />;
+    case 'registration-new':
+      return <RegistrationCreatePage />;
+    case 'registration':
+      return <RegistrationDetailPage key={route.id} id={route.id} />;
+    case 'blocked-groups':
+      return <BlockedGroupsPage />;
+    default:
+      return (
+        <>
+          <PageHeader title="Page not found" />
+          <EmptyState title="There is no screen at this address.">
+            <Link to="/">Go to the overview</Link>
+          </EmptyState>
+        </>
+      );
+  }
+}
+
+/**
+ * Signed out, the sign-in page stands in for whatever screen the address names; signing in shows
+ * that screen, so a session that ends mid-work resumes where it was.
+ */
+function Console() {
+  const session = useSession();
+  const { path } = useLocation();
+  const route = matchRoute(path);
+  const title = session ? `${titleOf(route)} · Webhooks console` : 'Sign in · Webhooks console';
+  useEffect(() => {
+    document.title = title;
+  }, [title]);
+  if (!session) return <SignInPage endReason={sessionStore.endReason()} />;
   return (
-    <main>
-      <p>Signed in as {myself.data?.email ?? '…'}</p>
-      <button onClick={onSignOut}>Sign out</button>
-    </main>
+    <Shell session={session}>
+      <Screen route={route} />
+    </Shell>
   );
 }
 
-/** The operator console. Screens for webhooks arrive with the admin issue. */
+/** The operator console. */
 export function App() {
-  const [token, setToken] = useState<string | null>(null);
-  return token ? <Home token={token} onSignOut={() => setToken(null)} /> : <SignIn onSignedIn={setToken} />;
+  return (
+    <AppProvider>
+      <Console />
+    </AppProvider>
+  );
 }

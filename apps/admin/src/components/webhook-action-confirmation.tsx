@@ -9,12 +9,18 @@ import { useToast } from './ui/toast';
  * notification, or the ProblemDetails detail of the refusal (a 409 when the state moved on).
  * `perform` is the feature's mutation; it invalidates what the action changes.
  */
-export function useWebhookActionConfirmation(perform: (webhookId: number, action: WebhookAction) => Promise<unknown>): {
+export function useWebhookActionConfirmation(
+  perform: (webhookId: number, action: WebhookAction) => Promise<unknown>,
+): {
   ask: (webhookId: number, action: WebhookAction, context?: ReactNode) => void;
   dialog: ReactNode;
 } {
   const toast = useToast();
-  const [asked, setAsked] = useState<{ webhookId: number; action: WebhookAction; context?: ReactNode } | null>(null);
+  const [asked, setAsked] = useState<{
+    webhookId: number;
+    action: WebhookAction;
+    context?: ReactNode;
+  } | null>(null);
   const [busy, setBusy] = useState(false);
 
   const confirm = async () => {
@@ -24,7 +30,9 @@ export function useWebhookActionConfirmation(perform: (webhookId: number, action
       await perform(asked.webhookId, asked.action);
       toast.success(`Webhook ${asked.webhookId} ${WEBHOOK_ACTION_COPY[asked.action].done}.`);
     } catch (error) {
-      toast.error(`Webhook ${asked.webhookId} was not ${WEBHOOK_ACTION_COPY[asked.action].done}: ${errorMessage(error)}`);
+      toast.error(
+        `Webhook ${asked.webhookId} was not ${WEBHOOK_ACTION_COPY[asked.action].done}: ${errorMessage(error)}`,
+      );
     } finally {
       setBusy(false);
       setAsked(null);

@@ -53,7 +53,12 @@ export function withQuery(path: string, query: RequestOptions['query']): string 
   return text ? `${path}?${text}` : path;
 }
 
-async function send(fetcher: Fetch, path: string, options: RequestOptions, token?: string): Promise<Response> {
+async function send(
+  fetcher: Fetch,
+  path: string,
+  options: RequestOptions,
+  token?: string,
+): Promise<Response> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
   if (options.json !== undefined) headers['content-type'] = 'application/json';
@@ -68,7 +73,9 @@ async function send(fetcher: Fetch, path: string, options: RequestOptions, token
 async function parse<T>(response: Response): Promise<T> {
   if (!response.ok) {
     const type = response.headers.get('content-type') ?? '';
-    const problem = type.includes('json') ? ((await response.json().catch(() => undefined)) as ProblemDetails) : undefined;
+    const problem = type.includes('json')
+      ? ((await response.json().catch(() => undefined)) as ProblemDetails)
+      : undefined;
     throw new ApiError(response.status, problem);
   }
   if (response.status === 204) return undefined as T;
@@ -87,9 +94,13 @@ export interface ApiClient {
 }
 
 /** The API client of the console, bound to a session store. */
-export function createApiClient(session: SessionStore, fetcher: Fetch = (input, init) => fetch(input, init)): ApiClient {
+export function createApiClient(
+  session: SessionStore,
+  fetcher: Fetch = (input, init) => fetch(input, init),
+): ApiClient {
   return {
-    public: async <T>(path: string, options: RequestOptions = {}) => parse<T>(await send(fetcher, path, options)),
+    public: async <T>(path: string, options: RequestOptions = {}) =>
+      parse<T>(await send(fetcher, path, options)),
     async request<T>(path: string, options: RequestOptions = {}): Promise<T> {
       let current = await session.fresh();
       let response = await send(fetcher, path, options, current.accessToken);

@@ -10,7 +10,10 @@ function browserSessionStorage(): Storage | undefined {
 }
 
 /** The operator's session: tokens in memory, mirrored to sessionStorage (see docs/admin.md). */
-export const sessionStore = createSessionStore({ refresh: refreshTokens(), storage: browserSessionStorage() });
+export const sessionStore = createSessionStore({
+  refresh: refreshTokens(),
+  storage: browserSessionStorage(),
+});
 
 /** The console's API client; every feature's fetchers go through it. */
 export const api = createApiClient(sessionStore);

@@ -39,7 +39,9 @@ export function deliveryHeaders(input: {
       name: 'webhook-timestamp',
       value: timestamp ?? '(set at each attempt)',
       masked: false,
-      note: timestamp ? 'Of the latest attempt (approximately its start); each attempt sends its own.' : undefined,
+      note: timestamp
+        ? 'Of the latest attempt (approximately its start); each attempt sends its own.'
+        : undefined,
     },
     {
       name: 'webhook-signature',

@@ -43,6 +43,14 @@ export function formatDuration(ms: number | null | undefined): string {
   return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
 }
 
+/** Durations side by side: `45 · 120 · 380 ms` when all are under a second; `—` if one is missing. */
+export function formatLatencies(values: readonly (number | null)[]): string {
+  if (values.length === 0 || values.some((v) => v === null || !Number.isFinite(v))) return '—';
+  const known = values as number[];
+  if (known.every((v) => v < 1000)) return `${known.map((v) => Math.round(v)).join(' · ')} ms`;
+  return known.map((v) => formatDuration(v)).join(' · ');
+}
+
 /** `12 s ago`, `5 min ago`, `in 3 min`, `just now`, relative to `now` (epoch ms). */
 export function formatRelative(iso: string | null | undefined, now: number): string {
   if (!iso) return '—';

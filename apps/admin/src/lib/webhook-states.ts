@@ -32,7 +32,9 @@ export const WEBHOOK_STATE_DESCRIPTIONS: Readonly<Record<number, string>> = {
 
 /** Final states: Successful, Aborted, Resolved. */
 export function isFinalState(state: number): boolean {
-  return state === WebhookState.Successful || state === WebhookState.Aborted || state === WebhookState.Resolved;
+  return (
+    state === WebhookState.Successful || state === WebhookState.Aborted || state === WebhookState.Resolved
+  );
 }
 
 /** States in which the dispatcher may still act on its own (so the screen keeps polling). */
@@ -43,7 +45,10 @@ export function isMovingState(state: number): boolean {
 export type WebhookAction = 'abort' | 'resolve' | 'retry';
 
 /** Whether an operator may take `action` on a webhook in `state`, and why not. */
-export function actionAvailability(action: WebhookAction, state: number): { allowed: boolean; reason?: string } {
+export function actionAvailability(
+  action: WebhookAction,
+  state: number,
+): { allowed: boolean; reason?: string } {
   const name = webhookStateName(state);
   if (action === 'retry') {
     return state === WebhookState.Failed
@@ -51,7 +56,10 @@ export function actionAvailability(action: WebhookAction, state: number): { allo
       : { allowed: false, reason: `Only a Failed webhook can be retried; this one is ${name}.` };
   }
   return isFinalState(state)
-    ? { allowed: false, reason: `A ${name} webhook is final; it cannot be ${action === 'abort' ? 'aborted' : 'resolved'}.` }
+    ? {
+        allowed: false,
+        reason: `A ${name} webhook is final; it cannot be ${action === 'abort' ? 'aborted' : 'resolved'}.`,
+      }
     : { allowed: true };
 }
 

@@ -1,4 +1,3 @@
-import type { Middleware } from 'koa';
 import type { AppDeps } from '../deps';
 import { buildRouter } from '../http/router';
 import { GEN1_ROUTES } from './gen1-routes';
@@ -10,7 +9,7 @@ import { gen1TokenService } from './gen1-tokens';
  * pipeline then authenticates Gen1 access tokens only (a Gen2 token is a 401 here, as a Gen1
  * token is on every Gen2 route), and the shared login and refresh issue Gen1 tokens.
  */
-export function gen1Api(deps: AppDeps): Middleware {
+export function gen1Api(deps: AppDeps) {
   const gen1Deps: AppDeps = {
     ...deps,
     tokens: gen1TokenService(deps.tokens, deps.config.JWT_GEN1_AUDIENCE),

@@ -39,9 +39,7 @@ const definition = (name: string): ResourceDefinition => RESOURCES.find((def) =>
 
 /** A Gen2 read shape under the Gen1 names of `fields`, in their order; other Gen2 fields are left out. */
 export function toGen1(fields: Readonly<Record<string, string>>, read: Record<string, unknown>): Gen1Record {
-  return Object.fromEntries(
-    Object.entries(fields).map(([gen1, gen2]) => [gen1, read[gen2]]),
-  ) as Gen1Record;
+  return Object.fromEntries(Object.entries(fields).map(([gen1, gen2]) => [gen1, read[gen2]])) as Gen1Record;
 }
 
 /** A Gen1 write body under the Gen2 names of the view's fields. */

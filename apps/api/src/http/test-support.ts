@@ -110,3 +110,19 @@ export async function writableCounts(api: TestApi): Promise<Record<string, numbe
   counts.rate_limit_hit_total = Number(hits?.sum ?? 0);
   return counts;
 }
+
+/**
+ * Row counts of every table of the database (`writableCounts` covers those the auth and account
+ * tests look at), in one query: a refused request must leave every one as it was.
+ */
+export async function allTableCounts(api: TestApi): Promise<Record<string, number>> {
+  const { rows: tables } = await api.deps.knex.raw<{ rows: { name: string }[] }>(
+    `select table_name as name from information_schema.tables
+     where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`,
+  );
+  const { rows } = await api.deps.knex.raw<{ rows: Record<string, string>[] }>(
+    `select ${tables.map(() => `(select count(*) from ??) as ??`).join(', ')}`,
+    tables.flatMap(({ name }) => [name, name]),
+  );
+  return Object.fromEntries(Object.entries(rows[0] ?? {}).map(([name, count]) => [name, Number(count)]));
+}

@@ -20,12 +20,25 @@ import {
   buildAccount,
   buildParty,
   buildWorld,
-  expectAccessRules,
   login,
   startTestApi,
   type TestApi,
   type World,
 } from '../testing';
+import { RESOURCES } from './index';
+import {
+  capturedChanges,
+  countRows,
+  expectOutOfScope,
+  expectRegistryAccessRules,
+  expectRolledBack,
+  lastChangeId,
+  postOk,
+  requestOk,
+  resetCapture,
+  subscribe,
+  webhookRows,
+} from './test-support';
 
 let api: TestApi;
 let world: World;
@@ -63,57 +76,34 @@ async function call(method: string, path: string, token: string, json?: unknown)
   return api.fetch(path, { method, token, ...(json === undefined ? {} : { json }) });
 }
 
-async function ok<T = Entity>(method: string, path: string, token: string, json?: unknown): Promise<T> {
-  const response = await call(method, path, token, json);
-  expect(response.status, `${method} ${path}: ${await response.clone().text()}`).toBe(200);
-  return (await response.json()) as T;
-}
-
-const post = <T = Entity>(path: string, token: string, json: unknown) => ok<T>('POST', path, token, json);
-
-/** A live registration of `partyId` subscribed to `entityName` (direct insert, as the other resource tests do). */
-async function subscribe(partyId: number, entityName: string, types = [1, 2, 3]): Promise<number> {
-  const [registration] = await api.db
-    .knex('webhook_registrations')
-    .insert({ party_id: partyId, target_url: 'http://127.0.0.1:9/hook', signing_secret: 'x' })
-    .returning('id');
-  await api.db
-    .knex('webhook_events')
-    .insert(types.map((type) => ({ registration_id: registration.id, entity_name: entityName, type })));
-  return registration.id;
-}
-
-async function lastChangeId(): Promise<number> {
-  const [row] = await api.db.knex('entity_changes').max<{ max: number | null }[]>({ max: 'id' });
-  return row?.max ?? 0;
-}
-
 /** Row counts of every table a conference write could touch, with the identity tables. */
 async function allCounts(): Promise<Record<string, number>> {
   const counts = await writableCounts(api);
   for (const table of [...CONFERENCE_TABLES, 'entity_changes', 'webhooks']) {
-    const [row] = await api.db.knex(table).count<{ n: number }[]>({ n: '*' });
-    counts[table] = Number(row!.n);
+    counts[table] = await countRows(api, table);
   }
   return counts;
 }
 
 /** A conference of `side` with one topic, one resolution and its options Yes and No. */
 async function agenda(side: Side) {
-  const conference = await post('/api/conferences', side.token, {
+  const conference = await postOk(api, '/api/conferences', side.token, {
     propertyId: side.propertyId,
     title: 'Eigentümerversammlung',
   });
-  const topic = await post('/api/topics', side.token, {
+  const topic = await postOk(api, '/api/topics', side.token, {
     conferenceId: conference.id,
     title: 'Dachsanierung',
   });
-  const resolution = await post('/api/resolutions', side.token, {
+  const resolution = await postOk(api, '/api/resolutions', side.token, {
     topicId: topic.id,
     title: 'Sanierung beauftragen',
   });
-  const yes = await post('/api/resolution-options', side.token, { resolutionId: resolution.id, label: 'Ja' });
-  const no = await post('/api/resolution-options', side.token, {
+  const yes = await postOk(api, '/api/resolution-options', side.token, {
+    resolutionId: resolution.id,
+    label: 'Ja',
+  });
+  const no = await postOk(api, '/api/resolution-options', side.token, {
     resolutionId: resolution.id,
     label: 'Nein',
   });
@@ -122,7 +112,7 @@ async function agenda(side: Side) {
 
 async function agendaWithSession(side: Side) {
   const tree = await agenda(side);
-  const session = await post('/api/voting-sessions', side.token, {
+  const session = await postOk(api, '/api/voting-sessions', side.token, {
     conferenceId: tree.conference.id,
     resolutionId: tree.resolution.id,
   });
@@ -182,7 +172,7 @@ const CASES: Case[] = [
     path: '/api/topics',
     read: TopicRead,
     build: async (side) => {
-      const conference = await post('/api/conferences', side.token, {
+      const conference = await postOk(api, '/api/conferences', side.token, {
         propertyId: side.propertyId,
         title: 'EV',
       });
@@ -308,7 +298,7 @@ const CASES: Case[] = [
     path: '/api/resolution-option-templates',
     read: ResolutionOptionTemplateRead,
     build: async (side) => {
-      const template = await post('/api/resolution-templates', side.token, { title: 'Vorlage' });
+      const template = await postOk(api, '/api/resolution-templates', side.token, { title: 'Vorlage' });
       return {
         body: { resolutionTemplateId: template.id, label: 'Ja' },
         created: { position: 1 },
@@ -321,11 +311,11 @@ const CASES: Case[] = [
 /** One row of `c` created by `side`, with the build it came from. */
 async function createRow(c: Case, side: Side): Promise<{ row: Entity; build: Build }> {
   const build = await c.build(side);
-  return { row: await post(c.path, side.token, build.body), build };
+  return { row: await postOk(api, c.path, side.token, build.body), build };
 }
 
 async function side(party: World['pmc'], owner: World['user']): Promise<Side> {
-  const property = await post('/api/properties', party.full.token, {
+  const property = await postOk(api, '/api/properties', party.full.token, {
     name: 'Lindenhof',
     street: 'Lindenstraße',
     postalCode: '10969',
@@ -357,23 +347,19 @@ beforeAll(async () => {
   otherPmc = await side(world.otherPmc, world.otherUser);
 });
 afterAll(() => api.close());
-beforeEach(async () => {
-  await api.db.knex.raw(
-    'truncate webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
-  );
-});
+beforeEach(() => resetCapture(api));
 
 describe('conference resources: create, read, list, search, batch, update, delete with change capture', () => {
   for (const c of CASES) {
     it(`${c.name} through ${c.path}`, async () => {
       const token = pmc.token;
       const build = await c.build(pmc);
-      const marker = await lastChangeId();
-      const all = await subscribe(pmc.partyId, c.name);
-      const updatesOnly = await subscribe(pmc.partyId, c.name, [2]);
-      const foreign = await subscribe(otherPmc.partyId, c.name);
+      const marker = await lastChangeId(api);
+      const all = await subscribe(api, pmc.partyId, c.name);
+      const updatesOnly = await subscribe(api, pmc.partyId, c.name, [2]);
+      const foreign = await subscribe(api, otherPmc.partyId, c.name);
 
-      const created = await post(c.path, token, build.body);
+      const created = await postOk(api, c.path, token, build.body);
       expect(Object.keys(created)).toEqual(Object.keys(c.read.shape));
       z.strictObject(c.read.shape).parse(created);
       expect(created).toMatchObject({
@@ -384,42 +370,37 @@ describe('conference resources: create, read, list, search, batch, update, delet
         deleted: null,
       });
       const path = `${c.path}/${created.id}`;
-      expect(await ok('GET', path, token)).toEqual(created);
+      expect(await requestOk(api, 'GET', path, token)).toEqual(created);
 
-      const list = await ok<{ items: Entity[] }>(
+      const list = await requestOk<{ items: Entity[] }>(
+        api,
         'GET',
         `${c.path}?SortByAttributeName=id&AscendingOrder=false&PageSize=100`,
         token,
       );
       expect(list.items[0]).toEqual(created);
-      const search = await post<{ items: Entity[]; totalCount: number }>(`${c.path}/search`, token, {
+      const search = await postOk<{ items: Entity[]; totalCount: number }>(api, `${c.path}/search`, token, {
         filters: [{ attribute: 'id', operator: 'eq', value: created.id }],
       });
       expect(search).toMatchObject({ items: [created], totalCount: 1 });
-      expect(await post(`${c.path}/batch`, token, { ids: [created.id, 2147483647] })).toEqual([created]);
+      expect(await postOk(api, `${c.path}/batch`, token, { ids: [created.id, 2147483647] })).toEqual([
+        created,
+      ]);
 
-      const patched = await ok('PATCH', path, token, build.patch);
+      const patched = await requestOk(api, 'PATCH', path, token, build.patch);
       expect(patched).toMatchObject({
         ...created,
         ...(build.patched ?? build.patch),
         lastModified: expect.any(String),
       });
-      expect(await ok('GET', path, token)).toEqual(patched);
+      expect(await requestOk(api, 'GET', path, token)).toEqual(patched);
 
       const deleted = await call('DELETE', path, token);
       expect(deleted.status).toBe(204);
       await expectProblem(await call('GET', path, token), 404);
 
-      const changes = await api.db.knex('entity_changes').where('id', '>', marker).orderBy('id');
-      expect(
-        changes.map((row) => [
-          row.entity_name,
-          row.type,
-          row.entity_id,
-          row.initiator_party_id,
-          row.initiator_account_id,
-        ]),
-      ).toEqual([
+      const { rows: changes, summary } = await capturedChanges(api, marker);
+      expect(summary).toEqual([
         [c.name, 1, created.id, pmc.partyId, pmc.accountId],
         [c.name, 2, created.id, pmc.partyId, pmc.accountId],
         [c.name, 3, created.id, pmc.partyId, pmc.accountId],
@@ -432,10 +413,7 @@ describe('conference resources: create, read, list, search, batch, update, delet
         deleted: expect.any(String),
       });
 
-      const webhooks = await api.db
-        .knex('webhooks')
-        .orderBy('id')
-        .select('registration_id', 'state', 'entity_change_id');
+      const webhooks = await webhookRows(api);
       expect(webhooks).toEqual([
         { registration_id: all, state: 1, entity_change_id: changes[0].id },
         { registration_id: all, state: 1, entity_change_id: changes[1].id },
@@ -443,6 +421,28 @@ describe('conference resources: create, read, list, search, batch, update, delet
         { registration_id: all, state: 1, entity_change_id: changes[2].id },
       ]);
       expect(webhooks.map((w) => w.registration_id)).not.toContain(foreign);
+    });
+  }
+});
+
+describe('conference resources: a write that fails at commit is rolled back', () => {
+  for (const c of CASES) {
+    it(`${c.name}: no row change, no entity change, no webhook`, async () => {
+      const token = pmc.token;
+      const fresh = await c.build(pmc);
+      const { row, build } = await createRow(c, pmc);
+      const path = `${c.path}/${row.id}`;
+      await expectRolledBack(api, {
+        partyId: pmc.partyId,
+        entityName: c.name,
+        table: RESOURCES.find((resource) => resource.name === c.name)!.table,
+        writes: [
+          () => call('POST', c.path, token, fresh.body),
+          () => call('PATCH', path, token, build.patch),
+          () => call('DELETE', path, token),
+        ],
+      });
+      expect(await requestOk(api, 'GET', path, token)).toEqual(row);
     });
   }
 });
@@ -472,7 +472,7 @@ describe('the conference feature gate', () => {
         });
       }
       // Admin's party has the feature off too (see beforeAll)
-      expect(await ok('GET', `${c.path}/${row.id}`, world.admin.full.token)).toEqual(row);
+      expect(await requestOk(api, 'GET', `${c.path}/${row.id}`, world.admin.full.token)).toEqual(row);
       expect((await call('GET', c.path, world.admin.full.token)).status).toBe(200);
     }
     expect(await allCounts()).toEqual(before);
@@ -486,54 +486,13 @@ describe('the conference feature gate', () => {
 describe('access rules', () => {
   it('applies the guards of every operation kind (Conference as the representative)', async () => {
     const inScope = async () =>
-      `/api/conferences/${(await post('/api/conferences', world.admin.full.token, { partyId: pmc.partyId, propertyId: pmc.propertyId, title: 'EV' })).id}`;
-    const body = { propertyId: pmc.propertyId, title: 'EV' };
-    const everyone = [1, 2, 3, 5, 7, 13, 14] as const;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+      `/api/conferences/${(await postOk(api, '/api/conferences', world.admin.full.token, { partyId: pmc.partyId, propertyId: pmc.propertyId, title: 'EV' })).id}`;
+    await expectRegistryAccessRules(api, world, {
       path: '/api/conferences',
-      allow: everyone,
-      permission: 'Conference.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'GET',
-      path: inScope,
-      allow: everyone,
-      permission: 'Conference.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/conferences/search',
-      body: {},
-      allow: everyone,
-      permission: 'Conference.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/conferences/batch',
-      body: { ids: [1] },
-      allow: everyone,
-      permission: 'Conference.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/conferences',
-      body,
-      allow: [1, 2],
-      permission: 'Conference.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { title: 'EV 2' },
-      allow: [1, 2],
-      permission: 'Conference.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'Conference.Delete',
+      permission: 'Conference',
+      body: { propertyId: pmc.propertyId, title: 'EV' },
+      patch: { title: 'EV 2' },
+      inScope,
     });
   });
 
@@ -551,7 +510,7 @@ describe('access rules', () => {
         expect(problem.detail, `${method} ${path}`).not.toMatch(/conference feature/);
       }
       expect(await allCounts()).toEqual(before);
-      expect(await ok('GET', `${c.path}/${row.id}`, pmc.token)).toEqual(row);
+      expect(await requestOk(api, 'GET', `${c.path}/${row.id}`, pmc.token)).toEqual(row);
     }
   });
 });
@@ -562,26 +521,25 @@ describe('scope', () => {
     for (const c of CASES) {
       const { row, build } = await createRow(c, otherPmc);
       const path = `${c.path}/${row.id}`;
-      await expectProblem(await call('GET', path, token), 404);
-      await expectProblem(await call('PATCH', path, token, build.patch), 404);
-      await expectProblem(await call('DELETE', path, token), 404);
-      expect(await post(`${c.path}/batch`, token, { ids: [row.id] })).toEqual([]);
-      const search = await post<{ totalCount: number }>(`${c.path}/search`, token, {
+      await expectOutOfScope(api, { path: c.path, token, id: row.id, patch: build.patch });
+      const search = await postOk<{ totalCount: number }>(api, `${c.path}/search`, token, {
         filters: [{ attribute: 'id', operator: 'eq', value: row.id }],
       });
       expect(search.totalCount, c.name).toBe(0);
-      const list = await ok<{ items: Entity[] }>('GET', `${c.path}?PageSize=100`, token);
+      const list = await requestOk<{ items: Entity[] }>(api, 'GET', `${c.path}?PageSize=100`, token);
       expect(list.items.map((item) => item.partyId).filter((id) => id === otherPmc.partyId)).toEqual([]);
-      expect(await ok('GET', path, otherPmc.token)).toEqual(row);
-      expect(await ok('GET', path, world.admin.full.token)).toEqual(row);
+      expect(await requestOk(api, 'GET', path, otherPmc.token)).toEqual(row);
+      expect(await requestOk(api, 'GET', path, world.admin.full.token)).toEqual(row);
     }
   });
 
   it('refuses references to rows the caller cannot see, or deleted ones (400 naming the field)', async () => {
     const mine = await agendaWithSession(pmc);
     const foreign = await agendaWithSession(otherPmc);
-    const foreignTemplate = await post('/api/resolution-templates', otherPmc.token, { title: 'Vorlage' });
-    const goneTopic = await post('/api/topics', pmc.token, {
+    const foreignTemplate = await postOk(api, '/api/resolution-templates', otherPmc.token, {
+      title: 'Vorlage',
+    });
+    const goneTopic = await postOk(api, '/api/topics', pmc.token, {
       conferenceId: mine.conference.id,
       title: 'Weg',
     });
@@ -642,20 +600,23 @@ describe('scope', () => {
   });
 
   it('gives a child the party of its parent, whoever writes it', async () => {
-    const conference = await post('/api/conferences', pmc.token, { propertyId: pmc.propertyId, title: 'EV' });
-    const topic = await post('/api/topics', world.admin.full.token, {
+    const conference = await postOk(api, '/api/conferences', pmc.token, {
+      propertyId: pmc.propertyId,
+      title: 'EV',
+    });
+    const topic = await postOk(api, '/api/topics', world.admin.full.token, {
       conferenceId: conference.id,
       title: 'TOP',
     });
     expect(topic.partyId).toBe(pmc.partyId);
-    expect(await ok('GET', `/api/topics/${topic.id}`, pmc.token)).toEqual(topic);
+    expect(await requestOk(api, 'GET', `/api/topics/${topic.id}`, pmc.token)).toEqual(topic);
     // and a manager writing into the conference of a party it manages keeps that party
-    const owned = await post('/api/conferences', pmc.token, {
+    const owned = await postOk(api, '/api/conferences', pmc.token, {
       partyId: pmc.ownerId,
       propertyId: pmc.propertyId,
       title: 'EV',
     });
-    const ownedTopic = await post('/api/topics', pmc.token, { conferenceId: owned.id, title: 'TOP' });
+    const ownedTopic = await postOk(api, '/api/topics', pmc.token, { conferenceId: owned.id, title: 'TOP' });
     expect([owned.partyId, ownedTopic.partyId]).toEqual([pmc.ownerId, pmc.ownerId]);
   });
 });
@@ -664,8 +625,8 @@ describe('validation', () => {
   it('refuses bad input with a 400 naming the field and writes nothing', async () => {
     const tree = await agendaWithSession(pmc);
     const second = await agenda(pmc);
-    const template = await post('/api/resolution-templates', pmc.token, { title: 'Vorlage' });
-    const closed = await post('/api/voting-sessions', pmc.token, {
+    const template = await postOk(api, '/api/resolution-templates', pmc.token, { title: 'Vorlage' });
+    const closed = await postOk(api, '/api/voting-sessions', pmc.token, {
       conferenceId: second.conference.id,
       resolutionId: second.resolution.id,
       status: 'closed',
@@ -763,8 +724,8 @@ describe('validation', () => {
 
 describe('rules of the conference family', () => {
   it('keeps one live settings record per party (409) and captures nothing for the refused one', async () => {
-    await subscribe(pmc.partyId, 'Settings');
-    const settings = await post('/api/conference-settings', pmc.token, {});
+    await subscribe(api, pmc.partyId, 'Settings');
+    const settings = await postOk(api, '/api/conference-settings', pmc.token, {});
     expect(settings).toMatchObject({ partyId: pmc.partyId, quorumPercent: 50, votingMethod: 'head' });
     const before = await allCounts();
     await expectProblem(
@@ -780,7 +741,7 @@ describe('rules of the conference family', () => {
     );
     expect(await allCounts()).toEqual(before);
     expect((await call('DELETE', `/api/conference-settings/${settings.id}`, pmc.token)).status).toBe(204);
-    const again = await post('/api/conference-settings', pmc.token, {});
+    const again = await postOk(api, '/api/conference-settings', pmc.token, {});
     expect((await call('DELETE', `/api/conference-settings/${again.id}`, pmc.token)).status).toBe(204);
   });
 
@@ -791,12 +752,14 @@ describe('rules of the conference family', () => {
       grantorPartyId: pmc.ownerId,
       proxyPartyId: pmc.partyId,
     };
-    const settings = await post('/api/conference-settings', pmc.token, { allowProxyVoting: false });
+    const settings = await postOk(api, '/api/conference-settings', pmc.token, { allowProxyVoting: false });
     await expectProblem(await call('POST', '/api/mandates', pmc.token, mandate), 409, {
       detail: `Proxy voting is turned off in the conference settings of party ${pmc.partyId}`,
     });
-    await ok('PATCH', `/api/conference-settings/${settings.id}`, pmc.token, { allowProxyVoting: true });
-    await post('/api/mandates', pmc.token, mandate);
+    await requestOk(api, 'PATCH', `/api/conference-settings/${settings.id}`, pmc.token, {
+      allowProxyVoting: true,
+    });
+    await postOk(api, '/api/mandates', pmc.token, mandate);
     await expectProblem(await call('POST', '/api/mandates', pmc.token, mandate), 409);
     expect((await call('DELETE', `/api/conference-settings/${settings.id}`, pmc.token)).status).toBe(204);
   });
@@ -804,7 +767,7 @@ describe('rules of the conference family', () => {
   it('takes votes only while the session is open, one per voter; closing stamps closedAt, reopening clears it', async () => {
     const tree = await agendaWithSession(pmc);
     const sessionPath = `/api/voting-sessions/${tree.session.id}`;
-    const vote = await post('/api/conference-votes', pmc.token, {
+    const vote = await postOk(api, '/api/conference-votes', pmc.token, {
       votingSessionId: tree.session.id,
       resolutionOptionId: tree.yes.id,
       voterPartyId: pmc.ownerId,
@@ -828,7 +791,7 @@ describe('rules of the conference family', () => {
     );
 
     api.clock.advance(60_000);
-    const closed = await ok('PATCH', sessionPath, pmc.token, { status: 'closed' });
+    const closed = await requestOk(api, 'PATCH', sessionPath, pmc.token, { status: 'closed' });
     expect(closed.closedAt).toBe(api.clock.now().toISOString());
     const before = await allCounts();
     const votePath = `/api/conference-votes/${vote.id}`;
@@ -848,22 +811,24 @@ describe('rules of the conference family', () => {
     );
     expect(await allCounts()).toEqual(before);
 
-    const reopened = await ok('PATCH', sessionPath, pmc.token, { status: 'open' });
+    const reopened = await requestOk(api, 'PATCH', sessionPath, pmc.token, { status: 'open' });
     expect(reopened).toMatchObject({ status: 'open', closedAt: null });
-    expect(await ok('PATCH', votePath, pmc.token, { resolutionOptionId: tree.no.id })).toMatchObject({
+    expect(
+      await requestOk(api, 'PATCH', votePath, pmc.token, { resolutionOptionId: tree.no.id }),
+    ).toMatchObject({
       resolutionOptionId: tree.no.id,
     });
   });
 
   it('refuses to delete a row while live children point at it (409), then deletes leaf to root', async () => {
     const tree = await agendaWithSession(pmc);
-    const note = await post('/api/topic-notes', pmc.token, { topicId: tree.topic.id, text: 'Notiz' });
-    const template = await post('/api/resolution-templates', pmc.token, { title: 'Vorlage' });
-    const optionTemplate = await post('/api/resolution-option-templates', pmc.token, {
+    const note = await postOk(api, '/api/topic-notes', pmc.token, { topicId: tree.topic.id, text: 'Notiz' });
+    const template = await postOk(api, '/api/resolution-templates', pmc.token, { title: 'Vorlage' });
+    const optionTemplate = await postOk(api, '/api/resolution-option-templates', pmc.token, {
       resolutionTemplateId: template.id,
       label: 'Ja',
     });
-    const vote = await post('/api/conference-votes', pmc.token, {
+    const vote = await postOk(api, '/api/conference-votes', pmc.token, {
       votingSessionId: tree.session.id,
       resolutionOptionId: tree.yes.id,
       voterPartyId: pmc.ownerId,
@@ -902,13 +867,19 @@ describe('rules of the conference family', () => {
   it('appends topics and options after the last live one unless a position is given', async () => {
     const tree = await agenda(pmc);
     expect([tree.yes.position, tree.no.position]).toEqual([1, 2]);
-    const second = await post('/api/topics', pmc.token, { conferenceId: tree.conference.id, title: 'TOP 2' });
-    const placed = await post('/api/topics', pmc.token, {
+    const second = await postOk(api, '/api/topics', pmc.token, {
+      conferenceId: tree.conference.id,
+      title: 'TOP 2',
+    });
+    const placed = await postOk(api, '/api/topics', pmc.token, {
       conferenceId: tree.conference.id,
       title: 'TOP 9',
       position: 9,
     });
-    const after = await post('/api/topics', pmc.token, { conferenceId: tree.conference.id, title: 'TOP 10' });
+    const after = await postOk(api, '/api/topics', pmc.token, {
+      conferenceId: tree.conference.id,
+      title: 'TOP 10',
+    });
     expect([tree.topic.position, second.position, placed.position, after.position]).toEqual([1, 2, 9, 10]);
   });
 });

@@ -16,6 +16,8 @@ import {
   capturedChanges,
   countRows,
   expectRolledBack,
+  expectOutOfScope,
+  expectRegistryAccessRules,
   resetCapture,
   subscribe,
   webhookRows,
@@ -195,37 +197,12 @@ describe('Document through the resource registry', () => {
   it('applies the access rules of every operation', async () => {
     const inScope = async () =>
       `/api/documents/${(await createDocument({ partyId: world.pmc.id }, world.admin.full.token)).id}`;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/documents',
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'Document.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'GET',
-      path: inScope,
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'Document.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/documents',
+      permission: 'Document',
       body: { title: 'Protokoll' },
-      allow: [1, 2],
-      permission: 'Document.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { title: 'Protokoll 2' },
-      allow: [1, 2],
-      permission: 'Document.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'Document.Delete',
+      patch: { title: 'Protokoll 2' },
+      inScope,
     });
   });
 
@@ -233,25 +210,18 @@ describe('Document through the resource registry', () => {
     const token = pmcToken();
     const foreign = await createDocument({}, world.otherPmc.full.token);
     const managed = await createDocument({ partyId: world.user.id }, world.admin.full.token);
-    expect((await api.fetch(`/api/documents/${foreign.id}`, { token })).status).toBe(404);
     expect((await api.fetch(`/api/documents/${managed.id}`, { token })).status).toBe(200);
     // a User sees its own party's document, not its managing party's
     expect((await api.fetch(`/api/documents/${managed.id}`, { token: world.user.full.token })).status).toBe(
       200,
     );
-    await expectProblem(
-      await api.fetch(`/api/documents/${foreign.id}`, { method: 'PATCH', token, json: { title: 'X' } }),
-      404,
-    );
-    await expectProblem(await api.fetch(`/api/documents/${foreign.id}`, { method: 'DELETE', token }), 404);
-    const batch = await json<DocumentRead[]>(
-      await api.fetch('/api/documents/batch', {
-        method: 'POST',
-        token,
-        json: { ids: [foreign.id, managed.id] },
-      }),
-    );
-    expect(batch.map((d) => d.id)).toEqual([managed.id]);
+    await expectOutOfScope(api, {
+      path: '/api/documents',
+      token,
+      id: foreign.id,
+      patch: { title: 'X' },
+      visible: [managed.id],
+    });
     // relations must be live and in the caller's scope too
     const foreignProperty = await buildProperty(api, world.otherPmc.id);
     const problem = await expectProblem(
@@ -359,8 +329,7 @@ describe('Document through the resource registry', () => {
       table: 'documents',
       writes: [
         () => api.fetch('/api/documents', { method: 'POST', token, json: { title: 'Rolled back' } }),
-        () =>
-          api.fetch(`/api/documents/${document.id}`, { method: 'PATCH', token, json: { title: 'x' } }),
+        () => api.fetch(`/api/documents/${document.id}`, { method: 'PATCH', token, json: { title: 'x' } }),
         () => api.fetch(`/api/documents/${document.id}`, { method: 'DELETE', token }),
       ],
     });
@@ -605,13 +574,14 @@ describe('File: upload and download', () => {
       world.admin.full.token,
     );
     expect(managed.partyId).toBe(world.user.id);
-    await expectProblem(await api.fetch(`/api/files/${foreign.id}`, { token }), 404);
+    await expectOutOfScope(api, {
+      path: '/api/files',
+      token,
+      id: foreign.id,
+      patch: { fileName: 'x.pdf' },
+      visible: [managed.id],
+    });
     await expectProblem(await api.fetch(`/api/files/${foreign.id}/content`, { token }), 404);
-    await expectProblem(
-      await api.fetch(`/api/files/${foreign.id}`, { method: 'PATCH', token, json: { fileName: 'x.pdf' } }),
-      404,
-    );
-    await expectProblem(await api.fetch(`/api/files/${foreign.id}`, { method: 'DELETE', token }), 404);
     const content = await api.fetch(`/api/files/${managed.id}/content`, { token });
     expect(content.status).toBe(200);
     await content.arrayBuffer();
@@ -622,10 +592,6 @@ describe('File: upload and download', () => {
       await api.fetch(`/api/files/${managed.id}/content`, { token: world.otherUser.full.token }),
       404,
     );
-    const batch = await json<FileRead[]>(
-      await api.fetch('/api/files/batch', { method: 'POST', token, json: { ids: [foreign.id, managed.id] } }),
-    );
-    expect(batch.map((f) => f.id)).toEqual([managed.id]);
 
     // an upload may only name a party, document or property in the caller's scope
     const foreignDocument = await createDocument({}, world.otherPmc.full.token);
@@ -800,8 +766,7 @@ describe('File: upload and download', () => {
       table: 'files',
       writes: [
         () => postForm(fileForm(randomBytes(100))),
-        () =>
-          api.fetch(`/api/files/${file.id}`, { method: 'PATCH', token, json: { fileName: 'neu.pdf' } }),
+        () => api.fetch(`/api/files/${file.id}`, { method: 'PATCH', token, json: { fileName: 'neu.pdf' } }),
         () => api.fetch(`/api/files/${file.id}`, { method: 'DELETE', token }),
       ],
     });

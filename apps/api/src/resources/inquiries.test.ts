@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../testing';
+import { buildWorld, startTestApi, type TestApi, type World } from '../testing';
 import {
   buildProperty,
   buildUnit,
   postOk,
   expectCaptureContract,
   expectNothingCaptured,
+  expectOutOfScope,
+  expectRolledBack,
+  expectRegistryAccessRules,
   idsOf,
   patchOk,
   resetCapture,
@@ -188,37 +191,12 @@ describe('Inquiry', () => {
   it('applies the access rules of every operation', async () => {
     const inScope = async () =>
       `/api/inquiries/${(await createInquiry(world.admin.full.token, inquiry({ receiverPartyId: world.pmc.id }))).id}`;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/inquiries',
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'Inquiry.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'GET',
-      path: inScope,
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'Inquiry.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/inquiries',
+      permission: 'Inquiry',
       body: () => inquiry(),
-      allow: [1, 2],
-      permission: 'Inquiry.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { readStatus: 1 },
-      allow: [1, 2],
-      permission: 'Inquiry.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'Inquiry.Delete',
+      patch: { readStatus: 1 },
+      inScope,
     });
   });
 
@@ -239,18 +217,13 @@ describe('Inquiry', () => {
       world.otherPmc.full.token,
       inquiry({ connectedPartyId: world.otherUser.id }),
     );
-    expect((await api.fetch(`/api/inquiries/${foreign.id}`, { token })).status).toBe(404);
-    await expectProblem(
-      await api.fetch(`/api/inquiries/${foreign.id}`, { method: 'PATCH', token, json: { readStatus: 1 } }),
-      404,
-    );
-    await expectProblem(await api.fetch(`/api/inquiries/${foreign.id}`, { method: 'DELETE', token }), 404);
-    const batch = await api.fetch('/api/inquiries/batch', {
-      method: 'POST',
+    await expectOutOfScope(api, {
+      path: '/api/inquiries',
       token,
-      json: { ids: [foreign.id, toPmc.id, toTenant.id] },
+      id: foreign.id,
+      patch: { readStatus: 1 },
+      visible: [toPmc.id, toTenant.id],
     });
-    expect(await idsOf(batch)).toEqual([toPmc.id, toTenant.id]);
     const receivers = await idsOf(
       await api.fetch('/api/inquiries/search', {
         method: 'POST',
@@ -327,6 +300,21 @@ describe('Inquiry', () => {
       path: '/api/inquiries',
       body: inquiry(),
       patch: { readStatus: 1 },
+    });
+  });
+
+  it('rolls back a write that fails at commit: no inquiry change, no entity change, no webhook', async () => {
+    const token = world.pmc.full.token;
+    const existing = await createInquiry(token);
+    await expectRolledBack(api, {
+      partyId: world.pmc.id,
+      entityName: 'Inquiry',
+      table: 'inquiries',
+      writes: [
+        () => api.fetch('/api/inquiries', { method: 'POST', token, json: inquiry() }),
+        () => api.fetch(`/api/inquiries/${existing.id}`, { method: 'PATCH', token, json: { readStatus: 1 } }),
+        () => api.fetch(`/api/inquiries/${existing.id}`, { method: 'DELETE', token }),
+      ],
     });
   });
 });

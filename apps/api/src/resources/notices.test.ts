@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../testing';
+import { buildWorld, startTestApi, type TestApi, type World } from '../testing';
 import {
   buildProperty,
   postOk,
   expectCaptureContract,
   expectNothingCaptured,
+  expectOutOfScope,
+  expectRolledBack,
+  expectRegistryAccessRules,
   idsOf,
   patchOk,
   resetCapture,
@@ -127,31 +130,12 @@ describe('Notice', () => {
   it('applies the access rules of every operation', async () => {
     const inScope = async () =>
       `/api/notices/${(await createNotice(world.admin.full.token, notice({ partyId: world.pmc.id }))).id}`;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/notices',
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'Notice.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/notices',
+      permission: 'Notice',
       body: notice(),
-      allow: [1, 2],
-      permission: 'Notice.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { title: 'Updated' },
-      allow: [1, 2],
-      permission: 'Notice.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'Notice.Delete',
+      patch: { title: 'Updated' },
+      inScope,
     });
   });
 
@@ -159,19 +143,14 @@ describe('Notice', () => {
     const token = world.pmc.full.token;
     const foreign = await createNotice(world.otherPmc.full.token);
     const managed = await createNotice(world.admin.full.token, notice({ partyId: world.user.id }));
-    expect((await api.fetch(`/api/notices/${foreign.id}`, { token })).status).toBe(404);
     expect((await api.fetch(`/api/notices/${managed.id}`, { token })).status).toBe(200);
-    await expectProblem(
-      await api.fetch(`/api/notices/${foreign.id}`, { method: 'PATCH', token, json: { title: 'X' } }),
-      404,
-    );
-    await expectProblem(await api.fetch(`/api/notices/${foreign.id}`, { method: 'DELETE', token }), 404);
-    const batch = await api.fetch('/api/notices/batch', {
-      method: 'POST',
+    await expectOutOfScope(api, {
+      path: '/api/notices',
       token,
-      json: { ids: [foreign.id, managed.id] },
+      id: foreign.id,
+      patch: { title: 'X' },
+      visible: [managed.id],
     });
-    expect(await idsOf(batch)).toEqual([managed.id]);
     const foreignProperty = await buildProperty(api, world.otherPmc.id);
     await expectProblem(
       await api.fetch('/api/notices', {
@@ -212,6 +191,21 @@ describe('Notice', () => {
       path: '/api/notices',
       body: notice(),
       patch: { publishedAt: '2026-11-22T10:00:00Z' },
+    });
+  });
+
+  it('rolls back a write that fails at commit: no notice change, no entity change, no webhook', async () => {
+    const token = world.pmc.full.token;
+    const existing = await createNotice(token);
+    await expectRolledBack(api, {
+      partyId: world.pmc.id,
+      entityName: 'Notice',
+      table: 'notices',
+      writes: [
+        () => api.fetch('/api/notices', { method: 'POST', token, json: notice() }),
+        () => api.fetch(`/api/notices/${existing.id}`, { method: 'PATCH', token, json: { title: 'x' } }),
+        () => api.fetch(`/api/notices/${existing.id}`, { method: 'DELETE', token }),
+      ],
     });
   });
 });

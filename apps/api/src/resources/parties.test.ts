@@ -1,17 +1,12 @@
 import type { ContactDetailsRead, PartyRead } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
-import {
-  buildAccount,
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../testing';
+import { buildAccount, buildWorld, startTestApi, type TestApi, type World } from '../testing';
 import {
   capturedChanges,
   countRows,
+  expectOutOfScope,
+  expectRegistryAccessRules,
   expectRolledBack,
   postOk,
   resetCapture,
@@ -132,37 +127,12 @@ describe('Party through the resource registry', () => {
   it('applies the access rules of every operation', async () => {
     const inScope = async () =>
       `/api/parties/${(await createParty(world.admin.full.token, { type: 7, name: 'Scoped', managedByPartyId: world.pmc.id })).id}`;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/parties',
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'Party.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'GET',
-      path: (caller) => `/api/parties/${caller.id}`,
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'Party.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/parties',
+      permission: 'Party',
       body: { type: 7, name: 'Access' },
-      allow: [1, 2],
-      permission: 'Party.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { name: 'Renamed' },
-      allow: [1, 2],
-      permission: 'Party.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'Party.Delete',
+      patch: { name: 'Renamed' },
+      inScope,
     });
   });
 
@@ -185,15 +155,13 @@ describe('Party through the resource registry', () => {
 
     const token = world.pmc.full.token;
     const foreign = await createParty(world.otherPmc.full.token, { type: 7, name: 'Fremd' });
-    expect((await api.fetch(`/api/parties/${foreign.id}`, { token })).status).toBe(404);
-    await expectProblem(await patch(`/api/parties/${foreign.id}`, token, { name: 'X' }), 404);
-    await expectProblem(await remove(`/api/parties/${foreign.id}`, token), 404);
-    const batch = await api.fetch('/api/parties/batch', {
-      method: 'POST',
+    await expectOutOfScope(api, {
+      path: '/api/parties',
       token,
-      json: { ids: [foreign.id, world.user.id] },
+      id: foreign.id,
+      patch: { name: 'X' },
+      visible: [world.user.id],
     });
-    expect(((await batch.json()) as PartyRead[]).map((p) => p.id)).toEqual([world.user.id]);
     expect((await api.db.knex('parties').where({ id: foreign.id }).first()).name).toBe('Fremd');
   });
 
@@ -420,31 +388,12 @@ describe('ContactDetails through the resource registry', () => {
   it('applies the access rules of every operation', async () => {
     const inScope = async () =>
       `/api/contact-details/${(await createDetail(world.admin.full.token, detail({ partyId: world.pmc.id }))).id}`;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/contact-details',
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'ContactDetails.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/contact-details',
+      permission: 'ContactDetails',
       body: detail(),
-      allow: [1, 2],
-      permission: 'ContactDetails.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { label: 'Büro' },
-      allow: [1, 2],
-      permission: 'ContactDetails.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'ContactDetails.Delete',
+      patch: { label: 'Büro' },
+      inScope,
     });
   });
 
@@ -452,15 +401,13 @@ describe('ContactDetails through the resource registry', () => {
     const foreign = await createDetail(world.otherPmc.full.token);
     const ofUser = await createDetail(world.pmc.full.token, detail({ partyId: world.user.id }));
     const token = world.pmc.full.token;
-    expect((await api.fetch(`/api/contact-details/${foreign.id}`, { token })).status).toBe(404);
-    await expectProblem(await patch(`/api/contact-details/${foreign.id}`, token, { label: 'X' }), 404);
-    await expectProblem(await remove(`/api/contact-details/${foreign.id}`, token), 404);
-    const batch = await api.fetch('/api/contact-details/batch', {
-      method: 'POST',
+    await expectOutOfScope(api, {
+      path: '/api/contact-details',
       token,
-      json: { ids: [foreign.id, ofUser.id] },
+      id: foreign.id,
+      patch: { label: 'X' },
+      visible: [ofUser.id],
     });
-    expect(((await batch.json()) as ContactDetailsRead[]).map((d) => d.id)).toEqual([ofUser.id]);
     // a User reads its own party's details, nobody else's
     const mine = (await (
       await api.fetch('/api/contact-details', { token: world.user.full.token })
@@ -521,15 +468,13 @@ describe('ContactDetails through the resource registry', () => {
   });
 
   it('holds at most 100 live details per party', async () => {
-    await api.db
-      .knex('contact_details')
-      .insert(
-        Array.from({ length: 100 }, (_, i) => ({
-          party_id: world.broker.id,
-          type: 'phone',
-          value: `030 ${1000 + i}`,
-        })),
-      );
+    await api.db.knex('contact_details').insert(
+      Array.from({ length: 100 }, (_, i) => ({
+        party_id: world.broker.id,
+        type: 'phone',
+        value: `030 ${1000 + i}`,
+      })),
+    );
     const problem = await expectProblem(
       await api.fetch('/api/contact-details', {
         method: 'POST',

@@ -4,7 +4,6 @@ import {
   buildAccount,
   buildParty,
   buildWorld,
-  expectAccessRules,
   login,
   startTestApi,
   type TestApi,
@@ -17,6 +16,9 @@ import {
   postOk,
   expectCaptureContract,
   expectNothingCaptured,
+  expectOutOfScope,
+  expectRolledBack,
+  expectRegistryAccessRules,
   idsOf,
   patchOk,
   resetCapture,
@@ -138,38 +140,12 @@ describe('Process', () => {
   it('applies the access rules of every operation', async () => {
     const inScope = async () =>
       `/api/processes/${(await createProcess(world.admin.full.token, process({ partyId: world.pmc.id }))).id}`;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/processes',
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'Process.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/processes/search',
-      body: { filters: [] },
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'Process.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/processes',
+      permission: 'Process',
       body: process(),
-      allow: [1, 2],
-      permission: 'Process.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { priority: 4 },
-      allow: [1, 2],
-      permission: 'Process.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'Process.Delete',
+      patch: { priority: 4 },
+      inScope,
     });
   });
 
@@ -177,7 +153,6 @@ describe('Process', () => {
     const token = world.pmc.full.token;
     const foreign = await createProcess(world.otherPmc.full.token);
     const managed = await createProcess(world.admin.full.token, process({ partyId: world.user.id }));
-    expect((await api.fetch(`/api/processes/${foreign.id}`, { token })).status).toBe(404);
     expect((await api.fetch(`/api/processes/${managed.id}`, { token })).status).toBe(200);
     // the managed tenant sees its own process, not its manager's
     const own = await createProcess(token);
@@ -185,17 +160,13 @@ describe('Process', () => {
       200,
     );
     expect((await api.fetch(`/api/processes/${own.id}`, { token: world.user.full.token })).status).toBe(404);
-    await expectProblem(
-      await api.fetch(`/api/processes/${foreign.id}`, { method: 'PATCH', token, json: { title: 'X' } }),
-      404,
-    );
-    await expectProblem(await api.fetch(`/api/processes/${foreign.id}`, { method: 'DELETE', token }), 404);
-    const batch = await api.fetch('/api/processes/batch', {
-      method: 'POST',
+    await expectOutOfScope(api, {
+      path: '/api/processes',
       token,
-      json: { ids: [foreign.id, managed.id] },
+      id: foreign.id,
+      patch: { title: 'X' },
+      visible: [managed.id],
     });
-    expect(await idsOf(batch)).toEqual([managed.id]);
 
     const foreignProperty = await buildProperty(api, world.otherPmc.id);
     for (const [body, field] of [
@@ -390,12 +361,7 @@ describe('ProcessFeed', () => {
 
   it('belongs to the party of its process, so whoever sees the process sees its timeline', async () => {
     const tenantProcess = await createProcess(world.pmc.full.token, process({ partyId: world.user.id }));
-    const entry = await postOk(
-      api,
-      '/api/process-feed',
-      world.pmc.full.token,
-      feedEntry(tenantProcess.id),
-    );
+    const entry = await postOk(api, '/api/process-feed', world.pmc.full.token, feedEntry(tenantProcess.id));
     expect(entry).toMatchObject({ partyId: world.user.id, authorAccountId: world.pmc.full.id });
     expect((await api.fetch(`/api/process-feed/${entry.id}`, { token: world.user.full.token })).status).toBe(
       200,
@@ -406,32 +372,13 @@ describe('ProcessFeed', () => {
     const parent = await createProcess(world.admin.full.token, process({ partyId: world.pmc.id }));
     const inScope = async () =>
       `/api/process-feed/${(await postOk(api, '/api/process-feed', world.admin.full.token, feedEntry(parent.id))).id}`;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/process-feed',
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'ProcessFeed.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/process-feed/batch',
-      body: { ids: [1] },
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'ProcessFeed.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/process-feed',
+      permission: 'ProcessFeed',
       body: feedEntry(parent.id),
-      allow: [1, 2],
-      permission: 'ProcessFeed.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { text: 'Edited' },
-      allow: [1, 2],
-      permission: 'ProcessFeed.Update',
+      patch: { text: 'Edited' },
+      inScope,
+      deletable: false,
     });
   });
 
@@ -444,16 +391,13 @@ describe('ProcessFeed', () => {
       world.otherPmc.full.token,
       feedEntry(foreignProcess.id),
     );
-    expect((await api.fetch(`/api/process-feed/${foreign.id}`, { token })).status).toBe(404);
-    await expectProblem(
-      await api.fetch(`/api/process-feed/${foreign.id}`, { method: 'PATCH', token, json: { text: 'X' } }),
-      404,
-    );
-    expect(
-      await idsOf(
-        await api.fetch('/api/process-feed/batch', { method: 'POST', token, json: { ids: [foreign.id] } }),
-      ),
-    ).toEqual([]);
+    await expectOutOfScope(api, {
+      path: '/api/process-feed',
+      token,
+      id: foreign.id,
+      patch: { text: 'X' },
+      deletable: false,
+    });
     // an entry for a process the caller cannot see is refused, naming processId
     await expectProblem(
       await api.fetch('/api/process-feed', { method: 'POST', token, json: feedEntry(foreignProcess.id) }),
@@ -503,6 +447,22 @@ describe('ProcessFeed', () => {
       body: feedEntry(parent.id),
       patch: { text: 'Edited' },
       deletable: false,
+    });
+  });
+
+  it('rolls back a write that fails at commit: no entry change, no entity change, no webhook', async () => {
+    const token = world.pmc.full.token;
+    const parent = await createProcess(token);
+    const entry = await postOk(api, '/api/process-feed', token, feedEntry(parent.id));
+    await expectRolledBack(api, {
+      partyId: world.pmc.id,
+      entityName: 'ProcessFeed',
+      table: 'process_feed',
+      writes: [
+        () => api.fetch('/api/process-feed', { method: 'POST', token, json: feedEntry(parent.id) }),
+        () =>
+          api.fetch(`/api/process-feed/${entry.id}`, { method: 'PATCH', token, json: { text: 'Edited' } }),
+      ],
     });
   });
 });

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../testing';
+import { buildWorld, startTestApi, type TestApi, type World } from '../testing';
 import {
   capturedChanges,
   countRows,
   expectRolledBack,
+  expectOutOfScope,
+  expectRegistryAccessRules,
   patchOk,
   postOk,
   resetCapture,
@@ -80,31 +82,12 @@ describe('Property through the resource registry', () => {
   it('applies the access rules of every operation', async () => {
     const inScope = async () =>
       `/api/properties/${(await create(world.admin.full.token, property({ partyId: world.pmc.id }))).id}`;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/properties',
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'Property.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/properties',
+      permission: 'Property',
       body: property(),
-      allow: [1, 2],
-      permission: 'Property.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { city: 'Hamburg' },
-      allow: [1, 2],
-      permission: 'Property.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'Property.Delete',
+      patch: { city: 'Hamburg' },
+      inScope,
     });
   });
 
@@ -112,19 +95,14 @@ describe('Property through the resource registry', () => {
     const foreign = await create(world.otherPmc.full.token);
     const managed = await create(world.admin.full.token, property({ partyId: world.user.id }));
     const token = world.pmc.full.token;
-    expect((await api.fetch(`/api/properties/${foreign.id}`, { token })).status).toBe(404);
     expect((await api.fetch(`/api/properties/${managed.id}`, { token })).status).toBe(200);
-    await expectProblem(
-      await api.fetch(`/api/properties/${foreign.id}`, { method: 'PATCH', token, json: { city: 'X' } }),
-      404,
-    );
-    await expectProblem(await api.fetch(`/api/properties/${foreign.id}`, { method: 'DELETE', token }), 404);
-    const batch = await api.fetch('/api/properties/batch', {
-      method: 'POST',
+    await expectOutOfScope(api, {
+      path: '/api/properties',
       token,
-      json: { ids: [foreign.id, managed.id] },
+      id: foreign.id,
+      patch: { city: 'X' },
+      visible: [managed.id],
     });
-    expect(((await batch.json()) as { id: number }[]).map((p) => p.id)).toEqual([managed.id]);
     // creating for a party outside the caller's scope is refused, naming partyId
     const problem = await expectProblem(
       await api.fetch('/api/properties', {
@@ -242,8 +220,7 @@ describe('Property through the resource registry', () => {
       table: 'properties',
       writes: [
         () => api.fetch('/api/properties', { method: 'POST', token, json: property({ name: 'Gone' }) }),
-        () =>
-          api.fetch(`/api/properties/${existing.id}`, { method: 'PATCH', token, json: { city: 'Gone' } }),
+        () => api.fetch(`/api/properties/${existing.id}`, { method: 'PATCH', token, json: { city: 'Gone' } }),
         () => api.fetch(`/api/properties/${existing.id}`, { method: 'DELETE', token }),
       ],
     });

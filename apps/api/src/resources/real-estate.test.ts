@@ -6,7 +6,6 @@ import {
   buildAccount,
   buildParty,
   buildWorld,
-  expectAccessRules,
   login,
   startTestApi,
   type TestApi,
@@ -16,6 +15,8 @@ import {
   capturedChanges,
   countRows,
   expectRolledBack,
+  expectOutOfScope,
+  expectRegistryAccessRules,
   lastChangeId,
   patchOk,
   postOk,
@@ -43,7 +44,11 @@ function newProperty(token = pmcToken(), overrides: Record<string, unknown> = {}
 }
 
 function newEntrance(propertyId: number, token = pmcToken(), overrides: Record<string, unknown> = {}) {
-  return postOk<EntranceRead>(api, '/api/entrances', token, { propertyId, name: `Aufgang ${next()}`, ...overrides });
+  return postOk<EntranceRead>(api, '/api/entrances', token, {
+    propertyId,
+    name: `Aufgang ${next()}`,
+    ...overrides,
+  });
 }
 
 function newUnit(propertyId: number, token = pmcToken(), overrides: Record<string, unknown> = {}) {
@@ -138,7 +143,9 @@ describe('Entrance', () => {
     expect(search.items).toEqual([created]);
     expect(search.totalCount).toBe(1);
 
-    const batch = await postOk<EntranceRead[]>(api, '/api/entrances/batch', token, { ids: [other.id, created.id] });
+    const batch = await postOk<EntranceRead[]>(api, '/api/entrances/batch', token, {
+      ids: [other.id, created.id],
+    });
     expect(batch.map((e) => e.id)).toEqual([other.id, created.id]);
 
     const patched = await patchOk<EntranceRead>(api, `/api/entrances/${created.id}`, token, {
@@ -154,48 +161,14 @@ describe('Entrance', () => {
 
   it('applies the access rules of every operation', async () => {
     const property = await newProperty();
-    const own = await newEntrance(property.id);
     const inScope = async () =>
       `/api/entrances/${(await newEntrance(property.id, world.admin.full.token, { partyId: world.pmc.id })).id}`;
-    const readers = [1, 2, 3, 5, 7, 13, 14] as const;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/entrances',
-      allow: readers,
-      permission: 'Entrance.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'GET',
-      path: `/api/entrances/${own.id}`,
-      allow: readers,
-      permission: 'Entrance.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/entrances/search',
-      body: { filters: [] },
-      allow: readers,
-      permission: 'Entrance.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/entrances',
+      permission: 'Entrance',
       body: () => ({ propertyId: property.id, name: `Aufgang ${next()}` }),
-      allow: [1, 2],
-      permission: 'Entrance.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { notes: 'Lift out of order' },
-      allow: [1, 2],
-      permission: 'Entrance.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'Entrance.Delete',
+      patch: { notes: 'Lift out of order' },
+      inScope,
     });
   });
 
@@ -206,17 +179,14 @@ describe('Entrance', () => {
     const managedProperty = await newProperty(world.admin.full.token, { partyId: world.user.id });
     const managed = await newEntrance(managedProperty.id, world.admin.full.token, { partyId: world.user.id });
 
-    expect((await api.fetch(`/api/entrances/${foreign.id}`, { token })).status).toBe(404);
     expect((await api.fetch(`/api/entrances/${managed.id}`, { token })).status).toBe(200);
-    await expectProblem(
-      await api.fetch(`/api/entrances/${foreign.id}`, { method: 'PATCH', token, json: { city: 'X' } }),
-      404,
-    );
-    await expectProblem(await api.fetch(`/api/entrances/${foreign.id}`, { method: 'DELETE', token }), 404);
-    const batch = await postOk<EntranceRead[]>(api, '/api/entrances/batch', token, {
-      ids: [foreign.id, managed.id],
+    await expectOutOfScope(api, {
+      path: '/api/entrances',
+      token,
+      id: foreign.id,
+      patch: { city: 'X' },
+      visible: [managed.id],
     });
-    expect(batch.map((e) => e.id)).toEqual([managed.id]);
     // the User party sees its own entrance, not the PMC's
     expect((await api.fetch(`/api/entrances/${managed.id}`, { token: world.user.full.token })).status).toBe(
       200,
@@ -288,7 +258,9 @@ describe('Entrance', () => {
     expect(problem.errors).toHaveProperty('propertyId');
     // … one without units can
     const empty = await newEntrance(property.id, token);
-    expect(await patchOk(api, `/api/entrances/${empty.id}`, token, { propertyId: elsewhere.id })).toMatchObject({
+    expect(
+      await patchOk(api, `/api/entrances/${empty.id}`, token, { propertyId: elsewhere.id }),
+    ).toMatchObject({
       propertyId: elsewhere.id,
     });
   });
@@ -303,7 +275,9 @@ describe('Entrance', () => {
     const since = await lastChangeId(api);
 
     const created = await newEntrance(property.id, token);
-    const updated = await patchOk<EntranceRead>(api, `/api/entrances/${created.id}`, token, { notes: 'Key at 3' });
+    const updated = await patchOk<EntranceRead>(api, `/api/entrances/${created.id}`, token, {
+      notes: 'Key at 3',
+    });
     // neither an empty patch nor a refused write records anything
     await patchOk(api, `/api/entrances/${updated.id}`, token, {});
     await api.fetch(`/api/entrances/${created.id}`, { method: 'DELETE', token });
@@ -434,48 +408,14 @@ describe('Unit', () => {
 
   it('applies the access rules of every operation', async () => {
     const property = await newProperty();
-    const own = await newUnit(property.id);
     const inScope = async () =>
       `/api/units/${(await newUnit(property.id, world.admin.full.token, { partyId: world.pmc.id })).id}`;
-    const readers = [1, 2, 3, 5, 7, 13, 14] as const;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/units',
-      allow: readers,
-      permission: 'Unit.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'GET',
-      path: `/api/units/${own.id}`,
-      allow: readers,
-      permission: 'Unit.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/units/batch',
-      body: { ids: [own.id] },
-      allow: readers,
-      permission: 'Unit.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/units',
+      permission: 'Unit',
       body: () => ({ propertyId: property.id, number: `WE ${next()}` }),
-      allow: [1, 2],
-      permission: 'Unit.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { floor: 2 },
-      allow: [1, 2],
-      permission: 'Unit.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'Unit.Delete',
+      patch: { floor: 2 },
+      inScope,
     });
   });
 
@@ -489,15 +429,14 @@ describe('Unit', () => {
       partyId: world.contractor.id,
     });
 
-    expect((await api.fetch(`/api/units/${foreign.id}`, { token })).status).toBe(404);
     expect((await api.fetch(`/api/units/${managed.id}`, { token })).status).toBe(200);
-    await expectProblem(
-      await api.fetch(`/api/units/${foreign.id}`, { method: 'PATCH', token, json: { floor: 1 } }),
-      404,
-    );
-    await expectProblem(await api.fetch(`/api/units/${foreign.id}`, { method: 'DELETE', token }), 404);
-    const batch = await postOk<UnitRead[]>(api, '/api/units/batch', token, { ids: [foreign.id, managed.id] });
-    expect(batch.map((u) => u.id)).toEqual([managed.id]);
+    await expectOutOfScope(api, {
+      path: '/api/units',
+      token,
+      id: foreign.id,
+      patch: { floor: 1 },
+      visible: [managed.id],
+    });
     const search = await postOk<{ items: UnitRead[] }>(api, '/api/units/search', token, {
       filters: [{ attribute: 'id', operator: 'in', value: [foreign.id, managed.id] }],
     });
@@ -570,7 +509,10 @@ describe('Unit', () => {
     );
     expect(problem.errors).toHaveProperty('entranceId');
     expect(
-      await patchOk(api, `/api/units/${unit.id}`, token, { propertyId: elsewhere.id, entranceId: otherEntrance.id }),
+      await patchOk(api, `/api/units/${unit.id}`, token, {
+        propertyId: elsewhere.id,
+        entranceId: otherEntrance.id,
+      }),
     ).toMatchObject({ propertyId: elsewhere.id, entranceId: otherEntrance.id });
 
     await newUnit(property.id, token, { number: 'WE 2' });
@@ -805,48 +747,14 @@ describe('UnitContract', () => {
 
   it('applies the access rules of every operation', async () => {
     const unit = await newUnit((await newProperty()).id);
-    const own = await newContract(unit.id);
     const inScope = async () =>
       `/api/unit-contracts/${(await newContract(unit.id, world.admin.full.token, { partyId: world.pmc.id })).id}`;
-    const readers = [1, 2, 3, 5, 7, 13, 14] as const;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/unit-contracts',
-      allow: readers,
-      permission: 'UnitContract.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'GET',
-      path: `/api/unit-contracts/${own.id}`,
-      allow: readers,
-      permission: 'UnitContract.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/unit-contracts/search',
-      body: {},
-      allow: readers,
-      permission: 'UnitContract.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/unit-contracts',
+      permission: 'UnitContract',
       body: { unitId: unit.id, contractType: 'tenancy', startDate: '2025-01-01' },
-      allow: [1, 2],
-      permission: 'UnitContract.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { monthlyRent: 1000 },
-      allow: [1, 2],
-      permission: 'UnitContract.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'UnitContract.Delete',
+      patch: { monthlyRent: 1000 },
+      inScope,
     });
   });
 
@@ -860,19 +768,13 @@ describe('UnitContract', () => {
     const unit = await newUnit((await newProperty()).id);
     const own = await newContract(unit.id);
 
-    expect((await api.fetch(`/api/unit-contracts/${foreign.id}`, { token })).status).toBe(404);
-    await expectProblem(
-      await api.fetch(`/api/unit-contracts/${foreign.id}`, { method: 'PATCH', token, json: { notes: 'x' } }),
-      404,
-    );
-    await expectProblem(
-      await api.fetch(`/api/unit-contracts/${foreign.id}`, { method: 'DELETE', token }),
-      404,
-    );
-    const batch = await postOk<UnitContractRead[]>(api, '/api/unit-contracts/batch', token, {
-      ids: [foreign.id, own.id],
+    await expectOutOfScope(api, {
+      path: '/api/unit-contracts',
+      token,
+      id: foreign.id,
+      patch: { notes: 'x' },
+      visible: [own.id],
     });
-    expect(batch.map((c) => c.id)).toEqual([own.id]);
 
     // the contract party: the caller's own and managed parties pass; others are unknown, like missing ones
     expect((await newContract(unit.id, token, { contractPartyId: world.pmc.id })).contractPartyId).toBe(

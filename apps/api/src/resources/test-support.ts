@@ -4,8 +4,10 @@
  * and what change capture wrote (entity_changes, webhooks), including the contracts every
  * resource's writes are held to.
  */
+import type { PermissionResource } from '@platform/shared';
 import { expect } from 'vitest';
-import type { TestApi, World } from '../testing';
+import { expectProblem } from '../http/test-support';
+import { expectAccessRules, type TestApi, type World } from '../testing';
 
 /** A live registration of `partyId` subscribed to `entityName` events (direct insert); its id. */
 export async function subscribe(
@@ -141,6 +143,96 @@ export async function webhookRows(
 }
 
 /**
+ * A row outside the caller's scope, as the registry treats it (design part 5): reading, patching
+ * and deleting it answer 404 ProblemDetails (deleting is not tried for a resource without a
+ * delete), and a batch read leaves it out while answering the `visible` rows, in order.
+ */
+export async function expectOutOfScope(
+  api: TestApi,
+  resource: {
+    path: string;
+    token: string;
+    id: number;
+    patch: unknown;
+    visible?: readonly number[];
+    deletable?: boolean;
+  },
+): Promise<void> {
+  const { path, token, id } = resource;
+  const detail = new RegExp(` ${id} was not found$`);
+  await expectProblem(await api.fetch(`${path}/${id}`, { token }), 404, { detail });
+  await expectProblem(
+    await api.fetch(`${path}/${id}`, { method: 'PATCH', token, json: resource.patch }),
+    404,
+    { detail },
+  );
+  if (resource.deletable !== false) {
+    await expectProblem(await api.fetch(`${path}/${id}`, { method: 'DELETE', token }), 404, { detail });
+  }
+  const visible = resource.visible ?? [];
+  const batch = await api.fetch(`${path}/batch`, { method: 'POST', token, json: { ids: [id, ...visible] } });
+  expect(await idsOf(batch)).toEqual(visible);
+}
+
+/**
+ * The guards the registry derives for a resource (design part 5), per operation: every party type
+ * reads (list, search, batch read, read) with `<Resource>.Read`; Admin and Property Management
+ * Company create, update and delete with `<Resource>.Create/Update/Delete`; other party types get
+ * a 403, and so does an allowed caller without the permission (Users are not checked).
+ */
+export async function expectRegistryAccessRules(
+  api: TestApi,
+  world: World,
+  resource: {
+    path: string;
+    permission: PermissionResource;
+    /** A valid create body; a function when every create needs fresh data (a unique name). */
+    body: unknown;
+    /** A valid merge patch. */
+    patch: unknown;
+    /** Creates a row of `world.pmc` and answers its path (one per patch and delete request). */
+    inScope: () => Promise<string>;
+    /** False for a resource without a delete (ProcessFeed). */
+    deletable?: boolean;
+  },
+): Promise<void> {
+  const { path, permission } = resource;
+  const readers = { allow: [1, 2, 3, 5, 7, 13, 14], permission: `${permission}.Read` } as const;
+  const writers = { allow: [1, 2] } as const;
+  const row = await resource.inScope();
+  await expectAccessRules(api, world, { method: 'GET', path, ...readers });
+  await expectAccessRules(api, world, { method: 'POST', path: `${path}/search`, body: {}, ...readers });
+  await expectAccessRules(api, world, {
+    method: 'POST',
+    path: `${path}/batch`,
+    body: { ids: [1] },
+    ...readers,
+  });
+  await expectAccessRules(api, world, { method: 'GET', path: row, ...readers });
+  await expectAccessRules(api, world, {
+    method: 'POST',
+    path,
+    body: resource.body,
+    ...writers,
+    permission: `${permission}.Create`,
+  });
+  await expectAccessRules(api, world, {
+    method: 'PATCH',
+    path: resource.inScope,
+    body: resource.patch,
+    ...writers,
+    permission: `${permission}.Update`,
+  });
+  if (resource.deletable === false) return;
+  await expectAccessRules(api, world, {
+    method: 'DELETE',
+    path: resource.inScope,
+    ...writers,
+    permission: `${permission}.Delete`,
+  });
+}
+
+/**
  * The change-capture contract of one resource, as the party `pmc` writes it: each create, update
  * (and delete, when the resource has one) writes exactly one entity_changes row holding the read
  * shape the API answered and the initiator, and one webhook per matching live registration of the
@@ -237,13 +329,23 @@ export async function expectNothingCaptured(
   ]).toEqual(before);
 }
 
+/** How many ids `table`'s id sequence has handed out: it counts rolled-back inserts too. */
+async function idsHandedOut(api: TestApi, table: string): Promise<number> {
+  const result = await api.db.knex.raw(
+    "select coalesce(pg_sequence_last_value(pg_get_serial_sequence(?, 'id')::regclass), 0) as value",
+    [table],
+  );
+  return Number(result.rows[0].value);
+}
+
 /**
  * A rolled-back write leaves no change and no webhook (issue 4): while a deferred constraint
- * trigger fails every insert and update of `table` at commit, so after the row, its
- * entity_changes row and its webhooks were written in the transaction, each of `writes` (requests
- * the API would otherwise answer with success) must answer 500, and `table`, entity_changes and
- * webhooks must hold exactly what they held before. A registration of `partyId` (the writer's
- * party) subscribed to every event of `entityName` makes sure there was a webhook to roll back.
+ * trigger fails every insert and update of `table` at commit, each of `writes` (requests the API
+ * would otherwise answer with success) must answer 500, and `table`, entity_changes and webhooks
+ * must hold exactly what they held before. The id sequences of entity_changes and webhooks prove
+ * each write got as far as capturing its change and its webhook before it was rolled back; a
+ * registration of `partyId` (the writer's party) subscribed to every event of `entityName` makes
+ * sure there was a webhook to capture.
  */
 export async function expectRolledBack(
   api: TestApi,
@@ -261,6 +363,11 @@ export async function expectRolledBack(
     webhooks: await countRows(api, 'webhooks'),
   });
   const before = await state();
+  const captured = async () => [
+    await idsHandedOut(api, 'entity_changes'),
+    await idsHandedOut(api, 'webhooks'),
+  ];
+  const [changesBefore, webhooksBefore] = await captured();
   const trigger = `fail_at_commit_${resource.table}`;
   await api.db.knex.raw(`
     create or replace function fail_at_commit() returns trigger language plpgsql as
@@ -274,9 +381,10 @@ export async function expectRolledBack(
       expect(response.status, await response.text()).toBe(500);
     }
   } finally {
-    await api.db.knex.raw(
-      `drop trigger ${trigger} on ${resource.table}; drop function fail_at_commit();`,
-    );
+    await api.db.knex.raw(`drop trigger ${trigger} on ${resource.table}; drop function fail_at_commit();`);
   }
+  const [changesAfter, webhooksAfter] = await captured();
+  expect(changesAfter! - changesBefore!).toBeGreaterThanOrEqual(resource.writes.length);
+  expect(webhooksAfter! - webhooksBefore!).toBeGreaterThanOrEqual(resource.writes.length);
   expect(await state()).toEqual(before);
 }

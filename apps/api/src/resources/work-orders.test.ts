@@ -1,19 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
-import {
-  buildParty,
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../testing';
+import { buildParty, buildWorld, startTestApi, type TestApi, type World } from '../testing';
 import {
   buildProperty,
   buildUnit,
   postOk,
   expectCaptureContract,
   expectNothingCaptured,
+  expectOutOfScope,
+  expectRolledBack,
+  expectRegistryAccessRules,
   idsOf,
   patchOk,
   resetCapture,
@@ -128,37 +124,12 @@ describe('WorkOrder', () => {
   it('applies the access rules of every operation', async () => {
     const inScope = async () =>
       `/api/work-orders/${(await createWorkOrder(world.admin.full.token, workOrder({ partyId: world.pmc.id }))).id}`;
-    await expectAccessRules(api, world, {
-      method: 'GET',
+    await expectRegistryAccessRules(api, world, {
       path: '/api/work-orders',
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'WorkOrder.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'GET',
-      path: inScope,
-      allow: [1, 2, 3, 5, 7, 13, 14],
-      permission: 'WorkOrder.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/work-orders',
+      permission: 'WorkOrder',
       body: workOrder(),
-      allow: [1, 2],
-      permission: 'WorkOrder.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { status: 'accepted' },
-      allow: [1, 2],
-      permission: 'WorkOrder.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'WorkOrder.Delete',
+      patch: { status: 'accepted' },
+      inScope,
     });
   });
 
@@ -218,12 +189,7 @@ describe('WorkOrder', () => {
       world.otherPmc.full.token,
       workOrder({ contractorPartyId: foreignContractor }),
     );
-    expect((await api.fetch(`/api/work-orders/${foreign.id}`, { token })).status).toBe(404);
-    await expectProblem(
-      await api.fetch(`/api/work-orders/${foreign.id}`, { method: 'PATCH', token, json: { title: 'X' } }),
-      404,
-    );
-    await expectProblem(await api.fetch(`/api/work-orders/${foreign.id}`, { method: 'DELETE', token }), 404);
+    await expectOutOfScope(api, { path: '/api/work-orders', token, id: foreign.id, patch: { title: 'X' } });
     const foreignProcess = await postOk(api, '/api/processes', world.otherPmc.full.token, {
       title: 'X',
     });
@@ -286,6 +252,51 @@ describe('WorkOrder', () => {
       path: '/api/work-orders',
       body: workOrder({ cost: 10 }),
       patch: { status: 'accepted' },
+    });
+  });
+
+  it('refuses a bad patch with a 400 naming the field and writes nothing', async () => {
+    const token = world.pmc.full.token;
+    const existing = await createWorkOrder(token);
+    const before = await writableCounts(api);
+    const rows = await api.db.knex('work_orders').orderBy('id').select('*');
+    await expectNothingCaptured(api, world, 'WorkOrder', 'work_orders', async () => {
+      for (const [body, field] of [
+        [{ title: null }, 'title'],
+        [{ status: 'done' }, 'status'],
+        [{ cost: -1 }, 'cost'],
+        [{ contractorPartyId: null }, 'contractorPartyId'],
+        [{ completedAt: '2026-12-01T00:00:00Z' }, 'completedAt'],
+        [{ partyId: world.user.id }, 'partyId'],
+      ] as const) {
+        const problem = await expectProblem(
+          await api.fetch(`/api/work-orders/${existing.id}`, { method: 'PATCH', token, json: body }),
+          400,
+        );
+        expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
+      }
+    });
+    expect(await api.db.knex('work_orders').orderBy('id').select('*')).toEqual(rows);
+    expect(await writableCounts(api)).toEqual(before);
+  });
+
+  it('rolls back a write that fails at commit: no work order change, no entity change, no webhook', async () => {
+    const token = world.pmc.full.token;
+    const existing = await createWorkOrder(token);
+    await expectRolledBack(api, {
+      partyId: world.pmc.id,
+      entityName: 'WorkOrder',
+      table: 'work_orders',
+      writes: [
+        () => api.fetch('/api/work-orders', { method: 'POST', token, json: workOrder() }),
+        () =>
+          api.fetch(`/api/work-orders/${existing.id}`, {
+            method: 'PATCH',
+            token,
+            json: { status: 'accepted' },
+          }),
+        () => api.fetch(`/api/work-orders/${existing.id}`, { method: 'DELETE', token }),
+      ],
     });
   });
 });

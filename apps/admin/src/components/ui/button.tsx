@@ -24,7 +24,13 @@ export function Button({
     .filter(Boolean)
     .join(' ');
   return (
-    <button type={type} className={classes} disabled={disabled || busy} aria-busy={busy || undefined} {...props}>
+    <button
+      type={type}
+      className={classes}
+      disabled={disabled || busy}
+      aria-busy={busy || undefined}
+      {...props}
+    >
       {busy && <span className="spinner" aria-hidden="true" />}
       {children}
     </button>

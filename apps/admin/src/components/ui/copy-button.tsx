@@ -19,7 +19,11 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
         {state === 'copied' ? 'Copied' : label}
       </Button>
       <span className="visually-hidden" role="status">
-        {state === 'copied' ? 'Copied to the clipboard' : state === 'failed' ? 'Copying failed; select the text and copy it' : ''}
+        {state === 'copied'
+          ? 'Copied to the clipboard'
+          : state === 'failed'
+            ? 'Copying failed; select the text and copy it'
+            : ''}
       </span>
     </>
   );

@@ -21,7 +21,11 @@ export function Field({ label, children, hint, errors, className }: FieldProps) 
       <label className="field__label" htmlFor={id}>
         {label}
       </label>
-      {cloneElement(children, { id, 'aria-describedby': describedBy, 'aria-invalid': hasErrors || undefined })}
+      {cloneElement(children, {
+        id,
+        'aria-describedby': describedBy,
+        'aria-invalid': hasErrors || undefined,
+      })}
       {hint && (
         <p className="field__hint" id={hintId}>
           {hint}

@@ -1,7 +1,15 @@
 import type { ReactNode } from 'react';
 
 /** The page title (the one `h1`) with optional actions beside it. */
-export function PageHeader({ title, children, meta }: { title: ReactNode; children?: ReactNode; meta?: ReactNode }) {
+export function PageHeader({
+  title,
+  children,
+  meta,
+}: {
+  title: ReactNode;
+  children?: ReactNode;
+  meta?: ReactNode;
+}) {
   return (
     <header className="page-header">
       <div className="page-header__text">

@@ -14,6 +14,13 @@ interface PaginationProps {
 /** Previous/next paging of a server-side paginated list, with where the operator is. */
 export function Pagination({ page, noun, onPageChange, loading = false }: PaginationProps) {
   const totalPages = Math.max(page.totalPages, 1);
+  if (totalPages === 1 && page.pageNumber === 1) {
+    return (
+      <p className="pagination pagination__status" data-testid="pagination-status">
+        {formatCount(page.totalCount)} {noun}
+      </p>
+    );
+  }
   return (
     <nav className="pagination" aria-label={`Pages of ${noun}`}>
       <Button
@@ -26,7 +33,11 @@ export function Pagination({ page, noun, onPageChange, loading = false }: Pagina
       <span className="pagination__status" aria-live="polite" data-testid="pagination-status">
         Page {Math.min(page.pageNumber, totalPages)} of {totalPages} · {formatCount(page.totalCount)} {noun}
       </span>
-      <Button size="small" onClick={() => onPageChange(page.pageNumber + 1)} disabled={!page.hasNextPage || loading}>
+      <Button
+        size="small"
+        onClick={() => onPageChange(page.pageNumber + 1)}
+        disabled={!page.hasNextPage || loading}
+      >
         Next →
       </Button>
     </nav>

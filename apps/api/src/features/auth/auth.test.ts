@@ -11,6 +11,7 @@ import {
   testPrivateKeyPem,
   type TestApi,
 } from '../../testing';
+import { writableCounts } from '../../http/test-support';
 import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from './auth-service';
 
 const MINUTE = 60_000;
@@ -143,9 +144,14 @@ describe('login', () => {
     expect((await myself(accessToken)).status).toBe(403);
   });
 
-  it('refuses a body that is not a login request with a 400 naming the fields', async () => {
+  it('refuses a body that is not a login request with a 400 naming the fields, writing nothing', async () => {
+    const before = await writableCounts(api);
     const body = await problem(await postLogin({ email: '', password: 1 }), 400);
     expect(Object.keys(body.errors as object).sort()).toEqual(['email', 'password']);
+    const unknown = await problem(await postLogin({ email, password: TEST_PASSWORD, rememberMe: true }), 400);
+    expect(unknown.errors).toEqual({ rememberMe: ['Unknown field'] });
+    // not even a rate-limit hit: a malformed request is no login attempt
+    expect(await writableCounts(api)).toEqual(before);
   });
 });
 
@@ -363,8 +369,13 @@ describe('refresh', () => {
     }
   });
 
-  it('refuses a request that is not a refresh request with a 400', async () => {
+  it('refuses a request that is not a refresh request with a 400 naming the fields, writing nothing', async () => {
+    const before = await writableCounts(api);
     const response = await api.fetch('/api/auth/refresh', { method: 'POST', json: { token: 'x' } });
-    await problem(response, 400);
+    const body = await problem(response, 400);
+    expect(Object.keys(body.errors as object).sort()).toEqual(['refreshToken', 'token']);
+    const empty = await problem(await postRefresh(''), 400);
+    expect(Object.keys(empty.errors as object)).toEqual(['refreshToken']);
+    expect(await writableCounts(api)).toEqual(before);
   });
 });

@@ -10,10 +10,12 @@ import {
   type AccountContactDetailsRead,
 } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem, writableCounts } from '../../http/test-support';
 import {
+  buildAccount,
   buildWorld,
   expectAccessRules,
+  login,
   startTestApi,
   type TestApi,
   type World,
@@ -67,6 +69,11 @@ async function detailCount(): Promise<number> {
 /** Every row of the table, to prove a refused write changed nothing. */
 async function snapshot() {
   return api.deps.knex('account_contact_details').orderBy('id');
+}
+
+/** The table's rows and the counts of the tables any request could write, for refused reads. */
+async function writtenState() {
+  return { details: await snapshot(), counts: await writableCounts(api) };
 }
 
 const create = (token: string, json: unknown) =>
@@ -388,8 +395,9 @@ describe('GET /api/account-contact-details', () => {
     expect(JSON.parse(await response.text())).toMatchObject({ items: expect.any(Array), pageNumber: 1 });
   });
 
-  it('answers 400 for an unknown sort attribute or a bad page', async () => {
+  it('answers 400 for an unknown sort attribute or a bad page, and writes nothing', async () => {
     const token = world.pmc.full.token;
+    const before = await writtenState();
     await expectProblem(
       await api.fetch('/api/account-contact-details?SortByAttributeName=password', { token }),
       400,
@@ -400,6 +408,7 @@ describe('GET /api/account-contact-details', () => {
     await expectProblem(await api.fetch('/api/account-contact-details?PageSize=0', { token }), 400, {
       errors: { PageSize: ['PageSize must be at least 1'] },
     });
+    expect(await writtenState()).toEqual(before);
   });
 });
 
@@ -443,8 +452,9 @@ describe('POST /api/account-contact-details/batch', () => {
     expect(JSON.parse(await response.text())).toHaveLength(1);
   });
 
-  it('answers 400 for bad ids', async () => {
+  it('answers 400 for bad ids, and writes nothing', async () => {
     const token = world.pmc.full.token;
+    const before = await writtenState();
     await expectProblem(await readBatch(token, []), 400, { errors: { ids: [expect.any(String)] } });
     await expectProblem(await readBatch(token, ['1']), 400, { errors: { 'ids.0': [expect.any(String)] } });
     await expectProblem(
@@ -455,6 +465,7 @@ describe('POST /api/account-contact-details/batch', () => {
       400,
       { errors: { ids: [expect.any(String)] } },
     );
+    expect(await writtenState()).toEqual(before);
   });
 });
 
@@ -649,11 +660,34 @@ describe('GET /api/account-contact-details/{id}', () => {
     expect(JSON.parse(await response.text())).toMatchObject({ id: ownDetail.get(world.user.id) });
   });
 
-  it('answers 400 for an id that is not a positive int32', async () => {
+  it('answers 400 for an id that is not a positive int32, and writes nothing', async () => {
+    const before = await writtenState();
     for (const id of ['abc', '0', '2147483648']) {
       await expectProblem(await readOne(world.pmc.full.token, id), 400, {
         errors: { id: [expect.any(String)] },
       });
     }
+    expect(await writtenState()).toEqual(before);
+  });
+});
+
+describe('a change-password token (design part 5)', () => {
+  it('reaches none of the five operations (403), and writes nothing', async () => {
+    const forced = await buildAccount(api.deps, { partyId: world.pmc.id, mustChangePassword: true });
+    const { accessToken: token } = await login(api, forced.email);
+    const own = await addDetail(forced.id);
+    const before = await writtenState();
+    for (const [method, path, json] of [
+      ['POST', '/api/account-contact-details', { accountId: forced.id, type: 'email', value: 'a@b.de' }],
+      ['GET', '/api/account-contact-details', undefined],
+      ['POST', '/api/account-contact-details/batch', { ids: [own] }],
+      ['PATCH', '/api/account-contact-details/batch', { ids: [own], patch: { label: 'x' } }],
+      ['GET', `/api/account-contact-details/${own}`, undefined],
+    ] as const) {
+      await expectProblem(await api.fetch(path, { method, token, json }), 403, {
+        detail: 'A token with scope "change-password" cannot call this operation',
+      });
+    }
+    expect(await writtenState()).toEqual(before);
   });
 });

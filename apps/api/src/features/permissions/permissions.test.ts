@@ -10,7 +10,7 @@ import {
   type PermissionRead,
 } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem, writableCounts } from '../../http/test-support';
 import {
   buildAccount,
   buildGroup,
@@ -40,6 +40,15 @@ interface PageOf<T> {
   totalPages: number;
   hasPreviousPage: boolean;
   hasNextPage: boolean;
+}
+
+/** The permission tables and the counts of the tables any request could write, for refused reads. */
+async function writtenState() {
+  return {
+    counts: await writableCounts(api),
+    groups: await api.deps.knex('account_groups').orderBy('id'),
+    mappings: await api.deps.knex('account_group_permissions').orderBy(['group_id', 'permission_id']),
+  };
 }
 
 async function groupOf(accountId: number): Promise<number> {
@@ -120,8 +129,9 @@ describe('GET /api/account-permissions', () => {
     expect(JSON.parse(await response.text())).toMatchObject({ totalCount: PERMISSIONS.length });
   });
 
-  it('answers 400 for a bad page or sort attribute', async () => {
+  it('answers 400 for a bad page or sort attribute, and writes nothing', async () => {
     const token = world.admin.full.token;
+    const before = await writtenState();
     await expectProblem(await api.fetch('/api/account-permissions?PageSize=101', { token }), 400, {
       errors: { PageSize: ['PageSize must be at most 100'] },
     });
@@ -135,6 +145,7 @@ describe('GET /api/account-permissions', () => {
     await expectProblem(await api.fetch('/api/account-permissions?Colour=red', { token }), 400, {
       errors: { Colour: ['Unknown field'] },
     });
+    expect(await writtenState()).toEqual(before);
   });
 });
 
@@ -252,9 +263,10 @@ describe('GET /api/account-groups/{id}/permission-mappings', () => {
     expect(JSON.parse(await response.text())).toMatchObject({ pageNumber: 1 });
   });
 
-  it('answers 400 for a bad id or page', async () => {
+  it('answers 400 for a bad id or page, and writes nothing', async () => {
     const token = world.pmc.full.token;
     const groupId = await groupOf(world.pmc.full.id);
+    const before = await writtenState();
     await expectProblem(await mappings(token, 'abc'), 400, { errors: { id: [expect.any(String)] } });
     await expectProblem(await mappings(token, 0), 400, { errors: { id: [expect.any(String)] } });
     await expectProblem(await mappings(token, groupId, '?PageNumber=0'), 400, {
@@ -264,5 +276,21 @@ describe('GET /api/account-groups/{id}/permission-mappings', () => {
     await expectProblem(await mappings(token, groupId, '?SortByAttributeName=id'), 400, {
       errors: { SortByAttributeName: ['Unknown field'] },
     });
+    expect(await writtenState()).toEqual(before);
+  });
+});
+
+describe('a change-password token (design part 5)', () => {
+  it('reaches neither permission endpoint (403)', async () => {
+    const forced = await buildAccount(api.deps, { partyId: world.pmc.id, mustChangePassword: true });
+    const { accessToken: token } = await login(api, forced.email);
+    for (const path of [
+      '/api/account-permissions',
+      `/api/account-groups/${forced.groupId}/permission-mappings`,
+    ]) {
+      await expectProblem(await api.fetch(path, { token }), 403, {
+        detail: 'A token with scope "change-password" cannot call this operation',
+      });
+    }
   });
 });

@@ -19,13 +19,17 @@ export const WebhookStatsRead = z
     generatedAt: timestamp.meta({ description: 'The database time the figures were taken at.' }),
     countsByState: z
       .array(z.object({ state: z.number().int(), count }))
-      .meta({ description: 'Webhooks per state (1 Created … 7 Resolved), every state listed, zeros included.' }),
+      .meta({
+        description: 'Webhooks per state (1 Created … 7 Resolved), every state listed, zeros included.',
+      }),
     window: z
       .object({ from: timestamp, to: timestamp, minutes: z.number().int() })
       .meta({ description: 'The attempt figures below cover [from, to): the last hour, whole minutes.' }),
     attemptsPerMinute: z
       .array(z.object({ minute: timestamp, attempts: count, failures: count }))
-      .meta({ description: 'Delivery attempts and failed attempts per minute, oldest first, one entry per minute.' }),
+      .meta({
+        description: 'Delivery attempts and failed attempts per minute, oldest first, one entry per minute.',
+      }),
     attempts: count.meta({ description: 'Delivery attempts in the window.' }),
     failures: count.meta({ description: 'Attempts in the window that failed (not a 2xx).' }),
     successRate: z
@@ -38,7 +42,8 @@ export const WebhookStatsRead = z
       .object({ p50: milliseconds, p90: milliseconds, p99: milliseconds })
       .meta({ description: 'Attempt duration percentiles in the window; null without attempts.' }),
     dueBacklog: count.meta({
-      description: 'Webhooks due for an attempt and not being delivered (Created or Retrying, due time passed).',
+      description:
+        'Webhooks due for an attempt and not being delivered (Created or Retrying, due time passed).',
     }),
     oldestDueSeconds: z
       .number()

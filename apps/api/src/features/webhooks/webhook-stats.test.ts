@@ -57,7 +57,9 @@ describe('GET /api/webhook-stats', () => {
     expect(figures.attemptsPerMinute.every((m) => m.attempts === 0 && m.failures === 0)).toBe(true);
     expect(Date.parse(figures.window.to) - Date.parse(figures.window.from)).toBe(60 * 60_000);
     expect(Date.parse(figures.attemptsPerMinute[0]!.minute)).toBe(Date.parse(figures.window.from));
-    expect(Date.parse(figures.generatedAt)).toBeGreaterThanOrEqual(Date.parse(figures.attemptsPerMinute[59]!.minute));
+    expect(Date.parse(figures.generatedAt)).toBeGreaterThanOrEqual(
+      Date.parse(figures.attemptsPerMinute[59]!.minute),
+    );
     expect(figures).toMatchObject({
       attempts: 0,
       failures: 0,
@@ -119,13 +121,19 @@ describe('GET /api/webhook-stats', () => {
       expected[index]!.attempts++;
       if (row.error_kind) expected[index]!.failures++;
     }
-    expect(figures.attemptsPerMinute.map(({ attempts, failures }) => ({ attempts, failures }))).toEqual(expected);
+    expect(figures.attemptsPerMinute.map(({ attempts, failures }) => ({ attempts, failures }))).toEqual(
+      expected,
+    );
     expect(figures.attemptsPerMinute.reduce((sum, m) => sum + m.attempts, 0)).toBe(4);
 
     // a continue-after-fail group is not held by its Failed webhook
     const continuing = await register(api, token, { shouldGroup: true, shouldGroupContinueAfterFail: true });
     await patchProperty(api, token, propertyId, { notes: 'fourth change' });
-    await setState(api, (await webhooksOf(api, continuing.id)).map((w) => w.id), 4);
+    await setState(
+      api,
+      (await webhooksOf(api, continuing.id)).map((w) => w.id),
+      4,
+    );
     expect((await stats(token)).blockedGroups).toBe(1);
   });
 

@@ -1,9 +1,16 @@
+import type { ReactNode } from 'react';
 import { PageHeader } from '../../../components/ui/page-header';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
 import { Button } from '../../../components/ui/button';
 import { useNow } from '../../../components/ui/use-now';
 import { Link } from '../../../lib/router';
-import { formatCount, formatDuration, formatPercent, formatRelative } from '../../../lib/format';
+import {
+  formatCount,
+  formatDuration,
+  formatLatencies,
+  formatPercent,
+  formatRelative,
+} from '../../../lib/format';
 import { WEBHOOK_STATE_DESCRIPTIONS, webhookStateName } from '../../../lib/webhook-states';
 import { STATS_REFRESH_MS, useWebhookStats, type WebhookStats } from '../api/get-webhook-stats';
 import { AttemptsChart } from './attempts-chart';
@@ -16,8 +23,8 @@ function Metric({
   testId,
 }: {
   label: string;
-  value: React.ReactNode;
-  detail?: React.ReactNode;
+  value: ReactNode;
+  detail?: ReactNode;
   tone?: 'good' | 'warn' | 'bad';
   testId: string;
 }) {
@@ -59,11 +66,7 @@ function Figures({ stats }: { stats: WebhookStats }) {
           <Metric
             label="Latency p50 · p90 · p99"
             testId="metric-latency"
-            value={
-              latencyMs.p50 === null
-                ? '—'
-                : `${formatDuration(latencyMs.p50)} · ${formatDuration(latencyMs.p90)} · ${formatDuration(latencyMs.p99)}`
-            }
+            value={formatLatencies([latencyMs.p50, latencyMs.p90, latencyMs.p99])}
             detail="Duration of delivery attempts"
           />
           <Metric
@@ -139,7 +142,7 @@ export function OverviewPage() {
           )
         }
       >
-        <Button size="small" onClick={() => stats.refetch()} busy={stats.isFetching}>
+        <Button size="small" onClick={() => stats.refetch()}>
           Refresh
         </Button>
       </PageHeader>
@@ -151,7 +154,8 @@ export function OverviewPage() {
         <>
           {stats.isError && (
             <p className="notice notice--warn" role="status">
-              The last refresh failed; these figures are from {formatRelative(new Date(stats.dataUpdatedAt).toISOString(), now)}.
+              The last refresh failed; these figures are from{' '}
+              {formatRelative(new Date(stats.dataUpdatedAt).toISOString(), now)}.
             </p>
           )}
           <Figures stats={stats.data} />

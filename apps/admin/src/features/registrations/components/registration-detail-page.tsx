@@ -1,0 +1,213 @@
+import { useState } from 'react';
+import { Button } from '../../../components/ui/button';
+import { DateTime } from '../../../components/ui/date-time';
+import { ConfirmDialog } from '../../../components/ui/dialog';
+import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
+import { PageHeader } from '../../../components/ui/page-header';
+import { StateBadge } from '../../../components/ui/state-badge';
+import { useToast } from '../../../components/ui/toast';
+import { errorMessage } from '../../../lib/api-client';
+import { Link, navigate } from '../../../lib/router';
+import { usePermission } from '../../../lib/use-session';
+import { authTypeName, eventTypeName } from '../../../lib/webhook-states';
+import { useDeleteRegistration } from '../api/delete-registration';
+import { useRegistration } from '../api/get-registration';
+import { RECENT_WEBHOOKS, useRegistrationWebhooks } from '../api/get-registration-webhooks';
+import { eventsByEntity } from '../utils/registration-labels';
+
+function RecentWebhooks({ registrationId }: { registrationId: number }) {
+  const webhooks = useRegistrationWebhooks(registrationId);
+  return (
+    <section className="section" aria-labelledby="recent-heading">
+      <div className="section__header">
+        <h2 id="recent-heading" className="section__title">
+          Recent webhooks
+        </h2>
+        <Link to={`/webhooks?registrationId=${registrationId}`}>All webhooks of this registration</Link>
+      </div>
+      {webhooks.isPending ? (
+        <Loading label="Loading webhooks…" />
+      ) : webhooks.isError ? (
+        <ErrorState error={webhooks.error} onRetry={() => webhooks.refetch()} />
+      ) : webhooks.data.items.length === 0 ? (
+        <EmptyState title="No webhooks yet">
+          <p>A webhook appears here when a subscribed change happens in the registration’s party.</p>
+        </EmptyState>
+      ) : (
+        <div className="table-wrap">
+          <table
+            className="table table--stack"
+            aria-label={`The ${RECENT_WEBHOOKS} newest webhooks`}
+            data-testid="recent-webhooks"
+          >
+            <thead>
+              <tr>
+                <th scope="col">ID</th>
+                <th scope="col">State</th>
+                <th scope="col">Event</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {webhooks.data.items.map((webhook) => (
+                <tr key={webhook.id}>
+                  <td data-label="ID">
+                    <Link to={`/webhooks/${webhook.id}`} aria-label={`Webhook ${webhook.id}`}>
+                      #{webhook.id}
+                    </Link>
+                  </td>
+                  <td data-label="State">
+                    <StateBadge state={webhook.state} />
+                  </td>
+                  <td data-label="Event">
+                    {webhook.entityName} {webhook.entityId} {eventTypeName(webhook.eventType)}
+                  </td>
+                  <td data-label="Attempts">{webhook.attemptCount}</td>
+                  <td data-label="Created">
+                    <DateTime value={webhook.created} relative />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** One registration: its target, events, authorization type (never secrets), grouping and webhooks. */
+export function RegistrationDetailPage({ id }: { id: number }) {
+  const registration = useRegistration(id);
+  const remove = useDeleteRegistration();
+  const mayDelete = usePermission('WebhookRegistration.Delete');
+  const toast = useToast();
+  const [confirming, setConfirming] = useState(false);
+
+  const confirmDelete = () =>
+    remove.mutate(id, {
+      onSuccess: () => {
+        setConfirming(false);
+        toast.success(`Registration ${id} deleted. Its undelivered webhooks were aborted.`);
+        navigate('/registrations');
+      },
+      onError: (error) => {
+        setConfirming(false);
+        toast.error(`Registration ${id} was not deleted: ${errorMessage(error)}`);
+      },
+    });
+
+  if (registration.isPending) return <Loading label="Loading the registration…" />;
+  if (registration.isError) {
+    return (
+      <>
+        <PageHeader title={`Registration ${id}`} />
+        <ErrorState error={registration.error} onRetry={() => registration.refetch()} />
+        <p>
+          <Link to="/registrations">Back to registrations</Link>
+        </p>
+      </>
+    );
+  }
+  const data = registration.data;
+  return (
+    <>
+      <PageHeader
+        title={`Registration ${data.id}`}
+        meta={<span className="cell--url">{data.targetUrl}</span>}
+      >
+        {mayDelete && (
+          <Button variant="danger" onClick={() => setConfirming(true)}>
+            Delete registration
+          </Button>
+        )}
+      </PageHeader>
+
+      <section className="card section" aria-labelledby="settings-heading">
+        <h2 id="settings-heading" className="section__title">
+          Settings
+        </h2>
+        <dl className="details">
+          <div>
+            <dt>Target URL</dt>
+            <dd className="cell--url" data-testid="registration-target-url">
+              {data.targetUrl}
+            </dd>
+          </div>
+          <div>
+            <dt>Authorization</dt>
+            <dd data-testid="registration-auth-type">{authTypeName(data.targetAuthorization.type)}</dd>
+          </div>
+          <div>
+            <dt>Grouped</dt>
+            <dd>{data.shouldGroup ? 'Yes: changes of one entity are delivered in order' : 'No'}</dd>
+          </div>
+          <div>
+            <dt>Continue after a failure</dt>
+            <dd>
+              {!data.shouldGroup
+                ? 'Not applicable'
+                : data.shouldGroupContinueAfterFail
+                  ? 'Yes: a Failed webhook does not hold its group'
+                  : 'No: a Failed webhook holds its group'}
+            </dd>
+          </div>
+          <div>
+            <dt>Party</dt>
+            <dd>{data.partyId}</dd>
+          </div>
+          <div>
+            <dt>Created</dt>
+            <dd>
+              <DateTime value={data.created} />
+              {data.createdByAccountId !== null && (
+                <span className="muted"> by account {data.createdByAccountId}</span>
+              )}
+            </dd>
+          </div>
+          <div>
+            <dt>Last modified</dt>
+            <dd>
+              <DateTime value={data.lastModified} />
+            </dd>
+          </div>
+        </dl>
+        <p className="muted small">
+          Credentials and the signing secret are never shown again. Events, authorization and grouping cannot
+          change: create a new registration and delete this one.
+        </p>
+      </section>
+
+      <section className="card section" aria-labelledby="events-heading">
+        <h2 id="events-heading" className="section__title">
+          Events ({data.enabledEvents.length})
+        </h2>
+        <ul className="event-list" data-testid="registration-events">
+          {eventsByEntity(data.enabledEvents).map((group) => (
+            <li key={group.entityName}>
+              <strong>{group.entityName}</strong>: {group.types.join(', ')}
+            </li>
+          ))}
+        </ul>
+      </section>
+
+      <RecentWebhooks registrationId={data.id} />
+
+      <ConfirmDialog
+        open={confirming}
+        title={`Delete registration ${data.id}?`}
+        confirmLabel="Delete registration"
+        confirmVariant="danger"
+        busy={remove.isPending}
+        onConfirm={confirmDelete}
+        onCancel={() => setConfirming(false)}
+      >
+        <p>
+          <span className="cell--url">{data.targetUrl}</span> will receive no more webhooks. Its undelivered
+          webhooks (Created, Retrying, Failed, Pending) become Aborted. This cannot be undone.
+        </p>
+      </ConfirmDialog>
+    </>
+  );
+}

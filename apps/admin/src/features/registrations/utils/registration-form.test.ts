@@ -1,0 +1,116 @@
+import { WebhookRegistrationWrite } from '@platform/shared';
+import { describe, expect, it } from 'vitest';
+import {
+  EMPTY_REGISTRATION_FORM,
+  eventKey,
+  formErrorsFromProblem,
+  toRegistrationWrite,
+  validateRegistrationForm,
+  type RegistrationForm,
+} from './registration-form';
+import { eventsByEntity, eventsSummary, groupingLabel } from './registration-labels';
+
+const form = (overrides: Partial<RegistrationForm> = {}): RegistrationForm => ({
+  ...EMPTY_REGISTRATION_FORM,
+  targetUrl: 'https://hooks.example.com/in',
+  events: new Set([eventKey('Unit', 3), eventKey('Property', 2), eventKey('Property', 1)]),
+  ...overrides,
+});
+
+describe('registration form', () => {
+  it('builds a body the shared schema accepts, events in the spec’s order', () => {
+    const body = toRegistrationWrite(
+      form({ shouldGroup: true, authType: 4, apiKey: 'key-123', username: 'ignored' }),
+    );
+    expect(body).toEqual({
+      targetUrl: 'https://hooks.example.com/in',
+      enabledEvents: [
+        { entityName: 'Property', type: 1 },
+        { entityName: 'Property', type: 2 },
+        { entityName: 'Unit', type: 3 },
+      ],
+      shouldGroup: true,
+      shouldGroupContinueAfterFail: false,
+      targetAuthorization: { type: 4, apiKey: 'key-123' },
+    });
+    expect(WebhookRegistrationWrite.safeParse(body).success).toBe(true);
+    const basic = toRegistrationWrite(form({ authType: 1, username: 'u', password: 'p', partyId: '5' }));
+    expect(basic.targetAuthorization).toEqual({ type: 1, username: 'u', password: 'p' });
+    expect(basic.partyId).toBe(5);
+    expect(WebhookRegistrationWrite.safeParse(basic).success).toBe(true);
+  });
+
+  it('finds the mistakes the API would refuse', () => {
+    expect(validateRegistrationForm(form())).toEqual({});
+    const errors = validateRegistrationForm(
+      form({
+        targetUrl: 'ftp://user:pw@host',
+        events: new Set(),
+        shouldGroupContinueAfterFail: true,
+        authType: 1,
+        username: 'a:b',
+        partyId: 'x',
+      }),
+    );
+    expect(Object.keys(errors).sort()).toEqual([
+      'enabledEvents',
+      'partyId',
+      'shouldGroupContinueAfterFail',
+      'targetAuthorization.password',
+      'targetAuthorization.username',
+      'targetUrl',
+    ]);
+    expect(validateRegistrationForm(form({ targetUrl: 'https://x.example/#frag' })).targetUrl).toBeDefined();
+    expect(
+      validateRegistrationForm(form({ authType: 4, apiKey: 'has space' }))['targetAuthorization.apiKey'],
+    ).toBeDefined();
+  });
+
+  it('keys the API’s validation errors by form field', () => {
+    expect(
+      formErrorsFromProblem({
+        TargetUrl: ['must use http or https'],
+        'enabledEvents.2.entityName': ['Unknown entity'],
+        'targetAuthorization.apiKey': ['Required'],
+        somethingElse: ['?'],
+      }),
+    ).toEqual({
+      targetUrl: ['must use http or https'],
+      enabledEvents: ['Unknown entity'],
+      'targetAuthorization.apiKey': ['Required'],
+      '': ['?'],
+    });
+  });
+});
+
+describe('registration labels', () => {
+  const events = [
+    { entityName: 'Property', type: 3 },
+    { entityName: 'Property', type: 1 },
+    { entityName: 'Unit', type: 2 },
+  ];
+
+  it('groups events by entity', () => {
+    expect(eventsByEntity(events)).toEqual([
+      { entityName: 'Property', types: ['Created', 'Deleted'] },
+      { entityName: 'Unit', types: ['Updated'] },
+    ]);
+    expect(eventsSummary(events)).toBe('Property (Created, Deleted); Unit (Updated)');
+    const many = ['A', 'B', 'C', 'D'].flatMap((entityName) =>
+      [1, 2, 3].map((type) => ({ entityName, type })),
+    );
+    expect(eventsSummary(many)).toBe('12 events on 4 entities');
+    expect(
+      eventsSummary([
+        { entityName: 'Unit', type: 1 },
+        { entityName: 'Unit', type: 2 },
+        { entityName: 'Unit', type: 3 },
+      ]),
+    ).toBe('Unit (all)');
+  });
+
+  it('says how a registration groups', () => {
+    expect(groupingLabel({ shouldGroup: false, shouldGroupContinueAfterFail: false })).toBe('Not grouped');
+    expect(groupingLabel({ shouldGroup: true, shouldGroupContinueAfterFail: true })).toMatch(/continues/);
+  });
+});

@@ -1,0 +1,116 @@
+import {
+  targetUrlProblem,
+  WebhookAuthType,
+  WEBHOOK_ENTITY_NAMES,
+  type WebhookRegistrationWrite,
+} from '@platform/shared';
+
+/** What the create form holds, as typed. */
+export interface RegistrationForm {
+  targetUrl: string;
+  /** Selected events as `Entity:type` keys (`Property:1`). */
+  events: ReadonlySet<string>;
+  shouldGroup: boolean;
+  shouldGroupContinueAfterFail: boolean;
+  authType: number;
+  username: string;
+  password: string;
+  apiKey: string;
+  /** Admin only: the party the registration serves; empty for the operator's own. */
+  partyId: string;
+}
+
+export const EMPTY_REGISTRATION_FORM: RegistrationForm = {
+  targetUrl: '',
+  events: new Set(),
+  shouldGroup: false,
+  shouldGroupContinueAfterFail: false,
+  authType: WebhookAuthType.NoAuth,
+  username: '',
+  password: '',
+  apiKey: '',
+  partyId: '',
+};
+
+/** The key of one subscribable event in the picker. */
+export const eventKey = (entityName: string, type: number) => `${entityName}:${type}`;
+
+/** Field → messages, with the API's field paths (`targetAuthorization.username`). */
+export type FormErrors = Record<string, string[]>;
+
+/**
+ * Checks the form the way the API will (the same rules from @platform/shared where they are
+ * exported), so most mistakes show before a round trip; the API stays the judge.
+ */
+export function validateRegistrationForm(form: RegistrationForm): FormErrors {
+  const errors: FormErrors = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  if (!form.targetUrl.trim()) add('targetUrl', 'Enter the URL the webhooks are posted to.');
+  else {
+    const problem = targetUrlProblem(form.targetUrl);
+    if (problem) add('targetUrl', `The URL ${problem}.`);
+  }
+  if (form.events.size === 0) add('enabledEvents', 'Choose at least one event.');
+  if (form.shouldGroupContinueAfterFail && !form.shouldGroup) {
+    add('shouldGroupContinueAfterFail', 'Applies only to grouped registrations; turn on grouping too.');
+  }
+  if (form.authType === WebhookAuthType.BasicAuth) {
+    if (!form.username) add('targetAuthorization.username', 'Enter the user name.');
+    else if (form.username.includes(':'))
+      add('targetAuthorization.username', 'A Basic Auth user name cannot contain a colon.');
+    if (!form.password) add('targetAuthorization.password', 'Enter the password.');
+  }
+  if (form.authType === WebhookAuthType.TargetApiToken) {
+    if (!form.apiKey) add('targetAuthorization.apiKey', 'Enter the API key.');
+    else if (!/^[\x21-\x7e]+$/.test(form.apiKey)) {
+      add(
+        'targetAuthorization.apiKey',
+        'Use visible ASCII characters without spaces (it is sent as a header).',
+      );
+    }
+  }
+  if (form.partyId && !/^[1-9]\d{0,9}$/.test(form.partyId))
+    add('partyId', 'Enter a party id (a whole number).');
+  return errors;
+}
+
+/** The request body of a valid form, events in the spec's entity order. */
+export function toRegistrationWrite(form: RegistrationForm): WebhookRegistrationWrite {
+  const enabledEvents = WEBHOOK_ENTITY_NAMES.flatMap((entityName) =>
+    [1, 2, 3]
+      .filter((type) => form.events.has(eventKey(entityName, type)))
+      .map((type) => ({ entityName, type })),
+  );
+  const targetAuthorization: WebhookRegistrationWrite['targetAuthorization'] = { type: form.authType };
+  if (form.authType === WebhookAuthType.BasicAuth) {
+    targetAuthorization.username = form.username;
+    targetAuthorization.password = form.password;
+  }
+  if (form.authType === WebhookAuthType.TargetApiToken) targetAuthorization.apiKey = form.apiKey;
+  return {
+    targetUrl: form.targetUrl.trim(),
+    enabledEvents,
+    shouldGroup: form.shouldGroup,
+    shouldGroupContinueAfterFail: form.shouldGroup && form.shouldGroupContinueAfterFail,
+    targetAuthorization,
+    ...(form.partyId ? { partyId: Number(form.partyId) } : {}),
+  };
+}
+
+/**
+ * The API's validation errors keyed for the form: `enabledEvents.3.entityName` counts as
+ * `enabledEvents`; keys are matched case-insensitively, as the API matches property names.
+ */
+export function formErrorsFromProblem(errors: Record<string, string[]>): FormErrors {
+  const known = ['targetUrl', 'enabledEvents', 'shouldGroup', 'shouldGroupContinueAfterFail', 'partyId'];
+  const result: FormErrors = {};
+  for (const [key, messages] of Object.entries(errors)) {
+    const lower = key.toLowerCase();
+    const field = lower.startsWith('targetauthorization.')
+      ? `targetAuthorization.${key.split('.')[1] ?? ''}`
+      : (known.find((name) => lower === name.toLowerCase() || lower.startsWith(`${name.toLowerCase()}.`)) ??
+        '');
+    (result[field] ??= []).push(...messages);
+  }
+  return result;
+}

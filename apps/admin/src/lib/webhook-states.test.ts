@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import {
+  actionAvailability,
+  authTypeName,
+  eventTypeName,
+  isFinalState,
+  isMovingState,
+  WEBHOOK_STATES,
+  webhookStateName,
+} from './webhook-states';
+
+describe('webhook states', () => {
+  it('names the states as spec part 3 does', () => {
+    expect(WEBHOOK_STATES.map(webhookStateName)).toEqual([
+      'Created',
+      'Retrying',
+      'Successful',
+      'Failed',
+      'Aborted',
+      'Pending',
+      'Resolved',
+    ]);
+    expect(webhookStateName(9)).toBe('State 9');
+  });
+
+  it('allows Abort and Resolve in the non-final states 1, 2, 4, 6 only', () => {
+    for (const action of ['abort', 'resolve'] as const) {
+      const allowed = WEBHOOK_STATES.filter((state) => actionAvailability(action, state).allowed);
+      expect(allowed).toEqual([1, 2, 4, 6]);
+    }
+    expect(actionAvailability('abort', 3).reason).toBe(
+      'A Successful webhook is final; it cannot be aborted.',
+    );
+  });
+
+  it('allows Retry for Failed only', () => {
+    expect(WEBHOOK_STATES.filter((state) => actionAvailability('retry', state).allowed)).toEqual([4]);
+    expect(actionAvailability('retry', 2).reason).toMatch(/Only a Failed webhook/);
+  });
+
+  it('knows which states are final and which still move by themselves', () => {
+    expect(WEBHOOK_STATES.filter(isFinalState)).toEqual([3, 5, 7]);
+    expect(WEBHOOK_STATES.filter(isMovingState)).toEqual([1, 2, 6]);
+  });
+
+  it('names event and authorization types', () => {
+    expect(eventTypeName(2)).toBe('Updated');
+    expect(authTypeName(4)).toBe('Target API Token');
+    expect(authTypeName(9)).toBe('Type 9');
+  });
+});
