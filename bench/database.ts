@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startEmbeddedPostgres } from '../packages/db/src/embedded';
 import { createKnex, migrate, type Knex } from '../packages/db/src/index';
 import { freePort, ROOT } from './processes';
@@ -47,12 +49,18 @@ export async function openCluster(databaseUrl: string | undefined): Promise<Benc
   let stopCluster = async () => {};
   let server = 'embedded';
   if (!adminUrl) {
+    const dataDir = resolve(ROOT, '.data/bench-postgres');
     const cluster = await startEmbeddedPostgres({
-      dataDir: resolve(ROOT, '.data/bench-postgres'),
+      dataDir,
       port: await freePort(),
     });
     adminUrl = cluster.url;
-    stopCluster = cluster.stop;
+    stopCluster = async () => {
+      // Ctrl-C signals the whole process group, so Postgres may be down already; its stop() would
+      // then wait for an exit event that has fired before
+      if (!existsSync(join(dataDir, 'postmaster.pid'))) return;
+      await Promise.race([cluster.stop(), sleep(15_000)]);
+    };
     // the cluster is the bench's alone: databases still here were left by a run that was killed
     const knex = createKnex(adminUrl, { pool: { max: 1 } });
     try {

@@ -5,25 +5,27 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_DEMO_PASSWORD, DEMO_ACCOUNTS, seedDemoData } from '../apps/api/src/seed';
 import { createKnex, migrate, resolvePrivateKeyPem, resolveSecretKey } from '../packages/db/src/index';
 
 const root = resolve(import.meta.dirname, '..');
 const env = process.env;
+// DATA_DIR (as the API and dispatcher read it) also moves the embedded cluster and the JWT key,
+// so a second stack (the e2e suite's) runs beside a developer's without sharing either.
+const dataDir = env.DATA_DIR || '.data';
 const settings = {
   databaseUrl: env.DATABASE_URL || undefined,
   embeddedPort: port('EMBEDDED_POSTGRES_PORT', 54329),
-  embeddedDir: join(root, '.data/postgres'),
+  embeddedDir: resolve(root, dataDir, 'postgres'),
   apiPort: port('API_PORT', 3000),
   dispatcherPort: port('DISPATCHER_PORT', 3001),
   demoPassword: env.DEMO_PASSWORD || DEFAULT_DEMO_PASSWORD,
-  keyFile: resolve(root, env.JWT_PRIVATE_KEY_FILE || '.data/keys/jwt-private.pem'),
-  secretKeyFile: resolve(
-    root,
-    env.SECRET_ENCRYPTION_KEY_FILE || join(env.DATA_DIR || '.data', 'keys/secret.key'),
-  ),
+  keyFile: resolve(root, env.JWT_PRIVATE_KEY_FILE || join(dataDir, 'keys/jwt-private.pem')),
+  secretKeyFile: resolve(root, env.SECRET_ENCRYPTION_KEY_FILE || join(dataDir, 'keys/secret.key')),
+  // the API serves this folder at /admin (its ADMIN_DIST_DIR)
+  adminDistDir: env.ADMIN_DIST_DIR ? resolve(root, env.ADMIN_DIST_DIR) : join(root, 'apps/admin/dist'),
 };
 
 function port(name: string, fallback: number): number {
@@ -65,7 +67,8 @@ async function startEmbedded(): Promise<string> {
     for (const listener of process.listeners(signal))
       if (!before.get(signal)!.has(listener)) process.off(signal, listener);
 
-  console.log(`Starting embedded Postgres (.data/postgres, port ${settings.embeddedPort})…`);
+  const shownDir = relative(root, settings.embeddedDir) || settings.embeddedDir;
+  console.log(`Starting embedded Postgres (${shownDir}, port ${settings.embeddedPort})…`);
   const cluster = await startEmbeddedPostgres({ dataDir: settings.embeddedDir, port: settings.embeddedPort });
   stopDatabase = async () => {
     // Ctrl-C signals the whole process group, so Postgres may already be down; its stop() would
@@ -105,10 +108,11 @@ function startChild(name: string, entry: string, childEnv: NodeJS.ProcessEnv): v
 
 /** Builds the admin SPA that the API serves at /admin when no build exists yet. */
 function buildAdminIfMissing(): void {
-  if (existsSync(join(root, 'apps/admin/dist/index.html'))) return;
+  if (existsSync(join(settings.adminDistDir, 'index.html'))) return;
   console.log('Building the admin UI (first start only)…');
   const vite = join(root, 'apps/admin/node_modules/vite/bin/vite.js');
-  const result = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], {
+  const outDir = ['--outDir', settings.adminDistDir, '--emptyOutDir'];
+  const result = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn', ...outDir], {
     cwd: join(root, 'apps/admin'),
     stdio: 'inherit',
   });
@@ -128,7 +132,7 @@ function printBanner(): void {
   const api = `http://127.0.0.1:${settings.apiPort}`;
   const database = settings.databaseUrl
     ? 'DATABASE_URL'
-    : `embedded Postgres in .data/postgres, port ${settings.embeddedPort}`;
+    : `embedded Postgres in ${relative(root, settings.embeddedDir)}, port ${settings.embeddedPort}`;
   const password = env.DEMO_PASSWORD ? 'the value of DEMO_PASSWORD' : DEFAULT_DEMO_PASSWORD;
   const emailWidth = Math.max(...DEMO_ACCOUNTS.map((a) => a.email.length)) + 2;
   const partyWidth = Math.max(...DEMO_ACCOUNTS.map((a) => a.party.length)) + 2;
@@ -187,6 +191,7 @@ async function main(): Promise<void> {
 
   const childEnv = {
     ...env,
+    ADMIN_DIST_DIR: settings.adminDistDir,
     DATABASE_URL: databaseUrl,
     JWT_PRIVATE_KEY_FILE: settings.keyFile,
     SECRET_ENCRYPTION_KEY_FILE: settings.secretKeyFile,

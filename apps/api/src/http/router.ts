@@ -152,7 +152,10 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
         jsonStrict: true,
         jsonLimit: deps.config.BODY_LIMIT,
         includeUnparsed: true,
-        onError: (error) => {
+        onError: (error, ctx) => {
+          // the rest of a body that failed to read or decompress is left unread: close the
+          // connection after the answer, or the client's next request on it meets a reset
+          ctx.set('Connection', 'close');
           throw bodyError(error);
         },
       }),

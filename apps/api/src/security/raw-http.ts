@@ -31,6 +31,8 @@ export function rawClient(baseUrl: string, options: { maxSockets?: number; timeo
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | string[]> = { ...raw.headers };
       if (raw.body && !raw.chunked) headers['content-length'] = String(raw.body.length);
+      // node frames a body of GET and DELETE only when told to
+      if (raw.body && raw.chunked) headers['transfer-encoding'] = 'chunked';
       const req = request(
         { host: url.hostname, port: url.port, method: raw.method, path: raw.path, headers, agent },
         (res) => {

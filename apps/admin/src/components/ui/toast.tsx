@@ -43,7 +43,8 @@ export function ToastProvider({ children }: { children: ReactNode }) {
   return (
     <ToastContext.Provider value={api}>
       {children}
-      <section className="toasts" aria-label="Notifications">
+      {/* one region that is always there, so screen readers announce what appears in it */}
+      <section className="toasts" aria-label="Notifications" aria-live="polite">
         {toasts.map((toast) => (
           <div
             key={toast.id}

@@ -17,19 +17,15 @@ export const STATS_WINDOW_MINUTES = 60;
 export const WebhookStatsRead = z
   .object({
     generatedAt: timestamp.meta({ description: 'The database time the figures were taken at.' }),
-    countsByState: z
-      .array(z.object({ state: z.number().int(), count }))
-      .meta({
-        description: 'Webhooks per state (1 Created … 7 Resolved), every state listed, zeros included.',
-      }),
+    countsByState: z.array(z.object({ state: z.number().int(), count })).meta({
+      description: 'Webhooks per state (1 Created … 7 Resolved), every state listed, zeros included.',
+    }),
     window: z
       .object({ from: timestamp, to: timestamp, minutes: z.number().int() })
       .meta({ description: 'The attempt figures below cover [from, to): the last hour, whole minutes.' }),
-    attemptsPerMinute: z
-      .array(z.object({ minute: timestamp, attempts: count, failures: count }))
-      .meta({
-        description: 'Delivery attempts and failed attempts per minute, oldest first, one entry per minute.',
-      }),
+    attemptsPerMinute: z.array(z.object({ minute: timestamp, attempts: count, failures: count })).meta({
+      description: 'Delivery attempts and failed attempts per minute, oldest first, one entry per minute.',
+    }),
     attempts: count.meta({ description: 'Delivery attempts in the window.' }),
     failures: count.meta({ description: 'Attempts in the window that failed (not a 2xx).' }),
     successRate: z

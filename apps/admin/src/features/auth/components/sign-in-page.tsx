@@ -2,7 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Button } from '../../../components/ui/button';
 import { Field } from '../../../components/ui/field';
-import { ApiError, errorMessage } from '../../../lib/api-client';
+import { ApiError, errorMessage, fieldErrors } from '../../../lib/api-client';
 import { sessionStore } from '../../../lib/api';
 import { NotAnOperatorError, type SessionEnd } from '../../../lib/session';
 import { login, loginWithMfa } from '../api/login';
@@ -12,6 +12,9 @@ function signInError(error: unknown, step: 'password' | 'code'): string {
   if (error instanceof ApiError && error.status === 401 && step === 'code') {
     return 'The sign-in took too long or was already used. Enter your email and password again.';
   }
+  // the API names the field (`code: is wrong, …`); say it as a sentence
+  const codeErrors = fieldErrors(error).code;
+  if (step === 'code' && codeErrors?.length) return `The code ${codeErrors.join('; ')}.`;
   return errorMessage(error);
 }
 

@@ -1,0 +1,208 @@
+/**
+ * Starts the whole stack for the suite, as `pnpm start` runs it (scripts/start.ts: migrate, seed
+ * the demo accounts, API with the admin UI at /admin, dispatcher), on a fresh database, free
+ * ports and a fast retry schedule, plus the local webhook target. Returns the teardown, which
+ * stops all of it and removes what the run created.
+ *
+ * Database: with DATABASE_URL, a new database `e2e_<random>` on that server (dropped at the end);
+ * without, a new embedded cluster in `.data/e2e-<random>` (removed at the end), beside the
+ * developer's `.data/postgres`.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startWebhookTarget, type WebhookTargetServer } from './fixtures/webhook-target';
+
+const root = resolve(import.meta.dirname, '..');
+const resultsDir = join(import.meta.dirname, 'test-results');
+
+/** Seven attempts (spec part 8) that all fall due within a couple of seconds. */
+const RETRY_SCHEDULE = '0s,200ms,200ms,200ms,200ms,200ms,200ms';
+/** A start on a loaded 2-core CI machine (initdb, migrations, seed, tsx) takes a while. */
+const START_TIMEOUT_MS = 240_000;
+const STOP_TIMEOUT_MS = 60_000;
+
+/** A free TCP port on 127.0.0.1 (the stack binds it moments later). */
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
+    const server = createServer();
+    server.once('error', () => resolveFree(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)));
+  });
+}
+
+/** Runs one statement on the server of `url` (its maintenance database), through knex as the stack does. */
+async function adminStatement(url: string, sql: string): Promise<void> {
+  const { createKnex } = await import('../packages/db/src/knex');
+  const knex = createKnex(url, { pool: { max: 1 }, applicationName: 'e2e-setup' });
+  try {
+    await knex.raw(sql);
+  } finally {
+    await knex.destroy();
+  }
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+function lastLines(file: string, count = 40): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-count).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** Builds the admin UI from the current sources, so the suite never tests a stale build. */
+function buildAdmin(outDir: string): void {
+  const vite = join(root, 'apps/admin/node_modules/vite/bin/vite.js');
+  const result = spawnSync(
+    process.execPath,
+    [vite, 'build', '--logLevel', 'error', '--outDir', outDir, '--emptyOutDir'],
+    { cwd: join(root, 'apps/admin'), stdio: 'inherit' },
+  );
+  if (result.status !== 0) throw new Error(`The admin UI did not build (vite exited ${result.status})`);
+}
+
+async function waitForStack(
+  stack: ChildProcess,
+  urls: string[],
+  logFile: string,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const pending = new Set(urls);
+  while (pending.size > 0) {
+    if (stack.exitCode !== null || stack.signalCode !== null) {
+      throw new Error(`The stack exited during start-up; its log ends:\n${lastLines(logFile)}`);
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`The stack did not answer ${[...pending].join(', ')} in time; its log ends:\n${lastLines(logFile)}`);
+    }
+    for (const url of [...pending]) {
+      const response = await fetch(url, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+      if (response?.status === 200) pending.delete(url);
+    }
+    await sleep(250);
+  }
+}
+
+async function stopProcess(child: ChildProcess, timeoutMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  child.kill('SIGTERM');
+  const inTime = await Promise.race([exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+  if (!inTime) {
+    console.warn(`[e2e] the stack did not stop within ${timeoutMs} ms of SIGTERM; killing it`);
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+export default async function globalSetup(): Promise<() => Promise<void>> {
+  const runId = randomBytes(4).toString('hex');
+  const dataDir = join(root, '.data', `e2e-${runId}`);
+  const logFile = join(resultsDir, 'stack.log');
+  const cleanups: (() => Promise<void>)[] = [];
+  const teardown = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await cleanup().catch((error: unknown) => console.error('[e2e] teardown step failed:', error));
+    }
+  };
+
+  try {
+    const started = Date.now();
+    mkdirSync(resultsDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true });
+    cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+
+    const adminDist = join(dataDir, 'admin');
+    buildAdmin(adminDist);
+
+    const ports = { api: await freePort(), dispatcher: await freePort(), postgres: await freePort() };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_ENV: 'development',
+      LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'info',
+      API_HOST: '127.0.0.1',
+      API_PORT: String(ports.api),
+      DISPATCHER_PORT: String(ports.dispatcher),
+      DATA_DIR: dataDir,
+      ADMIN_DIST_DIR: adminDist,
+      // the target is on 127.0.0.1
+      ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE,
+      // deliveries the target holds (see fixtures/webhook-target.ts) are released well within this
+      WEBHOOK_TIMEOUT: '60s',
+      // NOTIFY and the next due time wake the dispatcher; this only bounds a missed wake-up
+      DISPATCHER_POLL_INTERVAL: '1s',
+    };
+    // the seed's default password, which the tests sign in with
+    delete env.DEMO_PASSWORD;
+    const serverUrl = process.env.DATABASE_URL;
+    if (serverUrl) {
+      const database = `e2e_${runId}`;
+      await adminStatement(serverUrl, `create database ${database}`);
+      cleanups.push(() => adminStatement(serverUrl, `drop database if exists ${database} with (force)`));
+      env.DATABASE_URL = withDatabase(serverUrl, database);
+    } else {
+      delete env.DATABASE_URL;
+      env.EMBEDDED_POSTGRES_PORT = String(ports.postgres);
+    }
+
+    const target: WebhookTargetServer = await startWebhookTarget();
+    const log = openSync(logFile, 'a');
+    const stack = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', log, log],
+    });
+    closeSync(log);
+    cleanups.push(async () => {
+      await stopProcess(stack, STOP_TIMEOUT_MS);
+      const busy = [];
+      for (const port of Object.values(ports)) if (!(await portIsFree(port))) busy.push(port);
+      if (busy.length) console.warn(`[e2e] ports still in use after the stack stopped: ${busy.join(', ')}`);
+    });
+    // closed before the stack stops (cleanups run in reverse): it answers deliveries it holds,
+    // so the dispatcher's shutdown does not wait for them
+    cleanups.push(() => target.close());
+
+    const api = `http://127.0.0.1:${ports.api}`;
+    await waitForStack(
+      stack,
+      [`${api}/healthz`, `${api}/admin/`, `http://127.0.0.1:${ports.dispatcher}/healthz`],
+      logFile,
+      START_TIMEOUT_MS,
+    );
+
+    // read by the config (baseURL) and the fixtures in the workers, which inherit this environment
+    process.env.E2E_BASE_URL = api;
+    process.env.E2E_TARGET_ORIGIN = target.origin;
+    console.log(
+      `[e2e] stack up in ${((Date.now() - started) / 1000).toFixed(1)} s: API ${api}, target ${target.origin}, ` +
+        `${serverUrl ? `database e2e_${runId}` : `embedded Postgres in .data/e2e-${runId}`}; log ${logFile}`,
+    );
+    return teardown;
+  } catch (error) {
+    await teardown();
+    throw error;
+  }
+}
