@@ -65,21 +65,12 @@ export async function accessClaimsFor(knex: Knex, account: AccountRow): Promise<
   };
 }
 
-/**
- * Counters of the `telemetry` claim. Units and processes arrive with the domain resources; until
- * their tables exist the counters are zero.
- */
+/** Counters of the `telemetry` claim: the party's live units and processes. */
 async function partyTelemetry(knex: Knex, partyId: number): Promise<AccessClaims['telemetry']> {
-  const { rows } = await knex.raw<{ rows: { units: string | null; processes: string | null }[] }>(
-    `select to_regclass('units')::text as units, to_regclass('processes')::text as processes`,
+  const { rows } = await knex.raw<{ rows: { units: number; processes: number }[] }>(
+    `select (select count(*) from units where party_id = :partyId and deleted is null)::int as units,
+            (select count(*) from processes where party_id = :partyId and deleted is null)::int as processes`,
+    { partyId },
   );
-  const count = async (table: string | null | undefined) => {
-    if (!table) return 0;
-    const [row] = await knex(table)
-      .where({ party_id: partyId })
-      .whereNull('deleted')
-      .count<{ count: string }[]>({ count: '*' });
-    return Number(row?.count ?? 0);
-  };
-  return { UnitCount: await count(rows[0]?.units), ProcessCount: await count(rows[0]?.processes) };
+  return { UnitCount: rows[0]?.units ?? 0, ProcessCount: rows[0]?.processes ?? 0 };
 }
