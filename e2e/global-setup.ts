@@ -10,7 +10,16 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -70,6 +79,26 @@ function lastLines(file: string, count = 40): string {
   }
 }
 
+function postmasterRunning(clusterDir: string): boolean {
+  try {
+    const pid = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes what runs that were killed before their teardown left in .data (a day old, Postgres down). */
+function removeStaleRunDirs(): void {
+  const dataRoot = join(root, '.data');
+  for (const name of existsSync(dataRoot) ? readdirSync(dataRoot) : []) {
+    const dir = join(dataRoot, name);
+    if (!/^e2e-[0-9a-f]{8}$/.test(name) || Date.now() - statSync(dir).mtimeMs < 86_400_000) continue;
+    if (!postmasterRunning(join(dir, 'postgres'))) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Builds the admin UI from the current sources, so the suite never tests a stale build. */
 function buildAdmin(outDir: string): void {
   const vite = join(root, 'apps/admin/node_modules/vite/bin/vite.js');
@@ -94,7 +123,9 @@ async function waitForStack(
       throw new Error(`The stack exited during start-up; its log ends:\n${lastLines(logFile)}`);
     }
     if (Date.now() > deadline) {
-      throw new Error(`The stack did not answer ${[...pending].join(', ')} in time; its log ends:\n${lastLines(logFile)}`);
+      throw new Error(
+        `The stack did not answer ${[...pending].join(', ')} in time; its log ends:\n${lastLines(logFile)}`,
+      );
     }
     for (const url of [...pending]) {
       const response = await fetch(url, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
@@ -129,6 +160,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
 
   try {
     const started = Date.now();
+    removeStaleRunDirs();
     mkdirSync(resultsDir, { recursive: true });
     mkdirSync(dataDir, { recursive: true });
     cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));

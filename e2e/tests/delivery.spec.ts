@@ -45,11 +45,13 @@ test('a registration created in the console receives a delivery after an API wri
 
   // the registration's recent webhooks show it delivered (the list refreshes itself)
   const recent = page.getByTestId('recent-webhooks');
-  const row = recent.getByRole('row').filter({ has: page.getByRole('link', { name: `Webhook ${webhookId}` }) });
+  const row = recent
+    .getByRole('row')
+    .filter({ has: page.getByRole('link', { name: `Webhook ${webhookId}`, exact: true }) });
   await expect(row.getByTestId('webhook-state')).toHaveText('Successful', { timeout: 60_000 });
   await snap(page, testInfo, 'registration-detail');
 
-  await row.getByRole('link', { name: `Webhook ${webhookId}` }).click();
+  await row.getByRole('link', { name: `Webhook ${webhookId}`, exact: true }).click();
   await expect(page.getByRole('heading', { level: 1 })).toContainText(`Webhook ${webhookId}`);
   await expect(page.getByRole('heading', { level: 1 }).getByTestId('webhook-state')).toHaveText('Successful');
   await expect(page.getByTestId('webhook-attempt-count')).toHaveText('1');
@@ -58,7 +60,9 @@ test('a registration created in the console receives a delivery after an API wri
   await expect(page.getByTestId('delivery-body')).toContainText(name);
   await expect(page.getByTestId('delivery-headers')).toContainText('webhook-signature');
   // the API has no secrets to show: the signature is masked
-  await expect(page.getByTestId('delivery-headers')).not.toContainText(delivery!.headers['webhook-signature']!);
+  await expect(page.getByTestId('delivery-headers')).not.toContainText(
+    delivery!.headers['webhook-signature']!,
+  );
   await snap(page, testInfo, 'webhook-successful');
 
   // the webhooks screen, filtered to the registration through the address
@@ -68,7 +72,7 @@ test('a registration created in the console receives a delivery after an API wri
   await snap(page, testInfo, 'webhooks-filtered');
 
   // deleting the registration, with confirmation
-  await page.getByRole('link', { name: `Registration ${registration.id}` }).click();
+  await page.getByRole('link', { name: `Registration ${registration.id}`, exact: true }).click();
   await page.getByRole('button', { name: 'Delete registration' }).click();
   const dialog = page.getByRole('dialog', { name: `Delete registration ${registration.id}?` });
   await expect(dialog).toBeVisible();

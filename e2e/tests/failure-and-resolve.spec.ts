@@ -56,7 +56,7 @@ test('a failing target drives a webhook through Retrying to Failed; its group is
   await openSection(page, 'Blocked groups');
   const group = page
     .getByTestId('blocked-group')
-    .filter({ has: page.getByRole('link', { name: `Blocking webhook ${first.id}` }) });
+    .filter({ has: page.getByRole('link', { name: `Blocking webhook ${first.id}`, exact: true }) });
   await expect(group).toHaveCount(1);
   await expect(group).toContainText(`Property:${property.id}`);
   await expect(group.getByTestId('pending-count')).toHaveText('1');
@@ -77,7 +77,9 @@ test('a failing target drives a webhook through Retrying to Failed; its group is
   await snap(page, testInfo, 'group-drained');
 
   await expect
-    .poll(async () => (await target.deliveriesOf(second.id)).map((d) => d.answeredStatus), { timeout: 60_000 })
+    .poll(async () => (await target.deliveriesOf(second.id)).map((d) => d.answeredStatus), {
+      timeout: 60_000,
+    })
     .toEqual([200]);
   // the resolved webhook was not delivered again
   expect(await target.deliveriesOf(first.id)).toHaveLength(RETRY_SCHEDULE_ATTEMPTS);

@@ -34,6 +34,13 @@ test('signs in, shows every screen and signs out', async ({ page }, testInfo) =>
   await openSection(page, 'Blocked groups');
   await snap(page, testInfo, 'blocked-groups');
 
+  // a narrow screen: the tables become cards
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto('/admin/webhooks');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Webhooks');
+  await snap(page, testInfo, 'webhooks-narrow');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
   // a reload keeps the operator signed in (the session lives in sessionStorage)
   await page.reload();
   await expect(page.getByTestId('signed-in-account')).toContainText(OPERATOR.email);

@@ -226,21 +226,30 @@ const hostileKey = fc.oneof(
   fc.string({ unit: anyCodeUnit, maxLength: 8 }),
 );
 
-const deepArrays = (depth: number) => new RawJson(`[] nested ${depth} deep`, () => '['.repeat(depth) + ']'.repeat(depth));
+const made = new Map<string, string>();
+/** Raw JSON text made once and kept, as the large ones are sent many times. */
+const kept = (label: string, make: () => string) =>
+  new RawJson(label, () => {
+    if (!made.has(label)) made.set(label, make());
+    return made.get(label)!;
+  });
+const deepArrays = (depth: number) => kept(`[] nested ${depth} deep`, () => '['.repeat(depth) + ']'.repeat(depth));
 const deepObjects = (depth: number) =>
-  new RawJson(`{} nested ${depth} deep`, () => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
+  kept(`{} nested ${depth} deep`, () => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
 const hugeString = (bytes: number) =>
-  new RawJson(`a string of ${bytes} characters`, () => JSON.stringify('€'.repeat(Math.ceil(bytes / 3))));
+  kept(`a string of ${bytes} bytes`, () => JSON.stringify('€'.repeat(Math.ceil(bytes / 3))));
 const hugeIdList = (count: number) =>
-  new RawJson(`a list of ${count} ids`, () => `[${Array.from({ length: count }, (_, i) => i + 1).join(',')}]`);
+  kept(`a list of ${count} ids`, () => `[${Array.from({ length: count }, (_, i) => i + 1).join(',')}]`);
 
-/** Large values, built only when sent; those of a megabyte rarely, as each costs time. */
+/**
+ * Large values, built only when sent. Those of a megabyte are not random: every operation with a
+ * body gets each of BOUNDARY_BODIES once.
+ */
 const oversized: fc.Arbitrary<JsonValue> = fc.oneof(
-  { arbitrary: fc.constantFrom(33, 40, 1_000, 100_000).map(deepArrays), weight: 3 },
-  { arbitrary: fc.constantFrom(33, 1_000, 50_000).map(deepObjects), weight: 3 },
-  { arbitrary: fc.constant(70_000).map(hugeString), weight: 2 },
-  { arbitrary: fc.constant(1_100_000).map(hugeString), weight: 1 },
-  { arbitrary: fc.constantFrom(101, 10_000, 100_000).map(hugeIdList), weight: 3 },
+  fc.constantFrom(33, 40, 1_000, 100_000).map(deepArrays),
+  fc.constantFrom(33, 1_000, 50_000).map(deepObjects),
+  fc.constantFrom(5_000, 70_000).map(hugeString),
+  fc.constantFrom(101, 10_000).map(hugeIdList),
 );
 
 /** A JSON value of any type, shape and size, chosen to break things. */
@@ -284,16 +293,23 @@ const isoDate = fc
   .date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2199-12-31T00:00:00Z'), noInvalidDate: true })
   .map((date) => date.toISOString());
 
+const byPattern = new Map<string, fc.Arbitrary<string> | undefined>();
+
+/** Strings matching `pattern`; built once per pattern, as building one is slow. */
 function stringFromPattern(pattern: string): fc.Arbitrary<string> | undefined {
-  try {
-    return fc.stringMatching(new RegExp(pattern, 'u'));
-  } catch {
-    try {
-      return fc.stringMatching(new RegExp(pattern));
-    } catch {
-      return undefined;
+  if (!byPattern.has(pattern)) {
+    let arbitrary: fc.Arbitrary<string> | undefined;
+    for (const flags of ['u', '']) {
+      try {
+        arbitrary = fc.stringMatching(new RegExp(pattern, flags));
+        break;
+      } catch {
+        // not a pattern fast-check reads with these flags
+      }
     }
+    byPattern.set(pattern, arbitrary);
   }
+  return byPattern.get(pattern);
 }
 
 function validString(schema: Schema): fc.Arbitrary<string> {
@@ -468,10 +484,15 @@ const INVALID_JSON_BODIES: Body[] = [
   bytesBody('a NUL byte', () => Buffer.from('{"a":"\u0000"}')),
 ];
 
-/** Bodies past the size limit, seldom sent. */
-const HUGE_BODIES: Body[] = [
-  bytesBody('2 MB of spaces then {}', () => Buffer.concat([Buffer.alloc(2 * 1024 * 1024, 0x20), Buffer.from('{}')])),
-  bytesBody('1.1 MB of a', () => Buffer.alloc(1_100_000, 0x61)),
+/**
+ * The largest bodies, sent once to every operation that takes a body (and not at random, as each
+ * costs time): past the 1 MiB limit, a string field past it, the largest id list under it.
+ */
+export const BOUNDARY_BODIES: Body[] = [
+  bytesBody('2 MB of blanks, then {}', () => Buffer.concat([Buffer.alloc(2 * 1024 * 1024, 0x20), Buffer.from('{}')])),
+  { kind: 'json', value: new JsonMembers([['ids', hugeString(1_100_000)]]) },
+  { kind: 'json', value: new JsonMembers([['ids', hugeIdList(100_000)]]) },
+  { kind: 'json', value: deepArrays(100_000) },
 ];
 
 export const CONTENT_TYPES = [
@@ -633,9 +654,8 @@ function jsonBody(operation: Operation, context: ValueContext): { valid: fc.Arbi
       { arbitrary: json(mutated(valid)), weight: 20 },
       { arbitrary: json(hostileValue), weight: 15 },
       { arbitrary: fc.constantFrom(...INVALID_JSON_BODIES), weight: 5 },
-      { arbitrary: fc.constantFrom(...HUGE_BODIES), weight: 1 },
       // an id list past the limit where the operation takes ids
-      { arbitrary: json(fc.constantFrom(101, 100_000).map((n) => new JsonMembers([['ids', hugeIdList(n)]]))), weight: 5 },
+      { arbitrary: json(fc.constantFrom(101, 10_000).map((n) => new JsonMembers([['ids', hugeIdList(n)]]))), weight: 5 },
     ),
   };
 }
@@ -868,4 +888,34 @@ export function renderCase(
     body,
     chunked: fuzzCase.chunked,
   };
+}
+
+/**
+ * The largest requests, sent once to every operation that takes a body, by a caller it allows:
+ * BOUNDARY_BODIES, and for an upload a file part past the 10 MiB limit.
+ */
+export function boundaryCases(operation: Operation): FuzzCase[] {
+  if (!operation.body) return [];
+  const caller: Caller =
+    operation.auth === 'public'
+      ? { kind: 'none' }
+      : { kind: 'party', partyType: operation.auth.allow[0] ?? 1, holder: 'full' };
+  const bodies: Body[] = [...BOUNDARY_BODIES];
+  if (operation.body.mediaType === 'multipart/form-data') {
+    bodies.push({
+      kind: 'multipart',
+      boundary: 'boundary',
+      parts: [{ name: 'file', fileName: 'big.bin', contentType: 'application/octet-stream', content: 'x'.repeat(11 * 1024 * 1024) }],
+      tail: '',
+    });
+  }
+  return bodies.map((body) => ({
+    kind: 'hostile',
+    pathValues: operation.pathParams.map(() => '1'),
+    query: '',
+    headers: {},
+    caller,
+    body,
+    chunked: false,
+  }));
 }

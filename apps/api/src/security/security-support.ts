@@ -11,23 +11,18 @@ export function captureLogger(): { logger: Logger; lines: string[] } {
 /** Tables that only the migration tool writes. */
 const MIGRATION_TABLES = new Set(['knex_migrations', 'knex_migrations_lock']);
 
-/** Every table and its row count, and the newest record of `fuzz_writes`. */
-export interface WriteSnapshot {
-  counts: Record<string, number>;
-  lastWrite: number;
-}
-
 /**
  * Records every row written to any table of the test database in `fuzz_writes` (table and
  * operation), by a row trigger on each: committed writes stay recorded, rolled-back ones vanish
  * with their transaction. Row counts miss an update, or a delete and an insert; this does not.
- * `snapshot` takes the row count of every table (as `allTableCounts` does) and the newest
- * record in one query.
  */
 export async function recordWrites(api: TestApi): Promise<{
-  snapshot(): Promise<WriteSnapshot>;
-  /** `table op` of each write recorded after `lastWrite`. */
-  since(lastWrite: number): Promise<string[]>;
+  /** The newest record so far (cheap: one index lookup). */
+  mark(): Promise<number>;
+  /** `table op` of each write recorded after `mark`, oldest first. */
+  since(mark: number): Promise<string[]>;
+  /** The row count of every table the triggers watch, in one query. */
+  counts(): Promise<Record<string, number>>;
 }> {
   const knex = api.deps.knex;
   await knex.raw(`
@@ -52,26 +47,42 @@ export async function recordWrites(api: TestApi): Promise<{
   }
   const countsSql = knex
     .raw(
-      `select ${tables.map(() => '(select count(*) from ??) as ??').join(', ')},
-        (select coalesce(max(id), 0) from fuzz_writes) as fuzz_last_write`,
+      `select ${tables.map(() => '(select count(*) from ??) as ??').join(', ')}`,
       tables.flatMap((name) => [name, name]),
     )
     .toString();
   return {
-    snapshot: async () => {
-      const result = await knex.raw<{ rows: Record<string, string>[] }>(countsSql);
-      const { fuzz_last_write: lastWrite, ...counts } = result.rows[0] ?? {};
-      return {
-        counts: Object.fromEntries(Object.entries(counts).map(([name, count]) => [name, Number(count)])),
-        lastWrite: Number(lastWrite),
-      };
+    mark: async () => {
+      const [row] = await knex('fuzz_writes').max<{ max: string | null }[]>({ max: 'id' });
+      return Number(row?.max ?? 0);
     },
-    since: async (lastWrite) =>
+    since: async (mark) =>
       (
         await knex('fuzz_writes')
-          .where('id', '>', lastWrite)
+          .where('id', '>', mark)
           .orderBy('id')
           .select<{ table_name: string; op: string }[]>('table_name', 'op')
       ).map((row) => `${row.table_name} ${row.op}`),
+    counts: async () => {
+      const result = await knex.raw<{ rows: Record<string, string>[] }>(countsSql);
+      return Object.fromEntries(Object.entries(result.rows[0] ?? {}).map(([name, n]) => [name, Number(n)]));
+    },
   };
+}
+
+/**
+ * The tables whose row count changed from `before` to `after` by other than the rows `writes`
+ * (`table op` records) inserted and deleted: a table the write log would have missed.
+ */
+export function unexplainedCounts(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  writes: readonly string[],
+): string[] {
+  const net = new Map<string, number>();
+  for (const write of writes) {
+    const [table, op] = write.split(' ') as [string, string];
+    net.set(table, (net.get(table) ?? 0) + (op === 'INSERT' ? 1 : op === 'DELETE' ? -1 : 0));
+  }
+  return Object.keys(after).filter((table) => (after[table] ?? 0) - (before[table] ?? 0) !== (net.get(table) ?? 0));
 }
