@@ -81,7 +81,7 @@ export const SQL_STRINGS = [
   '1; DROP TABLE accounts; --',
   "'; DELETE FROM parties; --",
   "' UNION SELECT password_hash FROM accounts --",
-  "1) OR pg_sleep(5) IS NULL --",
+  '1) OR pg_sleep(5) IS NULL --',
   "'||(SELECT version())||'",
   '" OR ""="',
   '%',
@@ -233,7 +233,8 @@ const kept = (label: string, make: () => string) =>
     if (!made.has(label)) made.set(label, make());
     return made.get(label)!;
   });
-const deepArrays = (depth: number) => kept(`[] nested ${depth} deep`, () => '['.repeat(depth) + ']'.repeat(depth));
+const deepArrays = (depth: number) =>
+  kept(`[] nested ${depth} deep`, () => '['.repeat(depth) + ']'.repeat(depth));
 const deepObjects = (depth: number) =>
   kept(`{} nested ${depth} deep`, () => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
 const hugeString = (bytes: number) =>
@@ -246,16 +247,16 @@ const hugeIdList = (count: number) =>
  * body gets each of BOUNDARY_BODIES once.
  */
 const oversized: fc.Arbitrary<JsonValue> = fc.oneof(
-  fc.constantFrom(33, 40, 1_000, 100_000).map(deepArrays),
-  fc.constantFrom(33, 1_000, 50_000).map(deepObjects),
-  fc.constantFrom(5_000, 70_000).map(hugeString),
-  fc.constantFrom(101, 10_000).map(hugeIdList),
+  fc.constantFrom(33, 40, 1_000).map(deepArrays),
+  fc.constantFrom(33, 1_000).map(deepObjects),
+  fc.constantFrom(5_000, 20_000).map(hugeString),
+  fc.constantFrom(101, 1_000, 10_000).map(hugeIdList),
 );
 
 /** A JSON value of any type, shape and size, chosen to break things. */
 export const hostileValue: fc.Arbitrary<JsonValue> = fc.letrec<{ value: JsonValue }>((tie) => ({
   value: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
+    { depthSize: 'small' },
     { arbitrary: hostileText, weight: 4 },
     { arbitrary: fc.constantFrom(...BOUNDARY_NUMBERS), weight: 3 },
     { arbitrary: fc.constantFrom(...RAW_NUMBERS).map((text) => new RawJson(text, () => text)), weight: 1 },
@@ -345,7 +346,12 @@ function validString(schema: Schema): fc.Arbitrary<string> {
   return fc.oneof(...options);
 }
 
-function validNumber(schema: Schema, name: string, context: ValueContext, integer: boolean): fc.Arbitrary<number> {
+function validNumber(
+  schema: Schema,
+  name: string,
+  context: ValueContext,
+  integer: boolean,
+): fc.Arbitrary<number> {
   const exclusiveMin = typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : undefined;
   const exclusiveMax = typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : undefined;
   let min = typeof schema.minimum === 'number' ? schema.minimum : (exclusiveMin ?? -1e12);
@@ -368,7 +374,9 @@ function validNumber(schema: Schema, name: string, context: ValueContext, intege
       )
       .map((k) => Number((k * step).toFixed(decimals)));
     const idLike = /id$/i.test(name) && integer && low <= 1 && high >= 50;
-    return idLike ? fc.oneof({ arbitrary: context.ids, weight: 4 }, { arbitrary: multiples, weight: 1 }) : multiples;
+    return idLike
+      ? fc.oneof({ arbitrary: context.ids, weight: 4 }, { arbitrary: multiples, weight: 1 })
+      : multiples;
   }
   if (exclusiveMin !== undefined) min = exclusiveMin + Number.EPSILON * Math.max(1, Math.abs(exclusiveMin));
   if (exclusiveMax !== undefined) max = exclusiveMax - Number.EPSILON * Math.max(1, Math.abs(exclusiveMax));
@@ -376,7 +384,12 @@ function validNumber(schema: Schema, name: string, context: ValueContext, intege
 }
 
 /** A value `schema` accepts (as far as JSON schema says: zod refinements may still refuse it). */
-export function validValue(schema: Schema, context: ValueContext, name = '', depth = 0): fc.Arbitrary<JsonValue> {
+export function validValue(
+  schema: Schema,
+  context: ValueContext,
+  name = '',
+  depth = 0,
+): fc.Arbitrary<JsonValue> {
   const resolved = resolveRef(schema, context.document);
   if (depth > 8) return fc.constant(null);
   if ('const' in resolved) return fc.constant(resolved.const as JsonValue);
@@ -411,22 +424,35 @@ export function validValue(schema: Schema, context: ValueContext, name = '', dep
       const maxItems = typeof resolved.maxItems === 'number' ? resolved.maxItems : 10;
       const lists = [fc.array(items, { minLength, maxLength: Math.min(maxItems, Math.max(minLength, 5)) })];
       if (maxItems <= 200) lists.push(fc.array(items, { minLength: maxItems, maxLength: maxItems }));
-      return fc.oneof({ arbitrary: lists[0]!, weight: 4 }, ...lists.slice(1).map((arbitrary) => ({ arbitrary, weight: 1 })));
+      return fc.oneof(
+        { arbitrary: lists[0]!, weight: 4 },
+        ...lists.slice(1).map((arbitrary) => ({ arbitrary, weight: 1 })),
+      );
     }
     case 'object':
     case undefined: {
       const properties = (resolved.properties ?? {}) as Record<string, Schema>;
-      if (type === undefined && Object.keys(properties).length === 0) return fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<JsonValue>;
+      if (type === undefined && Object.keys(properties).length === 0)
+        return fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<JsonValue>;
       const required = new Set((resolved.required as string[] | undefined) ?? []);
       const shape = Object.fromEntries(
-        Object.entries(properties).map(([key, property]) => [key, validValue(property, context, key, depth + 1)]),
+        Object.entries(properties).map(([key, property]) => [
+          key,
+          validValue(property, context, key, depth + 1),
+        ]),
       );
-      const record = fc.record(shape, { requiredKeys: [...required].filter((key) => key in shape) }) as fc.Arbitrary<Record<string, JsonValue>>;
+      const record = fc.record(shape, {
+        requiredKeys: [...required].filter((key) => key in shape),
+      }) as fc.Arbitrary<Record<string, JsonValue>>;
       const extra = resolved.additionalProperties;
       if (extra && typeof extra === 'object' && Object.keys(properties).length === 0) {
-        return fc.dictionary(fc.string({ minLength: 1, maxLength: 10 }), validValue(extra as Schema, context, '', depth + 1), {
-          maxKeys: 3,
-        });
+        return fc.dictionary(
+          fc.string({ minLength: 1, maxLength: 10 }),
+          validValue(extra as Schema, context, '', depth + 1),
+          {
+            maxKeys: 3,
+          },
+        );
       }
       return record;
     }
@@ -475,24 +501,40 @@ function bytesBody(label: string, make: () => Buffer): Body {
 }
 
 const INVALID_JSON_BODIES: Body[] = [
-  ...['{', '}', '{"a":}', "{'a':1}", '{"a":1,}', 'undefined', 'NaN', '{"a":1}garbage', '{"a":1}{"b":2}', '[', ']', '"', '\\', ' '].map(
-    (text) => bytesBody(JSON.stringify(text), () => Buffer.from(text)),
-  ),
+  ...[
+    '{',
+    '}',
+    '{"a":}',
+    "{'a':1}",
+    '{"a":1,}',
+    'undefined',
+    'NaN',
+    '{"a":1}garbage',
+    '{"a":1}{"b":2}',
+    '[',
+    ']',
+    '"',
+    '\\',
+    ' ',
+  ].map((text) => bytesBody(JSON.stringify(text), () => Buffer.from(text))),
   bytesBody('BOM then {}', () => Buffer.from('\ufeff{}')),
-  bytesBody('invalid UTF-8', () => Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc0, 0x22, 0x7d])),
+  bytesBody('invalid UTF-8', () =>
+    Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc0, 0x22, 0x7d]),
+  ),
   bytesBody('UTF-16 {}', () => Buffer.from('{"a":1}', 'utf16le')),
   bytesBody('a NUL byte', () => Buffer.from('{"a":"\u0000"}')),
 ];
 
 /**
  * The largest bodies, sent once to every operation that takes a body (and not at random, as each
- * costs time): past the 1 MiB limit, a string field past it, the largest id list under it.
+ * costs time): a string field past the 1 MiB limit, an id list of 100,000 just under it, arrays
+ * nested 100,000 deep, objects 50,000 deep.
  */
 export const BOUNDARY_BODIES: Body[] = [
-  bytesBody('2 MB of blanks, then {}', () => Buffer.concat([Buffer.alloc(2 * 1024 * 1024, 0x20), Buffer.from('{}')])),
   { kind: 'json', value: new JsonMembers([['ids', hugeString(1_100_000)]]) },
   { kind: 'json', value: new JsonMembers([['ids', hugeIdList(100_000)]]) },
   { kind: 'json', value: deepArrays(100_000) },
+  { kind: 'json', value: deepObjects(50_000) },
 ];
 
 export const CONTENT_TYPES = [
@@ -529,14 +571,37 @@ const ACCEPTS = [
   'application/json;q=abc',
 ] as const;
 
-const API_VERSIONS = ['0', '3', '2.1', '2.0.0', 'v2', '1.', '.1', '', ' ', '2,2', 'latest', '-1', '2e0', 'ü'] as const;
+const API_VERSIONS = [
+  '0',
+  '3',
+  '2.1',
+  '2.0.0',
+  'v2',
+  '1.',
+  '.1',
+  '',
+  ' ',
+  '2,2',
+  'latest',
+  '-1',
+  '2e0',
+  'ü',
+] as const;
 
 const latin1Text = (maxLength: number) => fc.string({ unit: latin1, maxLength });
 
-/** Garbage for every header the API reads; most requests get none of it. */
+/**
+ * Garbage for every header the API reads; most requests get none of it. Request heads stay under
+ * Node's 16 KiB limit (`maxHeaderSize`): past it Node itself answers a bare 431 before the API
+ * runs (asserted apart in fuzz.test.ts).
+ */
 const hostileHeaders: fc.Arbitrary<Record<string, string | string[]>> = fc.record(
   {
-    'api-version': fc.oneof(fc.constantFrom(...API_VERSIONS), latin1Text(20), fc.constant<string[]>(['1', '2'])),
+    'api-version': fc.oneof(
+      fc.constantFrom(...API_VERSIONS),
+      latin1Text(20),
+      fc.constant<string[]>(['1', '2']),
+    ),
     accept: fc.oneof(fc.constantFrom(...ACCEPTS), latin1Text(60)),
     'accept-language': fc.oneof(fc.constantFrom('de-DE', '*', 'xx', '', 'en-DE;q=abc'), latin1Text(60)),
     'x-request-id': fc.oneof(latin1Text(120), fc.constant('r'.repeat(1000))),
@@ -550,7 +615,22 @@ const hostileHeaders: fc.Arbitrary<Record<string, string | string[]>> = fc.recor
 /** Hostile values for a path parameter, encoded or deliberately raw. */
 const hostilePathValue: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...NUMBER_TEXTS).map(percentEncode),
-  fc.constantFrom('..%2f', '..%2F..%2Fetc%2Fpasswd', '%2e%2e', '%00', '%ff', '%', '%%', '%zz', '%C0%AE', '%ED%A0%80', '~', '*', ';', '@'),
+  fc.constantFrom(
+    '..%2f',
+    '..%2F..%2Fetc%2Fpasswd',
+    '%2e%2e',
+    '%00',
+    '%ff',
+    '%',
+    '%%',
+    '%zz',
+    '%C0%AE',
+    '%ED%A0%80',
+    '~',
+    '*',
+    ';',
+    '@',
+  ),
   fc.constantFrom(...SQL_STRINGS, ...TRAVERSAL_STRINGS, ...UNICODE_STRINGS).map(percentEncode),
   fc.string({ unit: anyCodeUnit, maxLength: 20 }).map(percentEncode),
   fc.constantFrom('myself', 'batch', 'search', 'content', 'attempts').map((text) => text),
@@ -558,8 +638,8 @@ const hostilePathValue: fc.Arbitrary<string> = fc.oneof(
 );
 
 function validPathValue(parameter: Parameter, context: ValueContext): fc.Arbitrary<string> {
-  return validValue(parameter.schema ?? { type: 'integer', minimum: 1 }, context, parameter.name).map((value) =>
-    percentEncode(String(value)),
+  return validValue(parameter.schema ?? { type: 'integer', minimum: 1 }, context, parameter.name).map(
+    (value) => percentEncode(String(value)),
   );
 }
 
@@ -584,29 +664,41 @@ function validQuery(operation: Operation, context: ValueContext): fc.Arbitrary<s
       ...operation.queryParams.map((parameter) =>
         parameter.required
           ? validQueryValue(parameter, context).map((value) => [[parameter.name, value] as const])
-          : fc.option(validQueryValue(parameter, context), { nil: undefined }).map((value) =>
-              value === undefined ? [] : [[parameter.name, value] as const],
-            ),
+          : fc
+              .option(validQueryValue(parameter, context), { nil: undefined })
+              .map((value) => (value === undefined ? [] : [[parameter.name, value] as const])),
       ),
     )
     .map((lists) => queryText(lists.flat()));
 }
 
 function hostileQuery(operation: Operation, context: ValueContext): fc.Arbitrary<string> {
-  const names = [...operation.queryParams.map((p) => p.name), 'pagesize', 'PAGENUMBER', 'unknown', '__proto__', 'constructor'];
+  const names = [
+    ...operation.queryParams.map((p) => p.name),
+    'pagesize',
+    'PAGENUMBER',
+    'unknown',
+    '__proto__',
+    'constructor',
+  ];
   const value = fc.oneof(
     fc.constantFrom(...NUMBER_TEXTS, ...SQL_STRINGS, ...UNICODE_STRINGS).map(percentEncode),
     fc.string({ unit: anyCodeUnit, maxLength: 30 }).map(percentEncode),
     fc.constantFrom('%', '%zz', '%00', '', '[]', 'a[b]=c', '&&', '=', '+'),
-    fc.constant('7'.repeat(3000)),
+    fc.constant('7'.repeat(1000)),
   );
-  const pair = fc.tuple(fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 8 }).map(percentEncode)), value);
+  const pair = fc.tuple(
+    fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 8 }).map(percentEncode)),
+    value,
+  );
   return fc.oneof(
     fc.array(pair, { minLength: 1, maxLength: 6 }).map(queryText),
     // a valid query with one parameter repeated or its name in two spellings
     fc
       .tuple(validQuery(operation, context), fc.constantFrom(...names), value)
-      .map(([valid, name, extra]) => [valid, `${name}=${extra}`, `${name}=${extra}`].filter(Boolean).join('&')),
+      .map(([valid, name, extra]) =>
+        [valid, `${name}=${extra}`, `${name}=${extra}`].filter(Boolean).join('&'),
+      ),
     fc.constantFrom('&', '&&=&', '=', '%', '?', '#', 'a=%ff%fe', `${'x='.repeat(600)}`),
   );
 }
@@ -645,7 +737,10 @@ function mutated(valid: fc.Arbitrary<JsonValue>): fc.Arbitrary<JsonValue> {
     });
 }
 
-function jsonBody(operation: Operation, context: ValueContext): { valid: fc.Arbitrary<Body>; hostile: fc.Arbitrary<Body> } {
+function jsonBody(
+  operation: Operation,
+  context: ValueContext,
+): { valid: fc.Arbitrary<Body>; hostile: fc.Arbitrary<Body> } {
   const valid = validValue(operation.body!.schema, context);
   const json = (value: fc.Arbitrary<JsonValue>) => value.map((v): Body => ({ kind: 'json', value: v }));
   return {
@@ -655,7 +750,10 @@ function jsonBody(operation: Operation, context: ValueContext): { valid: fc.Arbi
       { arbitrary: json(hostileValue), weight: 15 },
       { arbitrary: fc.constantFrom(...INVALID_JSON_BODIES), weight: 5 },
       // an id list past the limit where the operation takes ids
-      { arbitrary: json(fc.constantFrom(101, 10_000).map((n) => new JsonMembers([['ids', hugeIdList(n)]]))), weight: 5 },
+      {
+        arbitrary: json(fc.constantFrom(101, 10_000).map((n) => new JsonMembers([['ids', hugeIdList(n)]]))),
+        weight: 5,
+      },
     ),
   };
 }
@@ -675,52 +773,74 @@ const FILE_NAMES = [
   'name with "quotes".txt',
 ] as const;
 
-function multipartBody(operation: Operation, context: ValueContext): { valid: fc.Arbitrary<Body>; hostile: fc.Arbitrary<Body> } {
+function multipartBody(
+  operation: Operation,
+  context: ValueContext,
+): { valid: fc.Arbitrary<Body>; hostile: fc.Arbitrary<Body> } {
   const schema = resolveRef(operation.body!.schema, context.document);
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
   const fileParts = Object.keys(properties).filter((name) => properties[name]?.format === 'binary');
   const textFields = Object.keys(properties).filter((name) => !fileParts.includes(name));
-  const textSchema = { ...schema, properties: Object.fromEntries(textFields.map((name) => [name, properties[name]!])) };
+  const textSchema = {
+    ...schema,
+    properties: Object.fromEntries(textFields.map((name) => [name, properties[name]!])),
+  };
   const fields = validValue(textSchema, context).map((value) =>
-    Object.entries((value ?? {}) as Record<string, JsonValue>).map(
-      ([name, field]): MultipartPart => ({ name, content: typeof field === 'string' ? field : jsonText(field) }),
-    ),
+    Object.entries((value ?? {}) as Record<string, JsonValue>).map(([name, field]): MultipartPart => ({
+      name,
+      content: typeof field === 'string' ? field : jsonText(field),
+    })),
   );
   const file = (name: string) =>
     fc
       .record({
         fileName: fc.oneof(fc.constantFrom(...FILE_NAMES), fc.string({ unit: 'grapheme', maxLength: 20 })),
-        contentType: fc.constantFrom('application/pdf', 'text/plain', 'application/octet-stream', 'image/png', 'x/y', ''),
+        contentType: fc.constantFrom(
+          'application/pdf',
+          'text/plain',
+          'application/octet-stream',
+          'image/png',
+          'x/y',
+          '',
+        ),
         content: fc.string({ unit: 'binary-ascii', maxLength: 200 }),
       })
       .map((part): MultipartPart => ({ name, ...part }));
   const boundary = fc.stringMatching(/^[A-Za-z0-9'()+_,\-.:=?]{1,40}$/).filter((b) => !b.endsWith(' '));
   const valid = fc
     .tuple(boundary, fields, fc.tuple(...fileParts.map(file)))
-    .map(([b, text, files]): Body => ({ kind: 'multipart', boundary: b, parts: [...text, ...files], tail: '' }));
+    .map(([b, text, files]): Body => ({
+      kind: 'multipart',
+      boundary: b,
+      parts: [...text, ...files],
+      tail: '',
+    }));
   const hostileParts = fc.array(
     fc.oneof(
       fc.constantFrom(...fileParts, 'other').chain(file),
-      fc.record({ name: fc.oneof(fc.constantFrom(...fileParts, ...textFields), hostileKey), content: hostileText }),
+      fc.record({
+        name: fc.oneof(fc.constantFrom(...fileParts, ...textFields), hostileKey),
+        content: hostileText,
+      }),
     ),
     { maxLength: 5 },
   );
   const hostile = fc.oneof(
     // parts missing, repeated, unknown or of the wrong kind
-    fc.tuple(boundary, hostileParts).map(([b, parts]): Body => ({ kind: 'multipart', boundary: b, parts, tail: '' })),
+    fc
+      .tuple(boundary, hostileParts)
+      .map(([b, parts]): Body => ({ kind: 'multipart', boundary: b, parts, tail: '' })),
     // a body cut off, or ending without the closing boundary
     fc
       .tuple(valid, fc.constantFrom('cut', 'no-close', 'garbage'))
       .map(([body, tail]): Body => (body.kind === 'multipart' ? { ...body, tail } : body)),
     // 150 text fields (more than the API reads)
-    boundary.map(
-      (b): Body => ({
-        kind: 'multipart',
-        boundary: b,
-        parts: Array.from({ length: 150 }, (_, i) => ({ name: `f${i}`, content: 'x' })),
-        tail: '',
-      }),
-    ),
+    boundary.map((b): Body => ({
+      kind: 'multipart',
+      boundary: b,
+      parts: Array.from({ length: 150 }, (_, i) => ({ name: `f${i}`, content: 'x' })),
+      tail: '',
+    })),
     fc.constantFrom(...INVALID_JSON_BODIES),
     fc.constant<Body>({ kind: 'json', value: {} }),
   );
@@ -751,21 +871,39 @@ const WORLD_TYPES = [1, 2, 3, 5, 7, 13, 14] as const;
 
 function callers(operation: Operation): { valid: fc.Arbitrary<Caller>; other: fc.Arbitrary<Caller> } {
   const garbage = fc.oneof(
-    fc.constantFrom('Bearer', 'Bearer ', 'Bearer a.b.c', 'Basic dXNlcjpwYXNz', 'bearer x', 'Bearer ..', 'Digest x', ' '),
+    fc.constantFrom(
+      'Bearer',
+      'Bearer ',
+      'Bearer a.b.c',
+      'Basic dXNlcjpwYXNz',
+      'bearer x',
+      'Bearer ..',
+      'Digest x',
+      ' ',
+    ),
     latin1Text(80).map((text) => `Bearer ${text}`),
-    fc.constant(`Bearer ${'a'.repeat(8000)}.${'b'.repeat(100)}.c`),
+    fc.constant(`Bearer ${'a'.repeat(4000)}.${'b'.repeat(100)}.c`),
   );
   const other = fc.oneof(
     fc.constant<Caller>({ kind: 'none' }),
     garbage.map((header): Caller => ({ kind: 'garbage', header })),
-    fc.constantFrom(...WORLD_TYPES).map((partyType): Caller => ({ kind: 'party', partyType, holder: 'bare' })),
-    fc.constantFrom(...WORLD_TYPES).map((partyType): Caller => ({ kind: 'party', partyType, holder: 'full' })),
+    fc
+      .constantFrom(...WORLD_TYPES)
+      .map((partyType): Caller => ({ kind: 'party', partyType, holder: 'bare' })),
+    fc
+      .constantFrom(...WORLD_TYPES)
+      .map((partyType): Caller => ({ kind: 'party', partyType, holder: 'full' })),
   );
   if (operation.auth === 'public') return { valid: fc.constant({ kind: 'none' }), other };
   const allowed = operation.auth.allow.filter((type) => (WORLD_TYPES as readonly number[]).includes(type));
   const valid = fc
     .tuple(fc.constantFrom(...allowed), fc.boolean())
-    .map(([partyType, other]): Caller => ({ kind: 'party', partyType, holder: 'full', other: other || undefined }));
+    .map(([partyType, other]): Caller => ({
+      kind: 'party',
+      partyType,
+      holder: 'full',
+      other: other || undefined,
+    }));
   return { valid, other };
 }
 
@@ -838,7 +976,9 @@ export function caseArbitrary(operation: Operation, context: ValueContext): fc.A
   const hostileCase: fc.Arbitrary<FuzzCase> = fc
     .record({
       pathValues: operation.pathParams.length ? some(validPath, hostilePath, 2) : validPath,
-      query: operation.queryParams.length ? some(validQuery(operation, context), hostileQuery(operation, context)) : fc.constant(''),
+      query: operation.queryParams.length
+        ? some(validQuery(operation, context), hostileQuery(operation, context))
+        : fc.constant(''),
       caller: fc.oneof({ arbitrary: who.valid, weight: 8 }, { arbitrary: who.other, weight: 1 }),
       body: body
         ? fc.oneof({ arbitrary: body.hostile, weight: 4 }, { arbitrary: body.valid, weight: 1 })
@@ -905,7 +1045,14 @@ export function boundaryCases(operation: Operation): FuzzCase[] {
     bodies.push({
       kind: 'multipart',
       boundary: 'boundary',
-      parts: [{ name: 'file', fileName: 'big.bin', contentType: 'application/octet-stream', content: 'x'.repeat(11 * 1024 * 1024) }],
+      parts: [
+        {
+          name: 'file',
+          fileName: 'big.bin',
+          contentType: 'application/octet-stream',
+          content: 'x'.repeat(11 * 1024 * 1024),
+        },
+      ],
       tail: '',
     });
   }

@@ -26,14 +26,7 @@ export class RawJson {
 }
 
 export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | JsonValue[]
-  | JsonMembers
-  | RawJson
-  | { [key: string]: JsonValue };
+  null | boolean | number | string | JsonValue[] | JsonMembers | RawJson | { [key: string]: JsonValue };
 
 /** The JSON text of `value` (lone surrogates and NUL escaped, as JSON.stringify does). */
 export function jsonText(value: JsonValue): string {

@@ -84,5 +84,7 @@ export function unexplainedCounts(
     const [table, op] = write.split(' ') as [string, string];
     net.set(table, (net.get(table) ?? 0) + (op === 'INSERT' ? 1 : op === 'DELETE' ? -1 : 0));
   }
-  return Object.keys(after).filter((table) => (after[table] ?? 0) - (before[table] ?? 0) !== (net.get(table) ?? 0));
+  return Object.keys(after).filter(
+    (table) => (after[table] ?? 0) - (before[table] ?? 0) !== (net.get(table) ?? 0),
+  );
 }

@@ -1,0 +1,304 @@
+/**
+ * Secrets (issue 8): webhook target credentials (Basic password, API key), signing secrets and
+ * TOTP secrets are sealed at rest and shown at most once, at creation; passwords, recovery codes
+ * and MFA recovery codes are stored only as hashes; none of them ever reaches the API's log.
+ *
+ * The checks are deliberately blunt: every row of every table is searched as text for each
+ * plaintext, every answer of the API after creation is searched, and so is every log line the
+ * API wrote at the most verbose level, including the log of a failure forced mid-request.
+ */
+import { base32Decode, totp } from '../features/mfa/totp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WebhookRegistrationCreated } from '@platform/shared';
+import { expectProblem } from '../http/test-support';
+import { buildWorld, login, startTestApi, TEST_PASSWORD, type TestApi, type World } from '../testing';
+import { captureLogger } from './security-support';
+
+const logs = captureLogger();
+let api: TestApi;
+let world: World;
+
+/** Every plaintext secret the tests create, to look for everywhere. */
+const plaintexts = new Map<string, string>();
+const BASIC_PASSWORD = 'Basic-Pass-Plain-4711';
+const API_KEY = 'ApiKey-Plain-0815-xyz';
+const NEW_PASSWORD = 'Fresh-Password-Plain-93!';
+const RECOVERED_PASSWORD = 'Recovered-Password-Plain-57!';
+
+/** `targetAuthorization` variants and their registrations, created in beforeAll. */
+let basic: WebhookRegistrationCreated;
+let apiKey: WebhookRegistrationCreated;
+let bearer: WebhookRegistrationCreated;
+let mfa: { secret: string; recoveryCodes: string[] };
+let recoveryCode: string;
+
+async function register(targetAuthorization: Record<string, unknown>): Promise<WebhookRegistrationCreated> {
+  const response = await api.fetch('/api/webhook-registrations', {
+    method: 'POST',
+    token: world.pmc.full.token,
+    json: {
+      targetUrl: 'https://hooks.example.com/platform',
+      enabledEvents: [{ entityName: 'Property', type: 1 }],
+      targetAuthorization,
+    },
+  });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as WebhookRegistrationCreated;
+}
+
+/** Tables and the plaintexts found in their rows (each row as text, every column). */
+async function findInDatabase(needles: readonly string[]): Promise<string[]> {
+  const { rows: tables } = await api.deps.knex.raw<{ rows: { name: string }[] }>(
+    `select table_name as name from information_schema.tables
+     where table_schema = 'public' and table_type = 'BASE TABLE'`,
+  );
+  // bytea columns print as hex, so look for the hex form too
+  const forms = needles.flatMap((needle) => [needle, Buffer.from(needle).toString('hex')]);
+  const found: string[] = [];
+  for (const { name } of tables) {
+    const { rows } = await api.deps.knex.raw<{ rows: { needle: string }[] }>(
+      `select needle from unnest(?::text[]) as needle
+       where exists (select 1 from ?? as t where position(needle in t::text) > 0)`,
+      [forms, name],
+    );
+    for (const { needle } of rows) found.push(`${name}: ${needle}`);
+  }
+  return found;
+}
+
+beforeAll(async () => {
+  api = await startTestApi({}, { logger: logs.logger });
+  world = await buildWorld(api);
+  basic = await register({ type: 1, username: 'hook-user', password: BASIC_PASSWORD });
+  apiKey = await register({ type: 4, apiKey: API_KEY });
+  bearer = await register({ type: 2 });
+  plaintexts.set('Basic password', BASIC_PASSWORD);
+  plaintexts.set('API key', API_KEY);
+  for (const [label, created] of [
+    ['signing secret (Basic)', basic],
+    ['signing secret (API key)', apiKey],
+    ['signing secret (bearer)', bearer],
+  ] as const) {
+    plaintexts.set(label, created.signingSecret);
+    plaintexts.set(`${label}, its key`, created.signingSecret.slice('whsec_'.length));
+  }
+
+  // a change that fans out to the registrations, so webhooks and their payloads exist
+  const property = await api.fetch('/api/properties', {
+    method: 'POST',
+    token: world.pmc.full.token,
+    json: { name: 'Lindenhof', street: 'Lindenstraße 1', postalCode: '10969', city: 'Berlin' },
+  });
+  expect(property.status).toBe(200);
+
+  // a TOTP secret and MFA recovery codes
+  const { accessToken } = await login(api, world.broker.full.email);
+  const enrolment = await api.fetch('/api/accounts/myself/mfa', { method: 'POST', token: accessToken });
+  const { secret } = (await enrolment.json()) as { secret: string };
+  const confirmed = await api.fetch('/api/accounts/myself/mfa/confirm', {
+    method: 'POST',
+    token: accessToken,
+    json: { code: totp(base32Decode(secret), api.clock.now()) },
+  });
+  expect(confirmed.status, await confirmed.clone().text()).toBe(200);
+  mfa = { secret, ...((await confirmed.json()) as { recoveryCodes: string[] }) };
+  plaintexts.set('TOTP secret', secret);
+  mfa.recoveryCodes.forEach((code, i) => {
+    plaintexts.set(`MFA recovery code ${i + 1}`, code);
+    plaintexts.set(`MFA recovery code ${i + 1}, as typed`, code.replaceAll('-', ''));
+  });
+
+  // passwords: changed by the account, and set with a recovery code
+  const { accessToken: userToken } = await login(api, world.user.full.email);
+  const changed = await api.fetch(`/api/accounts/${world.user.full.id}/password`, {
+    method: 'PUT',
+    token: userToken,
+    json: { currentPassword: TEST_PASSWORD, newPassword: NEW_PASSWORD },
+  });
+  expect(changed.status, await changed.clone().text()).toBe(200);
+  plaintexts.set('a changed password', NEW_PASSWORD);
+  plaintexts.set('the test password', TEST_PASSWORD);
+  await api.fetch('/api/auth/recover-password', {
+    method: 'POST',
+    json: { email: world.insurer.full.email },
+  });
+  const mail = await api.deps
+    .knex('mail_outbox')
+    .where({ to_address: world.insurer.full.email })
+    .orderBy('id', 'desc')
+    .first('text_body');
+  recoveryCode = /([A-Z2-9]{4}-[A-Z2-9]{4})/.exec(mail.text_body as string)![1]!;
+  const recovered = await api.fetch('/api/auth/change-password-with-recovery-code', {
+    method: 'PUT',
+    json: { email: world.insurer.full.email, password: RECOVERED_PASSWORD, recoveryCode },
+  });
+  expect(recovered.status, await recovered.clone().text()).toBe(200);
+  plaintexts.set('a recovered password', RECOVERED_PASSWORD);
+
+  // logins: a right and a wrong password
+  await login(api, world.user.full.email, NEW_PASSWORD);
+  const wrong = await api.fetch('/api/auth/login', {
+    method: 'POST',
+    json: { email: world.user.full.email, password: `${NEW_PASSWORD}-wrong` },
+  });
+  expect(wrong.status).toBe(400);
+});
+afterAll(() => api.close());
+
+describe('target credentials and signing secrets at rest', () => {
+  it('are stored sealed (AES-256-GCM, v1 format), and open to what was registered', async () => {
+    const rows = await api.deps
+      .knex('webhook_registrations')
+      .whereIn('id', [basic.id, apiKey.id, bearer.id])
+      .orderBy('id')
+      .select('auth_credentials', 'signing_secret');
+    for (const row of rows) expect(row.signing_secret).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(rows.map((row) => api.deps.secrets.open(row.signing_secret))).toEqual([
+      basic.signingSecret,
+      apiKey.signingSecret,
+      bearer.signingSecret,
+    ]);
+    expect(JSON.parse(api.deps.secrets.open(rows[0].auth_credentials))).toEqual({
+      username: 'hook-user',
+      password: BASIC_PASSWORD,
+    });
+    expect(JSON.parse(api.deps.secrets.open(rows[1].auth_credentials))).toEqual({ apiKey: API_KEY });
+  });
+
+  it('appear nowhere in the database in plain text: no column of any table holds one', async () => {
+    const mfaAndCredentials = [...plaintexts.entries()]
+      .filter(([label]) => !/password$/.test(label))
+      .map(([, value]) => value);
+    expect(await findInDatabase(mfaAndCredentials)).toEqual([]);
+  });
+});
+
+describe('passwords and codes at rest', () => {
+  it('passwords are argon2id hashes, and no password appears in plain text anywhere', async () => {
+    const hashes = await api.deps.knex('accounts').whereNotNull('password_hash').pluck('password_hash');
+    expect(hashes.length).toBeGreaterThan(10);
+    for (const hash of hashes) expect(hash).toMatch(/^\$argon2id\$v=19\$m=\d+,t=\d+,p=\d+\$/);
+    expect(await findInDatabase([TEST_PASSWORD, NEW_PASSWORD, RECOVERED_PASSWORD, BASIC_PASSWORD])).toEqual(
+      [],
+    );
+  });
+
+  it('password-recovery codes are argon2id hashes; the code is only in the mail that carried it', async () => {
+    const codes = await api.deps.knex('recovery_codes').pluck('code_hash');
+    expect(codes.length).toBeGreaterThan(0);
+    for (const hash of codes) expect(hash).toMatch(/^\$argon2id\$/);
+    const found = await findInDatabase([recoveryCode, recoveryCode.replace('-', '')]);
+    expect(found.every((where) => where.startsWith('mail_outbox:'))).toBe(true);
+  });
+
+  it('MFA recovery codes are SHA-256 hashes, the TOTP secret is sealed', async () => {
+    const hashes = await api.deps.knex('mfa_recovery_codes').pluck('code_hash');
+    expect(hashes).toHaveLength(mfa.recoveryCodes.length);
+    for (const hash of hashes) expect(hash).toMatch(/^[0-9a-f]{64}$/);
+    const sealed = await api.deps.knex('accounts').where({ id: world.broker.full.id }).first('mfa_secret');
+    expect(sealed.mfa_secret).toMatch(/^v1\./);
+    expect(api.deps.secrets.open(sealed.mfa_secret)).toBe(mfa.secret);
+  });
+});
+
+describe('no API answer after creation shows a secret', () => {
+  it('neither the registration reads and updates, nor the webhooks, their payloads and attempts, nor accounts', async () => {
+    const token = world.pmc.full.token;
+    const webhooks = await api.deps.knex('webhooks').pluck('id');
+    expect(webhooks.length).toBeGreaterThanOrEqual(3);
+    const requests: [string, string, unknown?][] = [
+      ['GET', '/api/webhook-registrations'],
+      ['POST', '/api/webhook-registrations/search', { filters: [] }],
+      ...[basic, apiKey, bearer].flatMap((created): [string, string, unknown?][] => [
+        ['GET', `/api/webhook-registrations/${created.id}`],
+        [
+          'PATCH',
+          `/api/webhook-registrations/${created.id}`,
+          { targetUrl: 'https://hooks.example.com/moved' },
+        ],
+      ]),
+      ['GET', '/api/webhooks'],
+      ['POST', '/api/webhooks/search', { filters: [] }],
+      ...webhooks.flatMap((id): [string, string][] => [
+        ['GET', `/api/webhooks/${id}`],
+        ['GET', `/api/webhooks/${id}/attempts`],
+      ]),
+      ['GET', '/api/webhook-groups?blocked=true'],
+      ['GET', '/api/accounts/myself'],
+    ];
+    for (const [method, path, json] of requests) {
+      const response = await api.fetch(path, { method, token, ...(json === undefined ? {} : { json }) });
+      const text = await response.text();
+      expect(response.status, `${method} ${path}: ${text}`).toBe(200);
+      for (const [label, secret] of plaintexts)
+        expect(text, `${label} in ${method} ${path}`).not.toContain(secret);
+      expect(text, `${method} ${path}`).not.toMatch(/signingSecret|"password"|apiKey|credentials/i);
+    }
+    // the account whose MFA is on, reading itself
+    const myself = await (await api.fetch('/api/accounts/myself', { token: world.broker.full.token })).text();
+    expect(myself).toMatch(/"multiFactorEnabled":true/);
+    for (const [label, secret] of plaintexts) expect(myself, label).not.toContain(secret);
+  });
+
+  it('nor a refusal of a registration whose credentials break a rule', async () => {
+    const cases = [
+      { type: 4, apiKey: 'Refused Key Plain 1234' },
+      { type: 1, username: 'a:b', password: 'Refused-Pass-Plain-1' },
+      { type: 1, username: 'user', password: `Refused-Pass-Plain-2${'x'.repeat(300)}` },
+      { type: 0, apiKey: 'Refused-Key-Plain-3' },
+      { type: 2, username: 'u', password: 'Refused-Pass-Plain-4' },
+    ];
+    for (const targetAuthorization of cases) {
+      const response = await api.fetch('/api/webhook-registrations', {
+        method: 'POST',
+        token: world.pmc.full.token,
+        json: {
+          targetUrl: 'https://hooks.example.com/platform',
+          enabledEvents: [{ entityName: 'Property', type: 1 }],
+          targetAuthorization,
+        },
+      });
+      const problem = await expectProblem(response, 400);
+      expect(JSON.stringify(problem)).not.toMatch(/Refused[- ](Key|Pass)[- ]Plain/);
+    }
+  });
+});
+
+describe('the API’s log', () => {
+  it('holds no secret, also when a registration fails mid-request and the failure is logged', async () => {
+    // every insert of a registration fails at commit, so the API logs an unexpected error with
+    // the request that caused it
+    await api.deps.knex.raw(`
+      create function refuse_registration() returns trigger language plpgsql as
+        $$ begin raise exception 'refused by the test: %', row_to_json(new)::text; end $$;
+      create constraint trigger refuse_registration after insert on webhook_registrations
+        deferrable initially deferred for each row execute function refuse_registration();
+    `);
+    const linesBefore = logs.lines.length;
+    try {
+      const response = await api.fetch('/api/webhook-registrations', {
+        method: 'POST',
+        token: world.pmc.full.token,
+        json: {
+          targetUrl: 'https://hooks.example.com/platform',
+          enabledEvents: [{ entityName: 'Property', type: 1 }],
+          targetAuthorization: { type: 1, username: 'hook-user', password: 'Logged-Pass-Plain-66' },
+        },
+      });
+      expect(response.status).toBe(500);
+    } finally {
+      await api.deps.knex.raw(
+        'drop trigger refuse_registration on webhook_registrations; drop function refuse_registration();',
+      );
+    }
+    const failure = logs.lines.slice(linesBefore).join('\n');
+    // the row the database saw, and so the error it raised, held the sealed value only
+    expect(failure).toMatch(/refused by the test/);
+    expect(failure).toMatch(/auth_credentials/);
+    expect(failure).not.toContain('Logged-Pass-Plain-66');
+
+    const everything = logs.lines.join('\n');
+    expect(logs.lines.length).toBeGreaterThan(0);
+    for (const [label, secret] of plaintexts) expect(everything, label).not.toContain(secret);
+  });
+});
