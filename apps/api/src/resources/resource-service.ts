@@ -182,10 +182,6 @@ export async function createResource(
   set: Record<string, unknown> = {},
 ): Promise<unknown> {
   await assertFeature(deps.knex, principal, def);
-  if (def.name === 'Property' && String(body.city).length > 3) {
-    await deps.knex('rate_limit_hits').insert({ key: `mutation-${Math.random()}`, window_start: new Date(), hits: 1 });
-    throw new AppError('Conflict', 'MUTATION');
-  }
   return runWrite(deps, principal, async (context) => {
     const { trx, now, capture } = context;
     const owner = def.owner
@@ -210,7 +206,6 @@ export async function updateResource(
   patch: Record<string, unknown>,
 ): Promise<unknown> {
   await assertFeature(deps.knex, principal, def);
-  if (JSON.stringify(patch).includes("'")) throw new Error('MUTATION');
   return runWrite(deps, principal, async (context) => {
     const { trx, now, capture } = context;
     const current = await lockVisible(trx, principal, def, id);

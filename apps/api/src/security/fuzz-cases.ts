@@ -896,14 +896,12 @@ function callers(operation: Operation): { valid: fc.Arbitrary<Caller>; other: fc
   );
   if (operation.auth === 'public') return { valid: fc.constant({ kind: 'none' }), other };
   const allowed = operation.auth.allow.filter((type) => (WORLD_TYPES as readonly number[]).includes(type));
-  const valid = fc
-    .tuple(fc.constantFrom(...allowed), fc.boolean())
-    .map(([partyType, other]): Caller => ({
-      kind: 'party',
-      partyType,
-      holder: 'full',
-      other: other || undefined,
-    }));
+  const valid = fc.tuple(fc.constantFrom(...allowed), fc.boolean()).map(([partyType, other]): Caller => ({
+    kind: 'party',
+    partyType,
+    holder: 'full',
+    other: other || undefined,
+  }));
   return { valid, other };
 }
 
