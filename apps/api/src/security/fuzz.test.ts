@@ -6,9 +6,16 @@
  * - the API never answers 5xx;
  * - every 4xx but 401 is RFC 9457 `application/problem+json` with its status, a 401 has no body;
  * - a read (GET, search, batch read) writes nothing, whatever it answers;
- * - a refused write writes nothing: after a batch answered only 4xx, no table has changed (row
- *   counts of every table, and a row trigger on every table for updates and deletes), except
- *   where a refusal is itself recorded (failed logins count against their rate limit).
+ * - a refused write writes nothing: a group of requests sent together that all answered 4xx left
+ *   every table as it was, except where a refusal is itself recorded (RECORDED_REFUSALS: failed
+ *   logins count against their rate limit). A row trigger on every table records each insert,
+ *   update and delete; per operation, the row count of every table is compared with what the
+ *   triggers recorded, so no table escapes them.
+ *
+ * Requests go out 25 at a time over raw HTTP (paths unnormalised, headers as generated). A
+ * write's hostile requests are sent apart from its schema-valid ones, which go in groups of 5: a
+ * valid one may succeed and write, leaving the refusals of its group unchecked (the summary
+ * printed at the end counts them).
  *
  * FUZZ_SEED reproduces a run (default fixed, so CI sends the same requests every time);
  * FUZZ_CASES raises the number of requests per operation.
