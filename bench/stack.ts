@@ -1,4 +1,6 @@
-import { freePort, sampleRss, spawnTs, waitFor, type Child } from './processes';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { freePort, ROOT, sampleRss, spawnTs, waitFor, type Child } from './processes';
 
 /** What every process of the stack under test is given. */
 export interface StackEnv {
@@ -27,11 +29,19 @@ export interface RunningDispatcher {
   stop(): Promise<number>;
 }
 
-/** Starts the dispatcher with DISPATCHER_CONCURRENCY = the bench's concurrency; resolves once it is healthy. */
+let built: Promise<unknown> | undefined;
+/** Builds the dispatcher's production bundle (apps/dispatcher/dist/main.mjs) once per bench run. */
+const buildDispatcher = () =>
+  (built ??= promisify(execFile)(process.execPath, ['apps/dispatcher/build.mjs'], { cwd: ROOT }));
+
+/**
+ * Starts the dispatcher as production runs it, the bundle `pnpm build` makes, with
+ * DISPATCHER_CONCURRENCY = the bench's concurrency; resolves once it is healthy.
+ */
 export async function startDispatcher(stack: StackEnv): Promise<RunningDispatcher> {
-  const port = await freePort();
+  const [port] = await Promise.all([freePort(), buildDispatcher()]);
   const child = spawnTs(
-    'apps/dispatcher/src/main.ts',
+    'apps/dispatcher/dist/main.mjs',
     [],
     {
       ...common(stack),

@@ -2,6 +2,7 @@ import {
   claimWebhooks,
   completeWebhooks,
   nextDueAt,
+  releaseClaims,
   type AttemptResult,
   type ClaimedWebhook,
   type Knex,
@@ -22,6 +23,11 @@ export interface DispatcherOptions {
   batchSize: number;
   /** How long a claim holds its rows; longer than a delivery can take. */
   leaseMs: number;
+  /**
+   * How long after its claim a buffered webhook may still be launched: the lease minus the
+   * longest delivery, so a delivery always ends inside its lease.
+   */
+  launchWithinMs: number;
   /** Longest sleep without a notification: covers lost NOTIFYs and retries falling due. */
   pollMs: number;
   buildRequest(webhook: ClaimedWebhook): Promise<DeliveryRequest>;
@@ -47,6 +53,12 @@ export class Dispatcher {
   private readonly results: AttemptResult[] = [];
   private flushing: Promise<void> | undefined;
   private readonly drained = new Set<() => void>();
+  /** Claimed, not yet launched: our lease holds them. */
+  private readonly buffer: { webhook: ClaimedWebhook; claimedAt: number }[] = [];
+  /** Whether a claim may find due work: false after a claim came back short, until a wake. */
+  private mayHaveWork = true;
+  /** When the earliest known retry falls due, or the fallback poll (epoch ms). */
+  private dueAt = 0;
   private readonly now: () => Date;
   private lastTurn = 0;
 
@@ -80,6 +92,12 @@ export class Dispatcher {
 
   /** A hint that work may be due (a NOTIFY, a reconnected LISTEN); never lost while claiming. */
   wake(): void {
+    this.mayHaveWork = true;
+    this.nudge();
+  }
+
+  /** Makes the loop take another turn (a slot is free), without suggesting new work is due. */
+  private nudge(): void {
     this.woken = true;
     this.wakeSleeper?.();
   }
@@ -93,6 +111,7 @@ export class Dispatcher {
     this.running = false;
     this.wake();
     await this.loop;
+    await this.handBack(this.buffer.splice(0).map((b) => b.webhook.id));
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadlineMs);
@@ -106,18 +125,30 @@ export class Dispatcher {
     await this.flushing;
   }
 
+  /**
+   * Claims into a buffer of up to twice the concurrency and launches from it into free slots.
+   * Under load the buffer refills in claims of at least a quarter of its size instead of one
+   * claim per freed slot, so a claim's round trip and commit are shared by many deliveries; at
+   * rest (nothing buffered, a slot free) any due work is claimed at once.
+   */
   private async run(): Promise<void> {
     const { knex, logger, batchSize, concurrency, leaseMs, dispatcherId, pollMs } = this.options;
+    const capacity = 2 * concurrency;
+    const refillAt = Math.max(1, Math.ceil(capacity / 4));
     let failures = 0;
     while (this.running) {
       this.lastTurn = Date.now();
       this.woken = false;
-      const free = concurrency - this.inFlight;
-      if (free <= 0) {
-        await this.sleep(pollMs); // a finishing delivery wakes us
+      this.launchBuffered();
+      if (Date.now() >= this.dueAt) this.mayHaveWork = true;
+      const room = capacity - this.inFlight - this.buffer.length;
+      const starving = this.buffer.length === 0 && this.inFlight < concurrency;
+      if (!this.mayHaveWork || room <= 0 || (!starving && room < refillAt)) {
+        // a NOTIFY, a flush, a freed slot or the timer wakes us
+        await this.sleep(Math.max(0, this.dueAt - Date.now()));
         continue;
       }
-      const wanted = Math.min(free, batchSize);
+      const wanted = Math.min(room, batchSize);
       let claimed: ClaimedWebhook[];
       try {
         claimed = await claimWebhooks(knex, { batch: wanted, leaseMs, dispatcherId });
@@ -128,11 +159,42 @@ export class Dispatcher {
         await this.sleep(Math.min(pollMs, 100 * 2 ** Math.min(failures, 6)));
         continue;
       }
-      for (const webhook of claimed) if (!webhook.registration_deleted) this.launch(webhook);
+      const claimedAt = Date.now();
+      for (const webhook of claimed)
+        if (!webhook.registration_deleted) this.buffer.push({ webhook, claimedAt });
+      this.launchBuffered();
       if (claimed.length === wanted) continue; // a full batch: more may be due right now
+      // everything due is claimed: sleep until new work is announced or the next retry falls due
+      this.mayHaveWork = false;
       const next = await nextDueAt(knex).catch(() => null);
       const untilNext = next ? next.getTime() - this.now().getTime() : pollMs;
-      await this.sleep(Math.max(0, Math.min(untilNext, pollMs)));
+      this.dueAt = Date.now() + Math.max(0, Math.min(untilNext, pollMs));
+    }
+  }
+
+  /**
+   * Fills free slots from the buffer. A row that waited so long that its delivery could outlive
+   * its lease (every slot stuck on slow targets) is handed back instead, so no second dispatcher
+   * can deliver it while we still do.
+   */
+  private launchBuffered(): void {
+    const stale: number[] = [];
+    while (this.inFlight < this.options.concurrency && this.buffer.length > 0) {
+      const { webhook, claimedAt } = this.buffer.shift()!;
+      if (Date.now() - claimedAt > this.options.launchWithinMs) stale.push(webhook.id);
+      else this.launch(webhook);
+    }
+    if (stale.length > 0) void this.handBack(stale);
+  }
+
+  /** Gives claimed rows we will not deliver back to the queue, due now, their attempt uncounted. */
+  private async handBack(ids: number[]): Promise<void> {
+    if (ids.length === 0) return;
+    try {
+      await releaseClaims(this.options.knex, this.options.dispatcherId, ids);
+    } catch (error) {
+      // they stay leased to us and come back when the lease runs out
+      this.options.logger.warn({ err: error, count: ids.length }, 'could not hand claims back');
     }
   }
 
@@ -154,7 +216,7 @@ export class Dispatcher {
     void this.attempt(webhook).finally(() => {
       this.inFlight--;
       if (this.inFlight === 0) for (const resolve of this.drained) resolve();
-      this.wake(); // a slot is free
+      this.nudge(); // a slot is free
     });
   }
 

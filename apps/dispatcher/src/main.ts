@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     // claims and result writes (the loop), scrapes, and the statements of two maintenance jobs
     pool: { max: 10 },
     applicationName: 'platform-dispatcher',
+    synchronousCommit: false,
   });
   // A dispatcher may start before anything else touched the database; the migration lock makes
   // this safe next to an API or other dispatchers doing the same.
@@ -82,6 +83,7 @@ async function main(): Promise<void> {
     concurrency: config.DISPATCHER_CONCURRENCY,
     batchSize: config.DISPATCHER_BATCH_SIZE,
     leaseMs: config.LEASE_MS,
+    launchWithinMs: (config.LEASE_MS - config.WEBHOOK_TIMEOUT) / 2,
     pollMs: config.DISPATCHER_POLL_INTERVAL,
     buildRequest: (webhook) => buildDeliveryRequest(webhook, { secrets, bearerToken, now: () => new Date() }),
     deliver: (request) => deliverer.deliver(request),

@@ -1,0 +1,114 @@
+import type { Knex } from 'knex';
+
+/**
+ * The two queue steps that need several statements in one transaction, as functions, so each is
+ * one round trip and one commit (issue 7). The dispatcher records a batch of results with one
+ * call instead of seven statements; operators' abort and resolve release groups through the same
+ * function, so there is one implementation of the release.
+ *
+ * Both are VOLATILE (the default): in READ COMMITTED each statement inside takes a fresh snapshot,
+ * so a statement after the group lock sees what a producer holding that lock committed meanwhile
+ * (one statement that waited for the lock would still read with its older snapshot and could
+ * strand a group without a head).
+ */
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`
+    -- Releases groups whose head ended: each loses one open webhook, and its oldest Pending (lowest
+    -- group_seq) becomes the new head, Created and due now. Locks the group rows first, in the
+    -- fixed order every writer of a group uses. Returns the promoted webhook ids.
+    create function webhook_groups_release(p_registration_ids int[], p_group_keys text[])
+    returns setof bigint
+    language plpgsql as $$
+    begin
+      perform 1 from webhook_groups g
+        join (select distinct * from unnest(p_registration_ids, p_group_keys)) as r(registration_id, group_key)
+          using (registration_id, group_key)
+       order by g.registration_id, g.group_key
+         for update of g;
+      return query
+      with released as (
+        select distinct registration_id, group_key
+          from unnest(p_registration_ids, p_group_keys) as r(registration_id, group_key)
+      ),
+      decremented as (
+        update webhook_groups g set open_count = greatest(g.open_count - 1, 0)
+          from released r
+         where g.registration_id = r.registration_id and g.group_key = r.group_key
+        returning g.registration_id, g.group_key, g.open_count
+      ),
+      heads as (
+        select (select w.id from webhooks w
+                 where w.registration_id = d.registration_id and w.group_key = d.group_key and w.state = 6
+                 order by w.group_seq limit 1) as id
+          from decremented d
+         where d.open_count > 0
+      )
+      update webhooks w set state = 1, next_attempt_at = now(), last_modified = now()
+        from heads h
+       where w.id = h.id
+      returning w.id;
+    end
+    $$;
+
+    -- Records a batch of delivery results: the state update guarded by the lease (a dispatcher
+    -- whose lease ran out cannot overwrite newer state), one attempt row per applied result, and
+    -- the release of the groups whose head ended. Group rows are locked first. Returns the ids
+    -- whose results were applied.
+    create function webhooks_complete(
+      p_dispatcher_id text,
+      p_ids bigint[], p_states smallint[], p_retry_delays_ms float8[],
+      p_attempts smallint[], p_started_at timestamptz[], p_durations_ms int[],
+      p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[],
+      p_registration_ids int[], p_group_keys text[], p_releases boolean[]
+    )
+    returns setof bigint
+    language plpgsql as $$
+    declare
+      applied bigint[];
+      release_registrations int[];
+      release_keys text[];
+    begin
+      perform 1 from webhook_groups g
+        join (select distinct registration_id, group_key
+                from unnest(p_registration_ids, p_group_keys, p_releases) as r(registration_id, group_key, releases)
+               where releases and group_key is not null) as r
+          using (registration_id, group_key)
+       order by g.registration_id, g.group_key
+         for update of g;
+
+      with results as (
+        select * from unnest(p_ids, p_states, p_retry_delays_ms) as r(id, state, retry_delay_ms)
+      ),
+      updated as (
+        update webhooks w
+           set state = r.state,
+               next_attempt_at = case when r.retry_delay_ms is null then w.next_attempt_at
+                                      else now() + make_interval(secs => r.retry_delay_ms / 1000.0) end,
+               locked_by = null,
+               last_modified = now(),
+               completed_at = case when r.state in (3, 4) then now() end
+          from results r
+         where w.id = r.id and w.locked_by = p_dispatcher_id and w.state in (1, 2)
+        returning w.id
+      )
+      select coalesce(array_agg(id), '{}') into applied from updated;
+
+      insert into webhook_attempts (webhook_id, number, started_at, duration_ms, status_code, error_kind, response_body)
+      select r.id, r.attempt, r.started_at, r.duration_ms, r.status_code, r.error_kind, r.response_body
+        from unnest(p_ids, p_attempts, p_started_at, p_durations_ms, p_status_codes, p_error_kinds, p_response_bodies)
+               as r(id, attempt, started_at, duration_ms, status_code, error_kind, response_body)
+       where r.id = any(applied);
+
+      select array_agg(r.registration_id), array_agg(r.group_key)
+        into release_registrations, release_keys
+        from unnest(p_ids, p_registration_ids, p_group_keys, p_releases) as r(id, registration_id, group_key, releases)
+       where r.releases and r.group_key is not null and r.id = any(applied);
+      if release_registrations is not null then
+        perform 1 from webhook_groups_release(release_registrations, release_keys);
+      end if;
+
+      return query select unnest(applied);
+    end
+    $$;
+  `);
+}
