@@ -42,10 +42,16 @@ export function setChildNodeArgs(args: string[]): void {
  * Runs a TypeScript entry point as `node --import tsx <file>`: one process (the `tsx` CLI would
  * put a second node process above it), so its pid is the one whose memory is sampled.
  */
-export function spawnTs(file: string, args: string[], env: Record<string, string>, label: string): Child {
+export function spawnTs(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  label: string,
+  nodeFlags: string[] = [],
+): Child {
   // TypeScript through tsx; a built bundle (.mjs) by plain Node
   const loader = file.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...extraNodeArgs, ...loader, file, ...args], {
+  const child = spawn(process.execPath, [...extraNodeArgs, ...nodeFlags, ...loader, file, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     // stdin stays open for the child's life: the target exits when it closes (the bench died)

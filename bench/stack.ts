@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, ROOT, sampleRss, spawnTs, waitFor, type Child } from './processes';
 
@@ -29,6 +31,19 @@ export interface RunningDispatcher {
   stop(): Promise<number>;
 }
 
+/**
+ * The Node flags production starts the bundle with (`start` in apps/dispatcher/package.json):
+ * they bound the young generation and the heap, which V8 otherwise lets grow to several times
+ * what is live (docs/performance.md, "Memory").
+ */
+const DISPATCHER_NODE_FLAGS = (
+  JSON.parse(readFileSync(join(ROOT, 'apps/dispatcher/package.json'), 'utf8')) as {
+    scripts: { start: string };
+  }
+).scripts.start
+  .split(' ')
+  .filter((word) => word.startsWith('--'));
+
 let built: Promise<unknown> | undefined;
 /** Builds the dispatcher's production bundle (apps/dispatcher/dist/main.mjs) once per bench run. */
 const buildDispatcher = () =>
@@ -49,6 +64,7 @@ export async function startDispatcher(stack: StackEnv): Promise<RunningDispatche
       DISPATCHER_CONCURRENCY: String(stack.concurrency),
     },
     'dispatcher',
+    DISPATCHER_NODE_FLAGS,
   );
   const rss = sampleRss(child.process.pid!);
   await waitFor(

@@ -5,6 +5,7 @@ import {
   loadSigningKey,
   migrate,
   queueStats,
+  rememberingOpen,
   resolvePrivateKeyPem,
   resolveSecretKey,
   WEBHOOK_DUE_CHANNEL,
@@ -37,12 +38,15 @@ async function main(): Promise<void> {
   // this safe next to an API or other dispatchers doing the same.
   await migrate(knex);
 
-  const secrets = createSecretBox(
-    resolveSecretKey({
-      key: config.SECRET_ENCRYPTION_KEY,
-      file: config.SECRET_ENCRYPTION_KEY_FILE ?? join(config.DATA_DIR, 'keys', 'secret.key'),
-      production: config.NODE_ENV === 'production',
-    }),
+  // every delivery opens its registration's signing secret: remember them instead of decrypting each time
+  const secrets = rememberingOpen(
+    createSecretBox(
+      resolveSecretKey({
+        key: config.SECRET_ENCRYPTION_KEY,
+        file: config.SECRET_ENCRYPTION_KEY_FILE ?? join(config.DATA_DIR, 'keys', 'secret.key'),
+        production: config.NODE_ENV === 'production',
+      }),
+    ),
   );
   // the API's key, so the JWKS it publishes verifies the tokens targets receive
   const signingKey = await loadSigningKey(

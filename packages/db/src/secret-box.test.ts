@@ -7,8 +7,11 @@ import {
   createSecretBox,
   generateSecretKey,
   parseSecretKey,
+  rememberingOpen,
   resolveSecretKey,
+  SECRET_KEY_BYTES,
   SecretBoxError,
+  type SecretBox,
 } from './secret-box';
 
 const key = randomBytes(32);
@@ -130,5 +133,26 @@ describe('secret keys', () => {
     writeFileSync(bad, 'short');
     expect(() => resolveSecretKey({ file: bad, production: false })).toThrow(/bad\.key must be the base64/);
     expect(() => resolveSecretKey({ key: 'c2hvcnQ=', file: bad, production: false })).toThrow(/32 bytes/);
+  });
+});
+
+describe('rememberingOpen', () => {
+  it('opens each sealed value once, answers the same text, and still refuses tampered values', () => {
+    const box = createSecretBox(randomBytes(SECRET_KEY_BYTES));
+    let opens = 0;
+    const counting: SecretBox = { seal: box.seal, open: (sealed) => (opens++, box.open(sealed)) };
+    const remembering = rememberingOpen(counting, 2);
+    const a = box.seal('secret a');
+    const b = box.seal('secret b');
+    expect([remembering.open(a), remembering.open(a), remembering.open(b)]).toEqual([
+      'secret a',
+      'secret a',
+      'secret b',
+    ]);
+    expect(opens).toBe(2);
+    remembering.open(box.seal('secret c')); // over the bound: starts afresh
+    remembering.open(a);
+    expect(opens).toBe(4);
+    expect(() => remembering.open(`${a.slice(0, -2)}AA`)).toThrow(SecretBoxError);
   });
 });

@@ -115,3 +115,25 @@ export function resolveSecretKey(options: { key?: string; file: string; producti
   }
   return parseSecretKey(key);
 }
+
+/**
+ * A box whose `open` remembers what it opened (up to `max` sealed values, then it starts afresh),
+ * for a process that opens the same few secrets again and again: the dispatcher opens its
+ * registrations' signing secrets for every delivery. Sealed values carry a random IV, so a
+ * rotated secret is a new key here and the old entry is simply never asked for again.
+ */
+export function rememberingOpen(box: SecretBox, max = 10_000): SecretBox {
+  const opened = new Map<string, string>();
+  return {
+    seal: (text) => box.seal(text),
+    open(sealed) {
+      let text = opened.get(sealed);
+      if (text === undefined) {
+        text = box.open(sealed);
+        if (opened.size >= max) opened.clear();
+        opened.set(sealed, text);
+      }
+      return text;
+    },
+  };
+}
