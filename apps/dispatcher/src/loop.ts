@@ -159,10 +159,7 @@ export class Dispatcher {
         await this.sleep(Math.min(pollMs, 100 * 2 ** Math.min(failures, 6)));
         continue;
       }
-      const claimedAt = Date.now();
-      for (const webhook of claimed)
-        if (!webhook.registration_deleted) this.buffer.push({ webhook, claimedAt });
-      this.launchBuffered();
+      this.take(claimed);
       if (claimed.length === wanted) continue; // a full batch: more may be due right now
       // everything due is claimed: sleep until new work is announced or the next retry falls due
       this.mayHaveWork = false;
@@ -170,6 +167,18 @@ export class Dispatcher {
       const untilNext = next ? next.getTime() - this.now().getTime() : pollMs;
       this.dueAt = Date.now() + Math.max(0, Math.min(untilNext, pollMs));
     }
+  }
+
+  /** Buffers webhooks leased to us and launches what free slots allow; hands them back when stopping. */
+  private take(leased: readonly ClaimedWebhook[]): void {
+    const claimedAt = Date.now();
+    const deliverable = leased.filter((webhook) => !webhook.registration_deleted);
+    if (!this.running) {
+      void this.handBack(deliverable.map((webhook) => webhook.id));
+      return;
+    }
+    for (const webhook of deliverable) this.buffer.push({ webhook, claimedAt });
+    this.launchBuffered();
   }
 
   /**
@@ -297,22 +306,29 @@ export class Dispatcher {
   }
 
   private async flush(): Promise<void> {
-    const { knex, logger, dispatcherId } = this.options;
+    const { knex, logger, dispatcherId, leaseMs } = this.options;
     while (this.results.length > 0) {
       const batch = this.results.splice(0, 500);
       for (let attempt = 1; ; attempt++) {
         try {
-          const applied = await completeWebhooks(knex, dispatcherId, batch);
+          const { applied, leased } = await completeWebhooks(knex, { dispatcherId, leaseMs }, batch);
           if (applied.length < batch.length) {
             logger.warn(
               { lost: batch.length - applied.length },
               'results dropped: their lease had passed to another dispatcher',
             );
           }
-          // What was just written may be due before the loop's timer: a retry whose wait is
-          // shorter than the sleep (computed while these rows were still leased), or the next
-          // webhook of a released group, due now. Neither sends a NOTIFY, so look again.
-          if (applied.length > 0) this.wake();
+          // the next webhooks of the groups these results released, already leased to us
+          this.take(leased);
+          // A retry may fall due before the loop's timer, computed while its row was still
+          // leased; it sends no NOTIFY, so move the timer. Nothing else written here becomes
+          // due: a released group's next webhook came back leased, a blocked group waits.
+          for (const result of batch) {
+            if (result.retryDelayMs !== null) {
+              this.dueAt = Math.min(this.dueAt, Date.now() + result.retryDelayMs);
+            }
+          }
+          this.nudge();
           break;
         } catch (error) {
           // the rows stay leased to us; when the database is back they complete, or the lease

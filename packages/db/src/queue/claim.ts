@@ -1,6 +1,9 @@
 import type { Knex } from 'knex';
 
-/** A claimed webhook with everything one delivery needs, read in the claiming statement. */
+/**
+ * A claimed webhook with everything one delivery needs, as `webhooks_lease` (migration
+ * 20261125000000) answers it: JSON, so its times are ISO strings.
+ */
 export interface ClaimedWebhook {
   id: number;
   registration_id: number;
@@ -21,47 +24,33 @@ export interface ClaimedWebhook {
   event_id: number;
   event_type: number;
   event_entity_name: string;
-  event_created: Date;
-  event_last_modified: Date | null;
-  event_deleted: Date | null;
+  event_created: string;
+  event_last_modified: string | null;
+  event_deleted: string | null;
 }
 
 /**
  * Claims up to `batch` due webhooks in one statement (design part 3): due heads and ungrouped rows
  * (states 1, 2; blocked rows are never in those states) in `next_attempt_at` order, skipping rows
- * another dispatcher holds, and leases them by pushing `next_attempt_at` to now + lease. A
- * dispatcher that dies loses its lease and the rows become due again (at-least-once delivery).
+ * another dispatcher holds, and leases them (`webhooks_lease`) by pushing `next_attempt_at` to
+ * now + lease. A dispatcher that dies loses its lease and the rows become due again
+ * (at-least-once delivery). The selection reads only the `webhooks_due` index.
  */
 export async function claimWebhooks(
   knex: Knex,
   options: { batch: number; leaseMs: number; dispatcherId: string },
 ): Promise<ClaimedWebhook[]> {
-  const { rows } = await knex.raw<{ rows: ClaimedWebhook[] }>(
-    `with due as materialized (
+  const { rows } = await knex.raw<{ rows: { leased: ClaimedWebhook[] }[] }>(
+    `select webhooks_lease(array(
        select id from webhooks
         where state in (1, 2) and next_attempt_at <= now()
         order by next_attempt_at
         limit ?
           for update skip locked
-     )
-     update webhooks w
-        set next_attempt_at = now() + make_interval(secs => ? / 1000.0),
-            locked_by = case when r.deleted is null then ? end,
-            attempt_count = w.attempt_count + case when r.deleted is null then 1 else 0 end,
-            -- a registration deleted while a change was being enqueued left this one behind
-            state = case when r.deleted is null then w.state else 5 end,
-            completed_at = case when r.deleted is null then w.completed_at else now() end
-       from due, webhook_registrations r, entity_changes c, webhook_events e
-      where w.id = due.id and r.id = w.registration_id and c.id = w.entity_change_id and e.id = w.event_id
-     returning w.id, w.registration_id, w.attempt_count as attempt, w.group_key,
-               r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
-               r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
-               c.entity, c.initiator_party_id, c.initiator_account_id,
-               e.id as event_id, e.type as event_type, e.entity_name as event_entity_name,
-               e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted`,
-    [options.batch, options.leaseMs, options.dispatcherId],
+     ), ?, ?) as leased`,
+    [options.batch, options.dispatcherId, options.leaseMs],
   );
-  return rows;
+  return rows[0]!.leased;
 }
 
 /** The earliest future `next_attempt_at` of a claimable webhook, to sleep until; null when none. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ClaimedWebhook } from './claim';
 
 /** Bindings holding arrays, which node-postgres sends as Postgres arrays (knex's types do not say so). */
 const arrays = (values: unknown[]) => values as Knex.RawBinding[];
@@ -26,25 +27,34 @@ export interface AttemptResult {
   releasesGroup: boolean;
 }
 
+/** What recording a batch of results came to. */
+export interface CompletedBatch {
+  /** The webhooks whose results were applied (the others had lost their lease). */
+  applied: number[];
+  /** The new heads of the groups these results released, leased to the recording dispatcher. */
+  leased: ClaimedWebhook[];
+}
+
 /**
  * Writes a batch of results with one call of `webhooks_complete` (migration 20261125000000), one
  * round trip and one commit: the state update guarded by the lease (a dispatcher whose lease ran
- * out cannot overwrite newer state), one attempt row per applied result, then the group releases.
- * Group rows are locked first, in a fixed order, the order every writer of a group uses, so
- * completion cannot deadlock with producers or operators. Returns the ids whose results were
- * applied (the others had lost their lease).
+ * out cannot overwrite newer state), one attempt row per applied result, then the group releases,
+ * whose new heads are leased to `dispatcherId` for `leaseMs` and returned. Group rows are locked
+ * first, in a fixed order, the order every writer of a group uses, so completion cannot deadlock
+ * with producers or operators.
  */
 export async function completeWebhooks(
   knex: Knex,
-  dispatcherId: string,
+  options: { dispatcherId: string; leaseMs: number },
   results: readonly AttemptResult[],
-): Promise<number[]> {
-  if (results.length === 0) return [];
-  const { rows } = await knex.raw<{ rows: { id: number }[] }>(
-    `select id from webhooks_complete(?, ?::bigint[], ?::smallint[], ?::float8[], ?::smallint[],
-       ?::timestamptz[], ?::int[], ?::smallint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::boolean[]) as id`,
+): Promise<CompletedBatch> {
+  if (results.length === 0) return { applied: [], leased: [] };
+  const { rows } = await knex.raw<{ rows: { completed: CompletedBatch }[] }>(
+    `select webhooks_complete(?, ?, ?::bigint[], ?::smallint[], ?::float8[], ?::smallint[],
+       ?::timestamptz[], ?::int[], ?::smallint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::boolean[]) as completed`,
     arrays([
-      dispatcherId,
+      options.dispatcherId,
+      options.leaseMs,
       results.map((r) => r.webhookId),
       results.map((r) => r.state),
       results.map((r) => r.retryDelayMs),
@@ -59,5 +69,5 @@ export async function completeWebhooks(
       results.map((r) => r.releasesGroup),
     ]),
   );
-  return rows.map((r) => r.id);
+  return rows[0]!.completed;
 }

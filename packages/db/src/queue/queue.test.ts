@@ -177,6 +177,9 @@ function result(
   };
 }
 
+const a = { dispatcherId: 'a', leaseMs: 60_000 };
+const stale = { dispatcherId: 'stale', leaseMs: 60_000 };
+
 describe('claimWebhooks and completeWebhooks', () => {
   it('claim due heads with their delivery data, lease them, and never hand one row to two dispatchers', async () => {
     const grouped = await registration(partyId, { shouldGroup: true });
@@ -203,16 +206,29 @@ describe('claimWebhooks and completeWebhooks', () => {
     for (let i = 0; i < 2; i++) await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
     const [head] = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
     // a stale dispatcher's result is not applied
-    expect(await completeWebhooks(db.knex, 'stale', [result(head!)])).toEqual([]);
-    expect(await completeWebhooks(db.knex, 'a', [result(head!)])).toEqual([head!.id]);
+    expect(await completeWebhooks(db.knex, stale, [result(head!)])).toEqual({ applied: [], leased: [] });
+    const completed = await completeWebhooks(db.knex, a, [result(head!)]);
+    expect(completed.applied).toEqual([head!.id]);
+    // the group's next webhook became its head and was leased straight to the releasing dispatcher
     const rows = await webhooksOf(grouped);
     expect(rows.map((r) => r.state)).toEqual([3, 1]);
+    const [next] = completed.leased;
+    expect(next).toMatchObject({
+      id: rows[1]!.id,
+      attempt: 1,
+      group_key: head!.group_key,
+      entity: { id: 7 },
+    });
+    expect(await db.knex('webhooks').where({ id: next!.id }).first('locked_by', 'attempt_count')).toEqual({
+      locked_by: 'a',
+      attempt_count: 1,
+    });
+    expect(await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'b' })).toEqual([]);
     expect(await db.knex('webhook_attempts').select('webhook_id', 'number', 'status_code')).toEqual([
       { webhook_id: head!.id, number: 1, status_code: 200 },
     ]);
-    const [next] = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
     const before = Date.now();
-    await completeWebhooks(db.knex, 'a', [
+    await completeWebhooks(db.knex, a, [
       result(next!, {
         state: 2,
         statusCode: 500,
