@@ -1,6 +1,6 @@
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { Agent, errors, request } from 'undici';
-import { isPrivateAddress, PrivateAddressError, safeLookup } from './safe-lookup';
+import { createSafeLookup, isPrivateAddress, PrivateAddressError } from './safe-lookup';
 
 /** First bytes of a target's answer kept for operators (design part 2). */
 export const RESPONSE_EXCERPT_BYTES = 4096;
@@ -40,6 +40,12 @@ export interface DelivererOptions {
   allowPrivateTargets: boolean;
   /** Connections kept per origin, so one slow target cannot take every slot. */
   connectionsPerOrigin: number;
+  /**
+   * The resolver target names go through (`dns.lookup` by default); with private targets
+   * disallowed it is wrapped in the check that refuses private addresses. A split-horizon or
+   * caching resolver goes here; tests use it to resolve names to chosen addresses.
+   */
+  lookup?: LookupFunction;
 }
 
 /** Why a request failed before any answer, from the error undici or the socket raised. */
@@ -65,7 +71,16 @@ function classify(
     (error as { code?: unknown })?.code ?? (error as { cause?: { code?: unknown } })?.cause?.code ?? '',
   );
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
-  if (code.startsWith('ERR_TLS') || code.includes('CERT') || code === 'EPROTO') return 'tls';
+  // OpenSSL's own failures (https:// to a plain-HTTP port: ERR_SSL_WRONG_VERSION_NUMBER) are
+  // ERR_SSL_*, Node's checks of the certificate ERR_TLS_* or the X509 names (…CERT…)
+  if (
+    code.startsWith('ERR_TLS') ||
+    code.startsWith('ERR_SSL') ||
+    code.includes('CERT') ||
+    code === 'EPROTO'
+  ) {
+    return 'tls';
+  }
   if (code === 'EPRIVATEADDRESS') return 'private-address';
   // told apart for operators: nothing listens (the target is down) versus the target took the
   // request and dropped the connection without answering (it crashed on it, or a proxy cut it)
@@ -111,7 +126,10 @@ export class Deliverer {
       bodyTimeout: options.timeoutMs,
       connect: {
         timeout: options.timeoutMs,
-        ...(options.allowPrivateTargets ? {} : { lookup: safeLookup }),
+        // no lookup option means undici's own (dns.lookup), as before
+        ...(options.allowPrivateTargets
+          ? options.lookup && { lookup: options.lookup }
+          : { lookup: createSafeLookup(options.lookup) }),
       },
     });
   }
@@ -138,13 +156,21 @@ export class Deliverer {
     ) {
       return done({ statusCode: null, errorKind: 'private-address', responseBody: null });
     }
+    // the whole exchange is bounded (undici's own timeouts are per phase: a body trickling a byte
+    // at a time would outlive them); cleared at the end, since AbortSignal.timeout would keep each
+    // request's signal, listeners and body alive for the full timeout
+    const abort = new AbortController();
+    const timer = setTimeout(
+      () => abort.abort(new DOMException('delivery timed out', 'TimeoutError')),
+      this.options.timeoutMs,
+    );
     try {
       const response = await request(url, {
         method: 'POST',
         headers: delivery.headers,
         body: delivery.body,
         dispatcher: this.agent,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: abort.signal,
       });
       const statusCode = response.statusCode;
       const responseBody = await excerpt(response.body);
@@ -159,6 +185,8 @@ export class Deliverer {
       });
     } catch (error) {
       return done({ statusCode: null, errorKind: classify(error), responseBody: null });
+    } finally {
+      clearTimeout(timer);
     }
   }
 

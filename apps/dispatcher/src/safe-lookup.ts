@@ -1,5 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 // Loopback, private, link-local (cloud metadata lives at 169.254.169.254), CGNAT, unspecified,
 // multicast and reserved ranges, IPv4 and IPv6 (including IPv4-mapped IPv6).
@@ -54,18 +54,24 @@ type LookupCallback = (
 ) => void;
 
 /**
- * A `dns.lookup` for outgoing connections that refuses private addresses: every resolved address
- * is checked at connect time, which also defeats DNS rebinding (a name that resolved to a public
- * address at registration and to 127.0.0.1 now).
+ * Wraps `resolve` (a `dns.lookup`) into a lookup for outgoing connections that refuses private
+ * addresses: every resolved address is checked at connect time, which also defeats DNS rebinding
+ * (a name that resolved to a public address at registration and to 127.0.0.1 now). One private
+ * address among several refuses the name, since the connection may try any of them.
  */
-export function safeLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, '');
-    const list = addresses as LookupAddress[];
-    const refused = list.find((entry) => isPrivateAddress(entry.address));
-    if (refused) return callback(new PrivateAddressError(refused.address) as NodeJS.ErrnoException, '');
-    if (options.all) return callback(null, list);
-    const first = list[0]!;
-    callback(null, first.address, first.family);
-  });
+export function createSafeLookup(resolve: LookupFunction = dnsLookup): LookupFunction {
+  return (hostname, options, callback: LookupCallback) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '');
+      const list = addresses as LookupAddress[];
+      if (list.length === 0) {
+        return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
+      }
+      const refused = list.find((entry) => isPrivateAddress(entry.address));
+      if (refused) return callback(new PrivateAddressError(refused.address) as NodeJS.ErrnoException, '');
+      if (options.all) return callback(null, list);
+      const first = list[0]!;
+      callback(null, first.address, first.family);
+    });
+  };
 }
