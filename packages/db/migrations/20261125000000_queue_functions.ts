@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 /**
  * The dispatcher's queue steps as functions, so each is one round trip and one commit (issue 7):
  * a claim, and the recording of a batch of results (seven statements before). Both hand back the
- * webhooks they lease as one JSON array, built by the one function that leases (`webhooks_lease`),
- * so a claimed and a promoted webhook look alike. Operators' abort and resolve release groups
+ * webhooks they lease as one JSON array, built by one function (`webhook_deliveries`), so a
+ * claimed webhook and a group's next webhook leased on its release look alike. Operators' abort and resolve release groups
  * through the same function as the dispatcher, so there is one implementation of the release.
  *
  * Both are VOLATILE (the default): in READ COMMITTED each statement inside takes a fresh snapshot,
@@ -15,9 +15,14 @@ import type { Knex } from 'knex';
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     -- Releases groups whose head ended: each loses one open webhook, and its oldest Pending (lowest
-    -- group_seq) becomes the new head, Created and due now. Locks the group rows first, in the
-    -- fixed order every writer of a group uses. Returns the promoted webhook ids.
-    create function webhook_groups_release(p_registration_ids int[], p_group_keys text[])
+    -- group_seq) becomes the new head, Created and due now; or, given p_lease_to, leased to that
+    -- dispatcher in the same update (as webhooks_lease would: attempt counted, Aborted if its
+    -- registration was deleted). Locks the group rows first, in the fixed order every writer of a
+    -- group uses. Returns the promoted webhook ids.
+    create function webhook_groups_release(
+      p_registration_ids int[], p_group_keys text[],
+      p_lease_to text default null, p_lease_ms float8 default null
+    )
     returns setof bigint
     language plpgsql as $$
     begin
@@ -44,11 +49,37 @@ export async function up(knex: Knex): Promise<void> {
           from decremented d
          where d.open_count > 0
       )
-      update webhooks w set state = 1, next_attempt_at = now(), last_modified = now()
-        from heads h
-       where w.id = h.id
+      update webhooks w
+         set state = case when p_lease_to is null or r.deleted is null then 1 else 5 end,
+             next_attempt_at = case when p_lease_to is null then now()
+                                    else now() + make_interval(secs => p_lease_ms / 1000.0) end,
+             locked_by = case when r.deleted is null then p_lease_to end,
+             attempt_count = w.attempt_count + case when p_lease_to is not null and r.deleted is null then 1 else 0 end,
+             completed_at = case when p_lease_to is null or r.deleted is null then null else now() end,
+             last_modified = now()
+        from heads h, webhook_registrations r
+       where w.id = h.id and r.id = w.registration_id
       returning w.id;
     end
+    $$;
+
+    -- What the deliveries of webhooks need, as a JSON array (times as ISO strings).
+    create function webhook_deliveries(p_ids bigint[])
+    returns json
+    language sql stable as $$
+      select coalesce(json_agg(d), '[]') from (
+        select w.id, w.registration_id, w.attempt_count as attempt, w.group_key,
+               r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
+               r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
+               c.entity, c.initiator_party_id, c.initiator_account_id,
+               e.id as event_id, e.type as event_type, e.entity_name as event_entity_name,
+               e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted
+          from webhooks w
+          join webhook_registrations r on r.id = w.registration_id
+          join entity_changes c on c.id = w.entity_change_id
+          join webhook_events e on e.id = w.event_id
+         where w.id = any(p_ids)
+      ) d
     $$;
 
     -- Leases webhooks to a dispatcher for p_lease_ms and answers what their deliveries need, as
@@ -56,24 +87,24 @@ export async function up(knex: Knex): Promise<void> {
     -- it was written is Aborted instead (registration_deleted: true), never delivered.
     create function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms float8)
     returns json
-    language sql as $$
-      with leased as (
+    language plpgsql as $$
+    declare
+      leased bigint[];
+    begin
+      with updated as (
         update webhooks w
            set next_attempt_at = now() + make_interval(secs => p_lease_ms / 1000.0),
                locked_by = case when r.deleted is null then p_dispatcher_id end,
                attempt_count = w.attempt_count + case when r.deleted is null then 1 else 0 end,
                state = case when r.deleted is null then w.state else 5 end,
                completed_at = case when r.deleted is null then w.completed_at else now() end
-          from webhook_registrations r, entity_changes c, webhook_events e
-         where w.id = any(p_ids) and r.id = w.registration_id and c.id = w.entity_change_id and e.id = w.event_id
-        returning w.id, w.registration_id, w.attempt_count as attempt, w.group_key,
-                  r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
-                  r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
-                  c.entity, c.initiator_party_id, c.initiator_account_id,
-                  e.id as event_id, e.type as event_type, e.entity_name as event_entity_name,
-                  e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted
+          from webhook_registrations r
+         where w.id = any(p_ids) and r.id = w.registration_id
+        returning w.id
       )
-      select coalesce(json_agg(leased), '[]') from leased
+      select array_agg(id) into leased from updated;
+      return webhook_deliveries(leased);
+    end
     $$;
 
     -- Records a batch of delivery results: the state update guarded by the lease (a dispatcher
@@ -133,13 +164,12 @@ export async function up(knex: Knex): Promise<void> {
         from unnest(p_ids, p_registration_ids, p_group_keys, p_releases) as r(id, registration_id, group_key, releases)
        where r.releases and r.group_key is not null and r.id = any(applied);
       if release_registrations is not null then
-        promoted := array(select webhook_groups_release(release_registrations, release_keys));
+        promoted := array(select webhook_groups_release(release_registrations, release_keys, p_dispatcher_id, p_lease_ms));
       end if;
 
       return json_build_object(
         'applied', to_json(applied),
-        'leased', case when promoted is null then '[]'::json
-                       else webhooks_lease(promoted, p_dispatcher_id, p_lease_ms) end
+        'leased', case when promoted is null then '[]'::json else webhook_deliveries(promoted) end
       );
     end
     $$;
