@@ -1,4 +1,4 @@
-import { enqueueEntityChange, notifyWebhookDue, type Knex } from '@platform/db';
+import { enqueueEntityChange, type Knex } from '@platform/db';
 import type { WebhookEventType } from '@platform/shared';
 import type { Principal } from '../auth/principal';
 import type { AppDeps } from '../deps';
@@ -22,8 +22,8 @@ export interface WriteContext {
 
 /**
  * The one write path: every service write runs in here, in one transaction, so the entity, its
- * entity_changes row and its webhooks land together or not at all. When the write produced a
- * webhook, one NOTIFY with a constant payload is queued last; Postgres delivers it on commit.
+ * entity_changes row and its webhooks land together or not at all. The capture's statement also
+ * queues the NOTIFY that wakes the dispatchers (one per transaction, delivered on commit).
  */
 export function runWrite<T>(
   deps: AppDeps,
@@ -31,13 +31,12 @@ export function runWrite<T>(
   write: (context: WriteContext) => Promise<T>,
 ): Promise<T> {
   return deps.knex.transaction(async (trx) => {
-    let webhooks = 0;
     const result = await write({
       trx,
       principal,
       now: deps.now(),
       capture: async (entityName, type, entityId, entity) => {
-        webhooks += await enqueueEntityChange(trx, {
+        await enqueueEntityChange(trx, {
           entityName,
           type,
           entityId,
@@ -47,7 +46,6 @@ export function runWrite<T>(
         });
       },
     });
-    if (webhooks > 0) await notifyWebhookDue(trx);
     return result;
   });
 }

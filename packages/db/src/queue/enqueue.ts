@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { WEBHOOK_DUE_CHANNEL } from '../notify';
 
 /** One change of one entity, as change capture records it. */
 export interface EntityChangeInput {
@@ -20,7 +21,8 @@ export interface EntityChangeInput {
  * (Created) when it is the only open one, else it waits (Pending). Group rows are upserted in
  * registration order, so writers of the same entity cannot deadlock on them. A registration
  * deleted while this runs may still get a webhook; the claim aborts such webhooks instead of
- * delivering them. Returns how many webhooks were created.
+ * delivering them. When it created webhooks, the same statement queues the NOTIFY that wakes the
+ * dispatchers on commit. Returns how many webhooks were created.
  */
 export async function enqueueEntityChange(trx: Knex.Transaction, change: EntityChangeInput): Promise<number> {
   const groupKey = `${change.entityName}:${change.entityId}`;
@@ -55,8 +57,11 @@ export async function enqueueEntityChange(trx: Knex.Transaction, change: EntityC
          cross join change
          left join groups g on g.registration_id = s.registration_id
        returning 1
-     )
-     select count(*)::int as count from inserted`,
+     ),
+     counted as (select count(*)::int as count from inserted)
+     -- wakes the dispatchers on commit; Postgres folds a transaction's identical notifications
+     -- into one, so a transaction of many changes still sends a single NOTIFY
+     select count, (select true from pg_notify(:channel, '') where count > 0) as notified from counted`,
     {
       entityName: change.entityName,
       type: change.type,
@@ -65,6 +70,7 @@ export async function enqueueEntityChange(trx: Knex.Transaction, change: EntityC
       partyId: change.initiatorPartyId,
       accountId: change.initiatorAccountId,
       groupKey,
+      channel: WEBHOOK_DUE_CHANNEL,
     },
   );
   return rows[0]?.count ?? 0;

@@ -105,6 +105,36 @@ describe('enqueueEntityChange', () => {
     ]);
   });
 
+  it('wakes the dispatchers with one NOTIFY per transaction, on commit, and only when it made webhooks', async () => {
+    await registration(partyId);
+    const client = (await db.knex.client.acquireConnection()) as {
+      query(sql: string): Promise<unknown>;
+      on(event: 'notification', listener: (message: { channel: string }) => void): void;
+      removeAllListeners(event: string): void;
+    };
+    const seen: string[] = [];
+    client.on('notification', (n) => seen.push(n.channel));
+    await client.query('listen webhook_due');
+    const settle = async () => {
+      await client.query('select 1'); // notifications arrive before the answer to a later query
+      return seen.splice(0);
+    };
+    try {
+      await db.knex.transaction(async (trx) => {
+        for (let i = 0; i < 3; i++) await enqueueEntityChange(trx, change());
+        expect(await settle()).toEqual([]); // not before the commit
+      });
+      expect(await settle()).toEqual(['webhook_due']);
+      // no subscribed registration: no webhook, no wake-up
+      await db.knex.transaction((trx) => enqueueEntityChange(trx, change({ entityName: 'Notice' })));
+      expect(await settle()).toEqual([]);
+    } finally {
+      await client.query('unlisten *');
+      client.removeAllListeners('notification');
+      await db.knex.client.releaseConnection(client);
+    }
+  });
+
   it('leaves nothing behind when the transaction rolls back', async () => {
     await registration(partyId, { shouldGroup: true });
     await expect(
