@@ -1,14 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request } from 'undici';
-import { hashPassword } from '../apps/api/src/auth/passwords';
 import type { BenchContext } from './context';
 import { round } from './drain';
 import { waitFor } from './processes';
-import { ENTITY_BYTES, seedParty } from './seed';
+import { createProperties, seedBenchAccount, signIn } from './api-client';
+import { ENTITY_BYTES } from './seed';
 import { startApi, startDispatcher } from './stack';
 import type { DeliveryRecord } from './target';
 
-const PASSWORD = 'Bench-Password-1!';
 /** Properties the writes rotate over, so consecutive writes do not queue on one row lock. */
 const PROPERTIES = 20;
 /** Writes before the measured ones, at the same rate: connections, JIT, caches. */
@@ -42,57 +40,21 @@ const summary = (values: number[]) => {
 export async function latencyMode(context: BenchContext, options: { rate: number; seconds: number }) {
   const { cluster, target, log } = context;
   const db = await cluster.create('latency');
-  const partyId = await seedParty(db.knex);
-  const [group] = await db
-    .knex('account_groups')
-    .insert({ party_id: partyId, name: 'Bench' })
-    .returning('id');
-  await db.knex.raw(
-    'insert into account_group_permissions (group_id, permission_id) select ?, id from permissions',
-    [group.id],
-  );
-  const email = 'bench@example.com';
-  await db.knex('accounts').insert({
-    party_id: partyId,
-    group_id: group.id,
-    email,
-    password_hash: await hashPassword(PASSWORD),
-  });
+  const account = await seedBenchAccount(db.knex);
 
   log('latency: starting the API and the dispatcher');
   await target.reset(true);
   const stack = context.stack(db.url);
   const [api, dispatcher] = await Promise.all([startApi(stack), startDispatcher(stack)]);
-  const agent = new Agent({ connections: 32, keepAliveTimeout: 30_000 });
-  let token = '';
-  const call = async (method: 'POST' | 'PATCH', path: string, json: unknown) => {
-    const response = await request(`${api.url}${path}`, {
-      method,
-      dispatcher: agent,
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(json),
-    });
-    const text = await response.body.text();
-    if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${text}`);
-    return JSON.parse(text) as Record<string, unknown>;
-  };
+  const client = await signIn(api.url, account, 32);
+  const call = client.call;
   try {
-    token = (await call('POST', '/api/auth/login', { email, password: PASSWORD })).accessToken as string;
     await call('POST', '/api/webhook-registrations', {
       targetUrl: target.url,
       enabledEvents: [{ entityName: 'Property', type: 2 }],
       targetAuthorization: { type: 0 },
     });
-    const properties: number[] = [];
-    for (let i = 1; i <= PROPERTIES; i++) {
-      const created = await call('POST', '/api/properties', {
-        name: `Bench property ${i}`,
-        street: 'Benchmarkstraße',
-        postalCode: '10115',
-        city: 'Berlin',
-      });
-      properties.push(created.id as number);
-    }
+    const properties = await createProperties(call, PROPERTIES);
 
     const warmup = Math.round(options.rate * WARMUP_SECONDS);
     const total = warmup + Math.round(options.rate * options.seconds);
@@ -149,7 +111,7 @@ export async function latencyMode(context: BenchContext, options: { rate: number
       database: cluster.server,
     };
   } finally {
-    await agent.close();
+    await client.close();
     await api.child.stop();
     await dispatcher.child.stop();
   }

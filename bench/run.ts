@@ -6,6 +6,7 @@
  *   pnpm bench --throughput [-n N]  N webhooks seeded by SQL (default 20,000), drained; raw undici limit
  *   pnpm bench --latency [--rate R] [--seconds S]   writes through the API at R/s (200) for S s (10)
  *   pnpm bench --groups G [--changes C]             G ordered groups, C changes each per round (40)
+ *   pnpm bench --api [--seconds S]                  GET and PATCH /api/properties, 32 clients, S s each (10)
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
  *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
@@ -21,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { createSecretBox } from '../packages/db/src/index';
 import type { BenchContext } from './context';
 import { openCluster, type BenchCluster } from './database';
+import { apiMode } from './api-mode';
 import { groupsMode } from './groups';
 import { latencyMode } from './latency';
 import { setChildNodeArgs, startTarget, stopAll } from './processes';
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     rate: { type: 'string' },
     seconds: { type: 'string' },
     groups: { type: 'string' },
+    api: { type: 'boolean' },
     changes: { type: 'string' },
     concurrency: { type: 'string' },
     timeout: { type: 'string' },
@@ -51,13 +54,14 @@ function positive(name: string, text: string | undefined, fallback: number): num
   return value;
 }
 
-// no mode named: all three, the latency and groups runs short enough for the whole to stay
-// well under two minutes on the 2-core machine
-const all = !values.throughput && !values.latency && values.groups === undefined;
+// no mode named: all four, the latency, groups and API runs short enough for the whole to stay
+// within about two minutes on the 2-core machine
+const all = !values.throughput && !values.latency && values.groups === undefined && !values.api;
 const settings = {
   throughput: all || !!values.throughput,
   latency: all || !!values.latency,
   groups: all || values.groups !== undefined,
+  api: all || !!values.api,
   count: positive('n', values.n, 20_000),
   rate: positive('rate', values.rate, 200),
   seconds: positive('seconds', values.seconds, all ? 5 : 10),
@@ -131,6 +135,9 @@ async function main(): Promise<void> {
       unorderedPerSecond,
     });
     console.log(JSON.stringify(result));
+  }
+  if (settings.api) {
+    console.log(JSON.stringify(await apiMode(context, { seconds: settings.seconds, clients: 32 })));
   }
   log(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

@@ -6,7 +6,7 @@ import {
   type SigningKey,
 } from '@platform/db';
 import { decodePermissions, ALL_PARTY_TYPES, TokenScope, type PartyType } from '@platform/shared';
-import { importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { decodeJwt, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { Principal } from './principal';
 
 /** What an access token says about its account (spec 2.3). */
@@ -35,6 +35,8 @@ const PARTY_TYPES = new Set<string>(ALL_PARTY_TYPES.map(String));
 const ALGORITHMS = ['RS256'];
 /** How far in the future an `iat` may be: the clock skew tolerated between API replicas. */
 const ISSUED_AT_LEEWAY_S = 5;
+/** Verified access tokens remembered at most (a few MB); past it the memory starts afresh. */
+const VERIFIED_TOKENS_REMEMBERED = 10_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Lifetime of the token between a password login and its second factor. */
 export const MFA_TOKEN_TTL_MS = 5 * 60_000;
@@ -81,6 +83,7 @@ function webhookPrincipal(payload: JWTPayload): Principal | undefined {
 
 /** Signs and verifies the API's JWTs: access tokens, refresh tokens and their JWKS. */
 export class TokenService {
+  private readonly verified = new Map<string, { principal: Principal; exp: number }>();
   private readonly verifyKey: Promise<CryptoKey | Uint8Array>;
   /** Refresh tokens carry their own audience, so one can never pass as an access token. */
   readonly refreshAudience: string;
@@ -204,6 +207,26 @@ export class TokenService {
    * algorithm (`none`, HS256), another key, issuer or audience.
    */
   async verifyAccessToken(token: string): Promise<Principal | undefined> {
+    // A client sends the same access token with every request for its whole life; its RS256
+    // signature is checked once, then the principal is remembered until the token expires.
+    // Nothing about a verified token changes but time, and expiry is checked on every hit.
+    const now = this.options.now().getTime() / 1000;
+    const known = this.verified.get(token);
+    if (known) {
+      if (known.exp > now) return known.principal;
+      this.verified.delete(token);
+      return undefined;
+    }
+    const principal = await this.verifyAccessTokenOnce(token);
+    if (principal) {
+      if (this.verified.size >= VERIFIED_TOKENS_REMEMBERED) this.verified.clear();
+      const exp = Number(decodeJwt(token).exp);
+      this.verified.set(token, { principal, exp });
+    }
+    return principal;
+  }
+
+  private async verifyAccessTokenOnce(token: string): Promise<Principal | undefined> {
     let payload: JWTPayload;
     try {
       // both kinds share the audience; each kind's own lifetime is checked below
