@@ -6,6 +6,7 @@
  *   pnpm bench --throughput [-n N]  N webhooks seeded by SQL (default 20,000), drained; raw undici limit
  *   pnpm bench --latency [--rate R] [--seconds S]   writes through the API at R/s (200) for S s (10)
  *   pnpm bench --groups G [--changes C]             G ordered groups, C changes each per round (40)
+ *   pnpm bench --backlog [--waiting N]              N webhooks waiting (1,000,000); the first 50,000 drained
  *   pnpm bench --api [--seconds S]                  GET and PATCH /api/properties, 32 clients, S s each (10)
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
@@ -23,6 +24,7 @@ import { createSecretBox } from '../packages/db/src/index';
 import type { BenchContext } from './context';
 import { openCluster, type BenchCluster } from './database';
 import { apiMode } from './api-mode';
+import { backlogMode } from './backlog-mode';
 import { groupsMode } from './groups';
 import { latencyMode } from './latency';
 import { setChildNodeArgs, startTarget, stopAll } from './processes';
@@ -37,6 +39,8 @@ const { values } = parseArgs({
     seconds: { type: 'string' },
     groups: { type: 'string' },
     api: { type: 'boolean' },
+    backlog: { type: 'boolean' },
+    waiting: { type: 'string' },
     changes: { type: 'string' },
     concurrency: { type: 'string' },
     timeout: { type: 'string' },
@@ -56,13 +60,17 @@ function positive(name: string, text: string | undefined, fallback: number): num
 
 // no mode named: all four, the latency, groups and API runs short enough for the whole to stay
 // within about two minutes on the 2-core machine
-const all = !values.throughput && !values.latency && values.groups === undefined && !values.api;
+const all =
+  !values.throughput && !values.latency && values.groups === undefined && !values.api && !values.backlog;
 const settings = {
   throughput: all || !!values.throughput,
   latency: all || !!values.latency,
   groups: all || values.groups !== undefined,
   api: all || !!values.api,
+  // seeding a million webhooks takes minutes: only when asked for
+  backlog: !!values.backlog,
   count: positive('n', values.n, 20_000),
+  waiting: positive('waiting', values.waiting, 1_000_000),
   rate: positive('rate', values.rate, 200),
   seconds: positive('seconds', values.seconds, all ? 5 : 10),
   groupCount: positive('groups', values.groups, 100),
@@ -134,6 +142,10 @@ async function main(): Promise<void> {
       changesPerGroup: settings.changesPerGroup,
       unorderedPerSecond,
     });
+    console.log(JSON.stringify(result));
+  }
+  if (settings.backlog) {
+    const result = await backlogMode(context, { count: settings.waiting, unorderedPerSecond });
     console.log(JSON.stringify(result));
   }
   if (settings.api) {

@@ -17,3 +17,20 @@ export function pgErrorCode(error: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * Whether `error` says the database cannot be reached right now (it is down, restarting, or every
+ * pooled connection is busy), rather than that a statement was wrong: connection exceptions
+ * (SQLSTATE class 08), a shutting-down or starting server (57P01–57P03), a refused or dropped
+ * socket, a connection pg saw end, or knex giving up waiting for a pooled connection.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    if (code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(code)) return true;
+    if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code)) return true;
+  }
+  if (name === 'KnexTimeoutError') return true;
+  return typeof message === 'string' && /^Connection terminated/.test(message);
+}

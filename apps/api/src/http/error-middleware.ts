@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { PgErrorCode, pgErrorCode } from '@platform/db';
+import { isDatabaseUnavailable, PgErrorCode, pgErrorCode } from '@platform/db';
 import { AppError, ERROR_CODES, UnauthenticatedError, type ErrorCode } from './errors';
 
 const PROBLEM_TYPE_BASE = 'https://httpstatuses.io/';
@@ -18,8 +18,14 @@ const STATUS_TO_CODE: Record<number, ErrorCode> = {
   429: 'TooManyRequests',
 };
 
-/** Database errors a client can cause, translated instead of leaked. */
+/** Database errors a client can cause, translated instead of leaked; and a database that is away. */
 function fromDatabaseError(error: unknown): AppError | undefined {
+  if (isDatabaseUnavailable(error)) {
+    // a transaction whose connection broke before its commit wrote nothing; the client may retry
+    return new AppError('ServiceUnavailable', 'The database is unavailable; retry shortly', undefined, {
+      'Retry-After': '1',
+    });
+  }
   switch (pgErrorCode(error)) {
     case PgErrorCode.UniqueViolation:
       return new AppError('Conflict', 'A record with the same unique value already exists');
