@@ -53,6 +53,8 @@ export async function openCluster(databaseUrl: string | undefined): Promise<Benc
     const cluster = await startEmbeddedPostgres({
       dataDir,
       port: await freePort(),
+      // commit times, so the latency mode measures from the commit itself
+      settings: { track_commit_timestamp: 'on' },
     });
     adminUrl = cluster.url;
     stopCluster = async () => {

@@ -16,6 +16,8 @@ export interface EmbeddedOptions {
   port: number;
   /** Receives Postgres' own log lines; silent by default. */
   onLog?: (line: string) => void;
+  /** More server settings, as `-c name=value` pairs. */
+  settings?: Record<string, string>;
 }
 
 const USER = 'postgres';
@@ -38,7 +40,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     password: PASSWORD,
     persistent: true,
     createPostgresUser: userInfo().uid === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=300',
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     onLog: (message: unknown) => log(String(message).trimEnd()),
     onError: (message: unknown) => log(String(message).trimEnd()),
   });
