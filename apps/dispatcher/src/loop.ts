@@ -193,7 +193,8 @@ export class Dispatcher {
       if (Date.now() - claimedAt > this.options.launchWithinMs) stale.push(webhook.id);
       else this.launch(webhook);
     }
-    if (stale.length > 0) void this.handBack(stale);
+    // due again now: claim them afresh (a new lease) once a slot frees, or let another replica
+    if (stale.length > 0) void this.handBack(stale).then(() => this.wake());
   }
 
   /** Gives claimed rows we will not deliver back to the queue, due now, their attempt uncounted. */

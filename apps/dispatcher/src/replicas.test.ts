@@ -244,6 +244,43 @@ describe('several dispatchers', () => {
   );
 });
 
+describe('claiming ahead', () => {
+  it(
+    'never starts a buffered delivery that could outlive its lease: it hands the row back and claims it afresh',
+    { timeout: 60_000 },
+    async () => {
+      // one slot, answers of 1.8 s: the second webhook waits in the buffer while the first is
+      // delivered, longer than (lease − timeout) / 2 = 0.5 s allows
+      const leaseLeft: number[] = [];
+      target.script = async (request) => {
+        const { next_attempt_at } = await db
+          .knex('webhooks')
+          .where({ id: Number(request.webhookId) })
+          .first('next_attempt_at');
+        leaseLeft.push((next_attempt_at as Date).getTime() - request.receivedAt);
+        return { delayMs: 1800 };
+      };
+      await startReplica(db.url, 'patient', {
+        DISPATCHER_CONCURRENCY: '1',
+        WEBHOOK_TIMEOUT: '2s',
+        DISPATCHER_LEASE: '3s',
+      });
+      const ids = await seedBacklog(3);
+      await eventually(async () => (await statesOf(ids)).every((w) => w.state === 3), {
+        timeoutMs: 30_000,
+        what: 'three webhooks Successful',
+      });
+      // each delivered once, as its first attempt, and each had at least the timeout of lease left
+      // when it reached the target (the first one's claim had 3 s; a buffered one launched 1.8 s
+      // after its claim would have had 1.2 s)
+      expect([...receipts().values()]).toEqual([1, 1, 1]);
+      expect((await statesOf(ids)).map((w) => w.attempt_count)).toEqual([1, 1, 1]);
+      expect(leaseLeft).toHaveLength(3);
+      for (const left of leaseLeft) expect(left).toBeGreaterThanOrEqual(2000 - 100);
+    },
+  );
+});
+
 describe('SIGTERM', () => {
   it(
     'stops claiming, finishes the deliveries in flight, records them, and exits 0',
