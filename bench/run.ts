@@ -8,6 +8,7 @@
  *   pnpm bench --groups G [--changes C]             G ordered groups, C changes each per round (40)
  *   pnpm bench --backlog [--waiting N]              N webhooks waiting (1,000,000); the first 50,000 drained
  *   pnpm bench --api [--seconds S]                  GET and PATCH /api/properties, 32 clients, S s each (10)
+ *   pnpm bench --queue [-n N]                       the queue statements alone, no HTTP: the database's ceiling
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
  *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
@@ -27,6 +28,7 @@ import { apiMode } from './api-mode';
 import { backlogMode } from './backlog-mode';
 import { groupsMode } from './groups';
 import { latencyMode } from './latency';
+import { queueMode } from './queue-mode';
 import { setChildNodeArgs, startTarget, stopAll } from './processes';
 import { throughputMode } from './throughput';
 
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     groups: { type: 'string' },
     api: { type: 'boolean' },
     backlog: { type: 'boolean' },
+    queue: { type: 'boolean' },
     waiting: { type: 'string' },
     changes: { type: 'string' },
     concurrency: { type: 'string' },
@@ -58,15 +61,21 @@ function positive(name: string, text: string | undefined, fallback: number): num
   return value;
 }
 
-// no mode named: all four, the latency, groups and API runs short enough for the whole to stay
-// within about two minutes on the 2-core machine
+// no mode named: all but the backlog, the latency, groups and API runs short enough for the whole
+// to stay within about two minutes on the 2-core machine
 const all =
-  !values.throughput && !values.latency && values.groups === undefined && !values.api && !values.backlog;
+  !values.throughput &&
+  !values.latency &&
+  values.groups === undefined &&
+  !values.api &&
+  !values.backlog &&
+  !values.queue;
 const settings = {
   throughput: all || !!values.throughput,
   latency: all || !!values.latency,
   groups: all || values.groups !== undefined,
   api: all || !!values.api,
+  queue: all || !!values.queue,
   // seeding a million webhooks takes minutes: only when asked for
   backlog: !!values.backlog,
   count: positive('n', values.n, 20_000),
@@ -143,6 +152,9 @@ async function main(): Promise<void> {
       unorderedPerSecond,
     });
     console.log(JSON.stringify(result));
+  }
+  if (settings.queue) {
+    console.log(JSON.stringify(await queueMode(context, settings.count)));
   }
   if (settings.backlog) {
     const result = await backlogMode(context, { count: settings.waiting, unorderedPerSecond });

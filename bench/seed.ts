@@ -99,6 +99,39 @@ export async function seedBacklog(knex: Knex, registration: BenchRegistration, c
 }
 
 /**
+ * As `seedBacklog`, but for a grouped registration: `groups` entities with `perGroup` changes
+ * each, as the enqueue statement would leave them had they been written one by one: per group
+ * a `webhook_groups` row counting them, its first webhook the head (Created, due now) and the
+ * rest Pending in `group_seq` order.
+ */
+export async function seedGroupedBacklog(
+  knex: Knex,
+  registration: BenchRegistration,
+  groups: number,
+  perGroup: number,
+): Promise<void> {
+  await seedBacklog(knex, registration, groups * perGroup);
+  // change i belongs to entity (i - 1) % groups + 1, as the (i - 1) / groups + 1-th of its group
+  await knex.raw(
+    `with grouped as (
+       select w.id, 'Property:' || ((c.id - 1) % :groups + 1) as group_key, (c.id - 1) / :groups + 1 as seq
+         from webhooks w join entity_changes c on c.id = w.entity_change_id
+     )
+     update webhooks w
+        set group_key = g.group_key, group_seq = g.seq, state = case when g.seq = 1 then 1 else 6 end
+       from grouped g
+      where g.id = w.id`,
+    { groups },
+  );
+  await knex.raw(
+    `insert into webhook_groups (registration_id, group_key, next_seq, open_count)
+     select :registrationId::int, group_key, max(group_seq), count(*) from webhooks group by group_key`,
+    { registrationId: registration.registrationId },
+  );
+  await knex.raw('analyze webhooks, webhook_groups');
+}
+
+/**
  * Writes `changesPerGroup` changes to each of `groups` entities (ids 1…groups) through the real
  * enqueue statement, as the API's write path does (a NOTIFY last in every transaction). Each
  * entity's first half of changes is written in ONE transaction (the case that breaks queues

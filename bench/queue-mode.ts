@@ -1,0 +1,117 @@
+import {
+  claimWebhooks,
+  completeWebhooks,
+  createKnex,
+  type AttemptResult,
+  type ClaimedWebhook,
+  type Knex,
+} from '../packages/db/src/index';
+import type { BenchContext } from './context';
+import { round } from './drain';
+import { seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
+
+/** The dispatcher's claim size and the results one flush carries under load (docs/performance.md). */
+const CLAIM = 64;
+const FLUSH = 16;
+
+/**
+ * The queue mode: the database's own ceiling, with no HTTP and no dispatcher process. One
+ * connection runs the real queue statements in a loop (claims of up to 64, results recorded 16
+ * at a time as every delivery succeeded, with an attempt row each, as the dispatcher does under
+ * load) until `count` webhooks are Successful: first `count` ungrouped ones (the throughput
+ * mode's seed), then as many over 100 groups (seeded as the enqueue statement leaves them; each
+ * result releases its group and leases the next webhook, as in production). The drain of the full system cannot be
+ * faster than these rates, whatever the HTTP side costs.
+ */
+export async function queueMode(context: BenchContext, count: number) {
+  const { cluster, log } = context;
+  const figures = async (grouped: boolean) => {
+    const db = await cluster.create(grouped ? 'queue_grouped' : 'queue');
+    const partyId = await seedParty(db.knex);
+    const registration = await seedRegistration(db.knex, {
+      partyId,
+      targetUrl: 'http://127.0.0.1:9/',
+      shouldGroup: grouped,
+      secrets: context.secrets,
+      signingSecret: context.signingSecret,
+    });
+    const groups = 100;
+    if (grouped) {
+      await seedGroupedBacklog(db.knex, registration, groups, Math.ceil(count / groups));
+    } else {
+      await seedBacklog(db.knex, registration, count);
+    }
+    await db.knex.raw('analyze');
+    const total = (await db.knex('webhooks').count<{ n: string }[]>('* as n'))[0]!.n;
+    log(`queue: recording ${total} ${grouped ? 'grouped' : 'ungrouped'} results on one connection`);
+    // one connection with the dispatcher's session settings (asynchronous commit of its writes)
+    const knex = createKnex(db.url, {
+      pool: { max: 1 },
+      synchronousCommit: false,
+      applicationName: 'platform-bench',
+    });
+    const run = await drainWithoutHttp(knex, Number(total)).finally(() => knex.destroy());
+    return { perSecond: round(run.done / run.seconds, 0), seconds: round(run.seconds, 3), ...run.statements };
+  };
+  log(`queue: ${count} webhooks, no HTTP`);
+  const unordered = await figures(false);
+  const ordered = await figures(true);
+  return {
+    mode: 'queue',
+    webhooks: count,
+    perSecond: unordered.perSecond,
+    orderedPerSecond: ordered.perSecond,
+    orderedRatio: round(ordered.perSecond / unordered.perSecond, 3),
+    unordered,
+    ordered,
+    database: cluster.server,
+  };
+}
+
+/** Claims and completes until `total` are Successful; one connection, one statement at a time. */
+async function drainWithoutHttp(knex: Knex, total: number) {
+  const buffer: ClaimedWebhook[] = [];
+  let done = 0;
+  let claims = 0;
+  let completions = 0;
+  const started = performance.now();
+  while (done < total) {
+    if (buffer.length < CLAIM / 2) {
+      buffer.push(
+        ...(await claimWebhooks(knex, {
+          batch: CLAIM - buffer.length,
+          leaseMs: 60_000,
+          dispatcherId: 'bench',
+        })),
+      );
+      claims++;
+    }
+    const batch = buffer.splice(0, FLUSH);
+    if (batch.length === 0) throw new Error(`nothing left to claim after ${done} of ${total}`);
+    const startedAt = new Date();
+    const results: AttemptResult[] = batch.map((webhook) => ({
+      webhookId: webhook.id,
+      registrationId: webhook.registration_id,
+      groupKey: webhook.group_key,
+      attempt: webhook.attempt,
+      startedAt,
+      durationMs: 1,
+      statusCode: 200,
+      errorKind: null,
+      responseBody: '',
+      state: 3,
+      retryDelayMs: null,
+      releasesGroup: true,
+    }));
+    const { applied, leased } = await completeWebhooks(
+      knex,
+      { dispatcherId: 'bench', leaseMs: 60_000 },
+      results,
+    );
+    completions++;
+    done += applied.length;
+    buffer.push(...leased);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { done, seconds, statements: { claims, completions } };
+}
