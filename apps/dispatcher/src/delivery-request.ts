@@ -15,6 +15,36 @@ export function signStandardWebhook(secret: string, id: string, timestamp: numbe
 }
 
 /**
+ * Opens a registration's sealed credentials. The loop logs whatever a failed preparation throws,
+ * and JSON.parse's own error quotes the text it could not read (the plaintext credentials, up to
+ * about ten characters of them), so the errors here say what is wrong and never carry the text,
+ * not even as a `cause`.
+ */
+function openCredentials(secrets: SecretBox, sealed: string | null): Record<string, unknown> {
+  if (!sealed) throw new Error('the registration has no credentials');
+  let credentials: unknown;
+  try {
+    credentials = JSON.parse(secrets.open(sealed));
+  } catch (error) {
+    // SecretBox's errors say only that the secret does not open; rethrown as they are
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new Error('the registration’s credentials are not JSON');
+  }
+  if (typeof credentials !== 'object' || credentials === null) {
+    throw new Error('the registration’s credentials are not a JSON object');
+  }
+  return credentials as Record<string, unknown>;
+}
+
+/** `credentials[name]`, which must be a non-empty string; the error names the field, never its value. */
+function credential(credentials: Record<string, unknown>, name: string): string {
+  const value = credentials[name];
+  if (typeof value !== 'string' || value === '')
+    throw new Error(`the registration’s credentials lack ${name}`);
+  return value;
+}
+
+/**
  * The HTTP request of one delivery (design part 4): the body of spec 6.2, the Standard Webhooks
  * headers (`webhook-id` is the webhook id, so a receiver dedupes retries and redeliveries), and
  * the registration's target authorization (spec 5.11).
@@ -31,18 +61,18 @@ export async function buildDeliveryRequest(
   ) {
     bearer = await deps.bearerToken({ id: webhook.registration_id, partyId: webhook.registration_party_id });
   }
-  const credentials = webhook.auth_credentials
-    ? JSON.parse(deps.secrets.open(webhook.auth_credentials))
-    : undefined;
   switch (webhook.auth_type) {
-    case WebhookAuthType.BasicAuth:
-      headers.authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
+    case WebhookAuthType.BasicAuth: {
+      const credentials = openCredentials(deps.secrets, webhook.auth_credentials);
+      const pair = `${credential(credentials, 'username')}:${credential(credentials, 'password')}`;
+      headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
       break;
+    }
     case WebhookAuthType.PlatformBearerInHeader:
       headers.authorization = `Bearer ${bearer}`;
       break;
     case WebhookAuthType.TargetApiToken:
-      headers['x-api-key'] = credentials.apiKey;
+      headers['x-api-key'] = credential(openCredentials(deps.secrets, webhook.auth_credentials), 'apiKey');
       break;
   }
   const body = JSON.stringify(

@@ -10,9 +10,9 @@ import {
   resolveSecretKey,
   WEBHOOK_DUE_CHANNEL,
 } from '@platform/db';
-import pino from 'pino';
 import { loadConfig } from './config';
 import { Deliverer } from './deliver';
+import { createLogger } from './logger';
 import { buildDeliveryRequest } from './delivery-request';
 import { Dispatcher } from './loop';
 import { startListener } from './listener';
@@ -24,10 +24,7 @@ import { createWebhookTokenSource } from './target-auth';
 /** Wires config, database, LISTEN and the status server, and shuts down cleanly on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = pino({
-    level: config.LOG_LEVEL,
-    base: { service: 'dispatcher', dispatcherId: config.DISPATCHER_ID },
-  });
+  const logger = createLogger({ level: config.LOG_LEVEL, dispatcherId: config.DISPATCHER_ID });
   const knex = createKnex(config.DATABASE_URL, {
     // claims and result writes (the loop), scrapes, and the statements of two maintenance jobs
     pool: { max: 10 },

@@ -75,9 +75,9 @@ export type TargetAnswer =
 export type TargetScript = (request: ReceivedRequest) => TargetAnswer | Promise<TargetAnswer>;
 
 export interface TestTarget {
-  /** `http://127.0.0.1:<port>/hook`. */
+  /** `http://<host>:<port>/hook`. */
   url: string;
-  /** `http://127.0.0.1:<port>`, for other paths. */
+  /** `http://<host>:<port>`, for other paths. */
   origin: string;
   /** Every request so far, in order of arrival. */
   readonly requests: ReceivedRequest[];
@@ -99,8 +99,15 @@ export function bodyOf<T = { entity: Record<string, unknown>; event: Record<stri
   return JSON.parse(request.body) as T;
 }
 
-/** Starts a target on a free port of 127.0.0.1; by default every request gets a 200 `ok`. */
-export async function startTestTarget(script: TargetScript = () => ({})): Promise<TestTarget> {
+/**
+ * Starts a target on a free port of `options.host` (127.0.0.1 unless told); by default every
+ * request gets a 200 `ok`.
+ */
+export async function startTestTarget(
+  script: TargetScript = () => ({}),
+  options: { host?: string } = {},
+): Promise<TestTarget> {
+  const host = options.host ?? '127.0.0.1';
   const requests: ReceivedRequest[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer((incoming, response) => {
@@ -154,8 +161,8 @@ export async function startTestTarget(script: TargetScript = () => ({})): Promis
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((r) => server.listen(0, host, r));
+  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
   const requestsFor = (id: number | string) => requests.filter((r) => r.webhookId === String(id));
   const target: TestTarget = {
     url: `${origin}/hook`,
@@ -356,6 +363,8 @@ export interface DispatcherProcess {
   port: number;
   /** Its JSON log lines, parsed, in order. */
   readonly logs: Record<string, unknown>[];
+  /** Everything it wrote to stdout and stderr so far, raw (log lines or not), in order of arrival. */
+  readonly output: string;
   /** Resolves with the exit code once the process has exited and its output is drained. */
   readonly exited: Promise<number | null>;
   /** SIGTERM, then SIGKILL if it has not exited within 10 s; answers the exit code. */
@@ -366,33 +375,40 @@ export interface DispatcherProcess {
  * Spawns the real dispatcher (`tsx apps/dispatcher/src/main.ts`) against `databaseUrl`, sharing
  * TEST_SECRET_KEY with `seedRegistration`, with private targets allowed (targets live on
  * 127.0.0.1) and `env` on top (e.g. `WEBHOOK_RETRY_SCHEDULE`, `WEBHOOK_TIMEOUT`,
- * `DISPATCHER_POLL_INTERVAL`). Resolves once its LISTEN connection is up.
+ * `DISPATCHER_POLL_INTERVAL`). A variable given as undefined is left unset, so
+ * `{ ALLOW_PRIVATE_TARGETS: undefined }` leaves the choice to the dispatcher's own default.
+ * Resolves once its LISTEN connection is up.
  */
 export async function startDispatcher(
   databaseUrl: string,
-  env: Record<string, string> = {},
+  env: Record<string, string | undefined> = {},
 ): Promise<DispatcherProcess> {
   const port = await freePort();
   // its own data folder, so keys it may generate never land in the developer's .data
   const dataDir = mkdtempSync(join(tmpdir(), 'dispatcher-test-'));
+  const childEnv: Record<string, string | undefined> = {
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'debug',
+    DATABASE_URL: databaseUrl,
+    DISPATCHER_PORT: String(port),
+    DATA_DIR: dataDir,
+    SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY.toString('base64'),
+    ALLOW_PRIVATE_TARGETS: 'true',
+    ...env,
+  };
+  // spawn would hand an undefined value over as the string "undefined"
+  for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
   const child: ChildProcess = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), ['apps/dispatcher/src/main.ts'], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'debug',
-      DATABASE_URL: databaseUrl,
-      DISPATCHER_PORT: String(port),
-      DATA_DIR: dataDir,
-      SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY.toString('base64'),
-      ALLOW_PRIVATE_TARGETS: 'true',
-      ...env,
-    },
+    env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
+  let output = '';
   let pending = '';
   child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
     const parts = (pending + chunk.toString()).split('\n');
     pending = parts.pop()!;
     for (const line of parts) {
@@ -404,7 +420,10 @@ export async function startDispatcher(
       }
     }
   });
-  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    process.stderr.write(chunk);
+  });
   // 'close' comes after stdout is drained, so the last log lines are in by then
   const exited = new Promise<number | null>((resolveExit) =>
     child.once('close', (code) => {
@@ -437,5 +456,13 @@ export async function startDispatcher(
     await stop();
     throw error;
   }
-  return { port, logs, exited, stop };
+  return {
+    port,
+    logs,
+    get output() {
+      return output;
+    },
+    exited,
+    stop,
+  };
 }
