@@ -7,11 +7,32 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../packages/db/src
 import { createKnex, enqueueEntityChange, migrate, type Knex } from '../packages/db/src/index';
 import { freePort } from '../packages/db/src/testing';
 import { seedRegistration, TEST_SECRET_KEY } from '../apps/dispatcher/src/testing';
-import { startChaosTarget, type Behaviour, type Delivery } from './target';
+import { neverAnswers2xx, startChaosTarget, type Behaviour, type Delivery } from './target';
 
 const ROOT = resolve(import.meta.dirname, '..');
 /** The dispatchers' lease: how long a killed dispatcher's webhooks wait before going again. */
 const LEASE_MS = 5_000;
+/** The dispatchers' retry schedule, shortened so a webhook's seven tries take about 3.5 s. */
+const RETRY_SCHEDULE = '0ms,100ms,200ms,400ms,800ms,1s,1s';
+const TRIES = 7;
+/** How soon after Postgres is back the API and each dispatcher must answer /healthz 200 again. */
+const RECOVERY_LIMIT_MS = 10_000;
+/** No kill in the first seconds after Postgres is back (see the killer). */
+const QUIET_AFTER_RESTART_MS = 3_000;
+/**
+ * Timing slack on a busy 2-core machine: how late the target's event loop may record a request
+ * that was already under way, or how long a flush of results may be in progress.
+ */
+const SLACK_MS = 1_000;
+
+/** The four registrations, all subscribed to Property Updated: two grouped, two not. */
+const REGISTRATIONS: readonly { behaviour: Behaviour; grouped: boolean }[] = [
+  { behaviour: 'ok', grouped: false },
+  { behaviour: 'flaky', grouped: false },
+  // grouped, so per-group order is checked through timeouts and dropped connections
+  { behaviour: 'hang', grouped: true },
+  { behaviour: 'reset', grouped: true },
+];
 
 export interface ChaosOptions {
   /** Entities changed; each has one group per grouped registration. */
@@ -35,56 +56,100 @@ export interface ChaosReport {
   ungrouped: number;
   successful: number;
   failed: number;
-  /** Failed webhooks the target did answer 2xx: must be 0. */
-  failedDespite2xx: number;
+  /** Webhooks the target never answers 2xx (`neverAnswers2xx`): exactly these must end Failed. */
+  expectedFailed: number;
+  /**
+   * Final webhooks in the wrong final state: Failed although the target would answer them 2xx,
+   * not Failed although it never does, or Failed before the seventh try. Must be 0.
+   */
+  wrongOutcomes: number;
   /** Webhooks missing, not final, or Successful without a 2xx at the target: must be 0. */
   lost: number;
-  /** A group's delivery arriving after a later one of that group was answered 2xx: must be 0. */
+  /** Attempts of a group arriving with a lower sequence number than an earlier attempt's: must be 0. */
   orderViolations: number;
+  /** The attempts of grouped webhooks the target received (what the ordering check read). */
+  groupedDeliveries: number;
   /** Webhooks answered 2xx more than once. */
   duplicates: number;
-  /** Duplicates whose first 2xx was not in flight at a kill or the outage: must be 0. */
+  /** Of those, leased to a dispatcher when it was killed, with their first 2xx before the kill. */
+  duplicatesAtKills: number;
+  /** Of those (and not at a kill), with their first 2xx inside the outage window. */
+  duplicatesAtOutage: number;
+  /** The other duplicates: must be 0. */
   unexplainedDuplicates: number;
+  /** Webhooks leased to the killed dispatchers at their kills (all kills together). */
+  leasedAtKills: number;
   deliveries: number;
   kills: number;
   postgresRestarts: number;
   outageMs: number;
+  /** The outage window for duplicates, in ms from the moment Postgres was stopped. */
+  outageWindowMs: [number, number];
   /** /healthz while Postgres was down: 503 ProblemDetails, anything else, no answer within 1 s. */
   apiDuringOutage: { problem503: number; other: number; noAnswer: number };
   /** From Postgres being back to the API answering /healthz 200 again. */
   apiRecoveredMs: number | null;
-  /** From Postgres being back to the first delivery attempt recorded after it. */
-  dispatchersRecoveredMs: number | null;
+  /**
+   * For each dispatcher that ran through the outage, from Postgres being back to its /healthz
+   * answering 200 again (its LISTEN connection and claim loop back); null: not seen.
+   */
+  dispatchersRecoveredMs: (number | null)[];
   seconds: number;
 }
 
+/** The totals the run must have produced. */
+export interface ChaosExpectations {
+  kills: number;
+  webhooks: number;
+  groups: number;
+}
+
 /** What the report promises; empty when every promise held. */
-export function brokenPromises(report: ChaosReport, options: { kills: number }): string[] {
+export function brokenPromises(report: ChaosReport, expected: ChaosExpectations): string[] {
   const broken: string[] = [];
+  if (report.webhooks !== expected.webhooks) {
+    broken.push(`${report.webhooks} webhooks, not ${expected.webhooks}`);
+  }
+  if (report.groups !== expected.groups) broken.push(`${report.groups} groups, not ${expected.groups}`);
   if (report.lost > 0) broken.push(`${report.lost} webhooks lost`);
-  if (report.failedDespite2xx > 0) broken.push(`${report.failedDespite2xx} Failed despite a 2xx`);
+  if (report.expectedFailed === 0)
+    broken.push('no webhook the target never answers 2xx: Failed went unchecked');
+  if (report.wrongOutcomes > 0) broken.push(`${report.wrongOutcomes} webhooks Successful or Failed wrongly`);
   if (report.orderViolations > 0) broken.push(`${report.orderViolations} ordering violations`);
   if (report.unexplainedDuplicates > 0) {
     broken.push(`${report.unexplainedDuplicates} duplicates not in flight at a kill or the outage`);
   }
-  if (report.kills < options.kills) broken.push(`only ${report.kills} kills`);
+  if (report.kills < expected.kills) broken.push(`only ${report.kills} kills`);
+  if (report.postgresRestarts !== 1) broken.push('Postgres was not restarted');
   if (report.apiDuringOutage.other > 0 || report.apiDuringOutage.problem503 === 0) {
     broken.push('the API did not answer 503 ProblemDetails while the database was down');
   }
-  if (report.apiRecoveredMs === null || report.apiRecoveredMs > 10_000)
+  if (report.apiRecoveredMs === null || report.apiRecoveredMs > RECOVERY_LIMIT_MS) {
     broken.push('the API did not recover within 10 s');
-  if (report.dispatchersRecoveredMs === null || report.dispatchersRecoveredMs > 10_000) {
-    broken.push('the dispatchers did not recover within 10 s');
   }
+  if (report.dispatchersRecoveredMs.length === 0) broken.push('no dispatcher ran through the outage');
+  const slow = report.dispatchersRecoveredMs.filter((ms) => ms === null || ms > RECOVERY_LIMIT_MS);
+  if (slow.length > 0) broken.push(`${slow.length} dispatchers did not recover within 10 s`);
   return broken;
 }
 
-/** One probe of the API's /healthz: its status (null: no answer within 1 s). */
+/** One probe of a /healthz: its status (null: no answer within 1 s). */
 interface Probe {
   at: number;
   ok: boolean;
   status: number | null;
   problem: boolean;
+}
+
+async function probe(url: string): Promise<Probe> {
+  const at = Date.now();
+  const answer = await fetch(url, { signal: AbortSignal.timeout(1000) })
+    .then((response) => ({
+      status: response.status,
+      problem: (response.headers.get('content-type') ?? '').startsWith('application/problem+json'),
+    }))
+    .catch(() => ({ status: null, problem: false }));
+  return { at, ok: answer.status === 200, ...answer };
 }
 
 /** mulberry32: a small seeded generator, so a run can be repeated. */
@@ -103,6 +168,19 @@ function seeded(seed: number): () => number {
 interface Proc {
   child: ChildProcess;
   exited: Promise<void>;
+}
+
+/** A dispatcher process: its DISPATCHER_ID (what its leases carry) and its /healthz. */
+interface DispatcherProc extends Proc {
+  id: string;
+  healthz: string;
+}
+
+/** A SIGKILL: when, whom, and the webhooks leased to the victim right after it died. */
+interface Kill {
+  at: number;
+  dispatcherId: string;
+  leased: number[];
 }
 
 function spawnNode(file: string, env: Record<string, string>, log: (line: string) => void): Proc {
@@ -160,15 +238,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await migrate(knex);
     const [party] = await knex('parties').insert({ type: 2, name: 'Chaos PMC' }).returning('id');
     const partyId = party.id as number;
-    // two grouped registrations (a group per entity each), two ungrouped; all on Property Updated
-    const registrations: { behaviour: Behaviour; grouped: boolean }[] = [
-      { behaviour: 'ok', grouped: true },
-      { behaviour: 'flaky', grouped: true },
-      { behaviour: 'hang', grouped: false },
-      { behaviour: 'reset', grouped: false },
-    ];
-    const registrationIds = new Map<Behaviour, number>();
-    for (const { behaviour, grouped } of registrations) {
+    const behaviours = new Map<number, Behaviour>();
+    for (const { behaviour, grouped } of REGISTRATIONS) {
       const { id } = await seedRegistration(knex, {
         partyId,
         targetUrl: target.url(behaviour),
@@ -177,7 +248,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         shouldGroupContinueAfterFail: true,
         events: [{ entityName: 'Property', type: 2 }],
       });
-      registrationIds.set(behaviour, id);
+      behaviours.set(id, behaviour);
     }
 
     // the dispatchers run as production runs them: the bundle `pnpm build` makes
@@ -203,30 +274,33 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const healthz = `http://127.0.0.1:${apiPort}/healthz`;
     await waitHealthy(healthz, api, 'the API');
 
-    // the dispatchers: short timeout, lease and retry waits so a run settles in seconds
+    // the dispatchers: short timeout, lease and retry waits so a run settles in seconds; each
+    // has its own DISPATCHER_ID, so the webhooks leased to a killed one can be told apart
     let dispatcherNumber = 0;
-    const dispatchers = new Set<Proc>();
+    const dispatchers = new Set<DispatcherProc>();
     const startDispatcher = async (): Promise<void> => {
       for (;;) {
+        const id = `chaos-${++dispatcherNumber}`;
         const statusPort = await freePort();
         const proc = spawnNode(
           'apps/dispatcher/dist/main.mjs',
           {
             ...common,
-            DISPATCHER_ID: `chaos-${++dispatcherNumber}`,
+            DISPATCHER_ID: id,
             DISPATCHER_PORT: String(statusPort),
             DISPATCHER_CONCURRENCY: '16',
             WEBHOOK_TIMEOUT: '1s',
             DISPATCHER_LEASE: `${LEASE_MS}ms`,
             DISPATCHER_POLL_INTERVAL: '500ms',
             DISPATCHER_SHUTDOWN_TIMEOUT: '2s',
-            WEBHOOK_RETRY_SCHEDULE: '0ms,100ms,200ms,400ms,800ms,1s,1s',
+            WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE,
           },
-          (l) => log(`dispatcher ${dispatcherNumber}: ${l}`),
+          (l) => log(`${id}: ${l}`),
         );
+        const dispatcher = { ...proc, id, healthz: `http://127.0.0.1:${statusPort}/healthz` };
         try {
-          await waitHealthy(`http://127.0.0.1:${statusPort}/healthz`, proc, 'a dispatcher');
-          dispatchers.add(proc);
+          await waitHealthy(dispatcher.healthz, proc, id);
+          dispatchers.add(dispatcher);
           return;
         } catch {
           proc.child.kill('SIGKILL'); // the database may be down: try again
@@ -241,19 +315,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     });
     await Promise.all([startDispatcher(), startDispatcher()]);
 
-    // the API's health, sampled all along
+    // the /healthz of the API and of every live dispatcher, sampled all along
     const health: Probe[] = [];
+    const dispatcherHealth = new Map<string, Probe[]>();
     let probing = true;
     const prober = (async () => {
       while (probing) {
-        const at = Date.now();
-        const answer = await fetch(healthz, { signal: AbortSignal.timeout(1000) })
-          .then((response) => ({
-            status: response.status,
-            problem: (response.headers.get('content-type') ?? '').startsWith('application/problem+json'),
-          }))
-          .catch(() => ({ status: null, problem: false }));
-        health.push({ at, ok: answer.status === 200, ...answer });
+        const live = [...dispatchers];
+        const [api, ...each] = await Promise.all([probe(healthz), ...live.map((d) => probe(d.healthz))]);
+        health.push(api!);
+        live.forEach((d, i) => {
+          if (!dispatcherHealth.has(d.id)) dispatcherHealth.set(d.id, []);
+          dispatcherHealth.get(d.id)!.push(each[i]!);
+        });
         await sleep(100);
       }
     })();
@@ -305,8 +379,54 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     })();
 
     // the chaos: kills at random moments of the writing phase, one Postgres restart in its middle
-    const kills: number[] = [];
-    const outage = { downAt: 0, upAt: 0 };
+    const kills: Kill[] = [];
+    const outage = { downAt: 0, upAt: 0, survivors: [] as string[] };
+    /** When a dispatcher first answered /healthz 200 after Postgres was back; null: not yet. */
+    const recoveredAt = (id: string): number | null =>
+      dispatcherHealth.get(id)?.find((sample) => sample.at >= outage.upAt && sample.ok)?.at ?? null;
+    const restartPostgres = async () => {
+      log('restarting Postgres');
+      databaseUp = false;
+      await knex.destroy();
+      // the killer waits for this function, so these dispatchers run through the whole outage
+      outage.survivors = [...dispatchers].map((d) => d.id);
+      outage.downAt = Date.now();
+      await cluster!.stop();
+      await sleep(2_000);
+      cluster = await startEmbeddedPostgres({ dataDir: join(work, 'pg'), port });
+      outage.upAt = Date.now();
+      knex = createKnex(databaseUrl, { pool: { max: 4 } });
+      databaseUp = true;
+      // No kill until every dispatcher that ran through the outage answered /healthz 200 again
+      // (or the recovery limit passed), and not in the first seconds after the restart: the
+      // recovery is measured on those dispatchers, so none may be replaced before it shows, and
+      // the results they held through the outage are written undisturbed.
+      const allRecovered = () => outage.survivors.every((id) => recoveredAt(id) !== null);
+      while (
+        Date.now() < outage.upAt + QUIET_AFTER_RESTART_MS ||
+        (!allRecovered() && Date.now() < outage.upAt + RECOVERY_LIMIT_MS)
+      ) {
+        await sleep(100);
+      }
+    };
+    const killOne = async () => {
+      const victims = [...dispatchers];
+      const victim = victims[Math.floor(random() * victims.length)]!;
+      dispatchers.delete(victim);
+      const at = Date.now();
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      // what the victim held (in flight, claimed but not sent, or delivered with the result not
+      // yet written): the webhooks this kill may make reach the target twice. Its leases still
+      // hold them for LEASE_MS, so no other dispatcher can have taken them yet.
+      const leased = (await knex('webhooks')
+        .where('locked_by', victim.id)
+        .whereIn('state', [1, 2])
+        .pluck('id')) as number[];
+      kills.push({ at, dispatcherId: victim.id, leased });
+      log(`killed ${victim.id} (${kills.length}), holding ${leased.length} webhooks`);
+      await startDispatcher();
+    };
     const killer = (async () => {
       const restartAt = chaosStarted + options.writeMs * 0.4;
       let restarted = false;
@@ -314,32 +434,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         await sleep((options.writeMs / (options.kills + 1)) * (0.5 + random()));
         if (!restarted && Date.now() >= restartAt) {
           restarted = true;
-          log('restarting Postgres');
-          databaseUp = false;
-          await knex.destroy();
-          outage.downAt = Date.now();
-          await cluster!.stop();
-          await sleep(2_000);
-          cluster = await startEmbeddedPostgres({ dataDir: join(work, 'pg'), port });
-          outage.upAt = Date.now();
-          knex = createKnex(databaseUrl, { pool: { max: 4 } });
-          databaseUp = true;
+          await restartPostgres();
         }
-        const victims = [...dispatchers];
-        const victim = victims[Math.floor(random() * victims.length)]!;
-        dispatchers.delete(victim);
-        kills.push(Date.now());
-        victim.child.kill('SIGKILL');
-        await victim.exited;
-        log(`killed a dispatcher (${kills.length})`);
-        await startDispatcher();
+        await killOne();
       }
       if (!restarted) throw new Error('the run ended before the Postgres restart; lengthen writeMs');
     })();
     await Promise.all([writer, killer]);
     log(`written ${changesWritten} changes; waiting for the webhooks to settle`);
 
-    const expected = totalChanges * registrations.length;
+    const expected = totalChanges * REGISTRATIONS.length;
     const deadline = Date.now() + options.settleMs;
     for (;;) {
       const settled = Number((await knex('webhooks').whereIn('state', [3, 4, 5]).count({ n: '*' }))[0]!.n);
@@ -357,11 +461,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       knex,
       options,
       expected,
-      registrationIds,
+      behaviours,
       deliveries: target.deliveries,
       kills,
       outage,
       health,
+      dispatchersRecoveredMs: outage.survivors.map((id) => {
+        const at = recoveredAt(id);
+        return at === null ? null : at - outage.upAt;
+      }),
       started,
     });
   } finally {
@@ -373,28 +481,57 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
+/** A webhook as the checks read it: its row, with the entity and sequence number it carries. */
+interface WebhookRow {
+  id: number;
+  registration_id: number;
+  state: number;
+  group_key: string | null;
+  attempt_count: number;
+  entity_id: number;
+  seq: number;
+}
+
 async function report(input: {
   knex: Knex;
   options: ChaosOptions;
   expected: number;
-  registrationIds: Map<Behaviour, number>;
+  behaviours: Map<number, Behaviour>;
   deliveries: readonly Delivery[];
-  kills: number[];
+  kills: Kill[];
   outage: { downAt: number; upAt: number };
   health: Probe[];
+  dispatchersRecoveredMs: (number | null)[];
   started: number;
 }): Promise<ChaosReport> {
   const { knex, deliveries, kills, outage } = input;
-  const rows = (await knex('webhooks').select('id', 'registration_id', 'state', 'group_key')) as {
-    id: number;
-    registration_id: number;
-    state: number;
-    group_key: string | null;
-  }[];
+  /** Detail lines, a few of each kind, so a failing run says which webhooks broke what. */
+  const detail = (() => {
+    const counts = new Map<string, number>();
+    return (kind: string, message: string) => {
+      const n = (counts.get(kind) ?? 0) + 1;
+      counts.set(kind, n);
+      if (n <= 10) input.options.log(`${kind}: ${message}`);
+    };
+  })();
+  const rows = (await knex('webhooks as w')
+    .join('entity_changes as c', 'c.id', 'w.entity_change_id')
+    .select(
+      'w.id',
+      'w.registration_id',
+      'w.state',
+      'w.group_key',
+      'w.attempt_count',
+      'c.entity_id',
+      knex.raw(`(c.entity->>'seq')::int as seq`),
+    )) as WebhookRow[];
+  const behaviourOf = (row: WebhookRow) => input.behaviours.get(row.registration_id)!;
   const answered2xx = new Map<number, Delivery[]>();
   for (const delivery of deliveries) {
-    if (delivery.status === 200)
-      answered2xx.set(delivery.webhookId, [...(answered2xx.get(delivery.webhookId) ?? []), delivery]);
+    if (delivery.status === 200) {
+      if (!answered2xx.has(delivery.webhookId)) answered2xx.set(delivery.webhookId, []);
+      answered2xx.get(delivery.webhookId)!.push(delivery);
+    }
   }
   const successful = rows.filter((row) => row.state === 3);
   const failed = rows.filter((row) => row.state === 4);
@@ -403,34 +540,91 @@ async function report(input: {
     rows.filter((row) => ![3, 4].includes(row.state)).length +
     successful.filter((row) => !answered2xx.has(row.id)).length;
 
-  // per group (registration, entity), in arrival order: nothing older after a later 2xx
-  let orderViolations = 0;
-  const newest2xx = new Map<string, number>();
-  for (const delivery of deliveries) {
-    if (delivery.behaviour !== 'ok' && delivery.behaviour !== 'flaky') continue; // the grouped ones
-    const group = `${delivery.behaviour}:${delivery.entityId}`;
-    if (delivery.seq < (newest2xx.get(group) ?? 0)) orderViolations++;
-    if (delivery.status === 200) newest2xx.set(group, Math.max(delivery.seq, newest2xx.get(group) ?? 0));
-  }
-
-  // a duplicate is explained when its first 2xx came at most a lease before a kill, or around the
-  // outage (results could not be recorded, so the lease ran out and it went again)
-  const explained = (at: number) =>
-    kills.some((kill) => at <= kill && at >= kill - LEASE_MS - 1_000) ||
-    (at >= outage.downAt - LEASE_MS - 1_000 && at <= outage.upAt + LEASE_MS);
-  const duplicates = [...answered2xx.values()].filter((list) => list.length > 1);
-  const unexplained = duplicates.filter((list) => !explained(list[0]!.receivedAt));
-  for (const list of unexplained) {
-    const at = list[0]!.receivedAt;
-    input.options.log(
-      `unexplained duplicate of webhook ${list[0]!.webhookId} (${list[0]!.behaviour}): 2xx at ${list
-        .map((d) => d.receivedAt - input.started)
-        .join(', ')} ms; kills at ${kills.map((k) => k - at).join(', ')} ms from the first; outage ${
-        outage.downAt - at
-      }…${outage.upAt - at} ms from it`,
+  // every webhook Successful, or Failed exactly where the target never answers 2xx, and then
+  // only after all seven tries
+  const mustFail = (row: WebhookRow) => neverAnswers2xx(behaviourOf(row), row.entity_id, row.seq);
+  const wrong = rows.filter(
+    (row) =>
+      (row.state === 3 && mustFail(row)) ||
+      (row.state === 4 && (!mustFail(row) || row.attempt_count !== TRIES)),
+  );
+  for (const row of wrong) {
+    detail(
+      'wrong outcome',
+      `webhook ${row.id} (${behaviourOf(row)}, entity ${row.entity_id}, change ${row.seq}) ended in state ` +
+        `${row.state} after ${row.attempt_count} tries`,
     );
   }
-  const unexplainedDuplicates = unexplained.length;
+
+  // Per-group order as a receiver sees it: a group's next webhook becomes head only when its head
+  // ended (Successful, or Failed with continue-after-fail), so in arrival order the sequence
+  // numbers of all attempts of a group (whatever the target answered, hangs and resets too) never
+  // go down. The same number may repeat (retries, redeliveries of the head); an earlier one
+  // arriving after a later one was attempted is a violation.
+  const grouped = new Set(REGISTRATIONS.filter((r) => r.grouped).map((r) => r.behaviour));
+  let orderViolations = 0;
+  let groupedDeliveries = 0;
+  const highest = new Map<string, Delivery>();
+  for (const delivery of deliveries) {
+    if (!grouped.has(delivery.behaviour)) continue;
+    groupedDeliveries++;
+    const group = `${delivery.behaviour}:${delivery.entityId}`;
+    const before = highest.get(group);
+    if (before && delivery.seq < before.seq) {
+      orderViolations++;
+      detail(
+        'order violation',
+        `group ${group}: change ${delivery.seq} (webhook ${delivery.webhookId}) arrived at ` +
+          `${delivery.receivedAt - input.started} ms, after change ${before.seq} (webhook ` +
+          `${before.webhookId}) at ${before.receivedAt - input.started} ms`,
+      );
+    } else {
+      highest.set(group, delivery);
+    }
+  }
+
+  // Duplicates. A kill explains one only if the webhook was leased to the killed dispatcher and
+  // its first 2xx came before the kill (the victim delivered it and died before recording it).
+  const leasedAt = new Map<number, number[]>();
+  for (const kill of kills) {
+    for (const id of kill.leased) leasedAt.set(id, [...(leasedAt.get(id) ?? []), kill.at]);
+  }
+  // What the outage can cost (apps/dispatcher/src/loop.ts): deliveries go on while Postgres is
+  // down, but their results cannot be written. The flusher retries a failed write after 0.2,
+  // 0.4, 0.8, 1.6, 3.2 … s, each wait twice the one before, so the wait under way when the
+  // database comes back ends at most (time since the first failure + 0.2 s) later; the pool drops
+  // the broken connections, so that retry succeeds. A result written after its lease ran out,
+  // when another dispatcher has claimed the webhook again meanwhile, is dropped and the webhook
+  // delivered again. So an outage duplicate had its first 2xx between the last flush before the
+  // stop (SLACK_MS before it) and that retry: at most the outage's length + 0.2 s after Postgres
+  // is back (+ SLACK_MS). The LISTEN connection (the dispatchers' /healthz) plays no part in it:
+  // results go through the pool.
+  const outageMs = outage.upAt - outage.downAt;
+  const window = {
+    from: outage.downAt - SLACK_MS,
+    to: outage.upAt + outageMs + 200 + SLACK_MS,
+  };
+  const duplicates = [...answered2xx.values()].filter((list) => list.length > 1);
+  let duplicatesAtKills = 0;
+  let duplicatesAtOutage = 0;
+  let unexplainedDuplicates = 0;
+  for (const list of duplicates) {
+    const { webhookId, behaviour, receivedAt } = list[0]!;
+    if ((leasedAt.get(webhookId) ?? []).some((at) => receivedAt <= at + SLACK_MS)) {
+      duplicatesAtKills++;
+    } else if (receivedAt >= window.from && receivedAt <= window.to) {
+      duplicatesAtOutage++;
+    } else {
+      unexplainedDuplicates++;
+      detail(
+        'unexplained duplicate',
+        `webhook ${webhookId} (${behaviour}): 2xx at ${list.map((d) => d.receivedAt - input.started).join(', ')} ms; ` +
+          `kills at ${kills.map((k) => k.at - input.started).join(', ')} ms (leased at ` +
+          `${(leasedAt.get(webhookId) ?? []).map((at) => at - input.started).join(', ') || 'none'}); ` +
+          `outage window ${window.from - input.started}…${window.to - input.started} ms`,
+      );
+    }
+  }
 
   const apiBack = input.health.find((sample) => sample.at >= outage.upAt && sample.ok);
   // while Postgres was down (past the moment its shutdown began), what /healthz answered
@@ -443,11 +637,6 @@ async function report(input: {
       .length,
     noAnswer: down.filter((sample) => sample.status === null).length,
   };
-  const first = (
-    (await knex('webhook_attempts')
-      .where('started_at', '>=', new Date(outage.upAt))
-      .min({ first: 'started_at' })) as { first: Date | null }[]
-  )[0]!.first;
   return {
     seed: input.options.seed,
     webhooks: rows.length,
@@ -457,18 +646,24 @@ async function report(input: {
     ungrouped: rows.filter((row) => row.group_key === null).length,
     successful: successful.length,
     failed: failed.length,
-    failedDespite2xx: failed.filter((row) => answered2xx.has(row.id)).length,
+    expectedFailed: rows.filter(mustFail).length,
+    wrongOutcomes: wrong.length,
     lost,
     orderViolations,
+    groupedDeliveries,
     duplicates: duplicates.length,
+    duplicatesAtKills,
+    duplicatesAtOutage,
     unexplainedDuplicates,
+    leasedAtKills: kills.reduce((sum, kill) => sum + kill.leased.length, 0),
     deliveries: deliveries.length,
     kills: kills.length,
     postgresRestarts: outage.upAt > 0 ? 1 : 0,
-    outageMs: outage.upAt - outage.downAt,
+    outageMs,
+    outageWindowMs: [window.from - outage.downAt, window.to - outage.downAt],
     apiDuringOutage,
     apiRecoveredMs: apiBack ? apiBack.at - outage.upAt : null,
-    dispatchersRecoveredMs: first ? first.getTime() - outage.upAt : null,
+    dispatchersRecoveredMs: input.dispatchersRecoveredMs,
     seconds: Math.round((Date.now() - input.started) / 100) / 10,
   };
 }

@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-/** How a path of the chaos target answers. */
+/** How a path of the chaos target answers (besides the webhooks of `neverAnswers2xx`). */
 export const BEHAVIOURS = {
   /** 200 after a few milliseconds. */
   ok: { fail: 0, hang: 0, reset: 0 },
@@ -14,6 +14,26 @@ export const BEHAVIOURS = {
 } as const;
 
 export type Behaviour = keyof typeof BEHAVIOURS;
+
+/**
+ * Random failures a webhook gets at most; after them the target answers it 200. So chance alone
+ * (seven 500s in a row on `flaky` is one webhook in 78,000) never exhausts the seven tries, and
+ * the webhooks that must end Failed are exactly those of `neverAnswers2xx`. Three leave room for
+ * the tries a kill or the outage costs.
+ */
+const MAX_RANDOM_FAILURES = 3;
+
+/**
+ * The webhooks the target never answers 2xx: they must end Failed after the whole retry
+ * schedule, and they are the only ones that may. Every change of every twentieth entity on the
+ * ungrouped `flaky` (always 500), and change 3 of every tenth entity on the grouped `reset`
+ * (always dropped), so a Failed head must let its group go on (continue-after-fail).
+ */
+export function neverAnswers2xx(behaviour: Behaviour, entityId: number, seq: number): boolean {
+  if (behaviour === 'flaky') return entityId % 20 === 0;
+  if (behaviour === 'reset') return entityId % 10 === 5 && seq === 3;
+  return false;
+}
 
 /** One request the target received, with what it answered. */
 export interface Delivery {
@@ -29,43 +49,56 @@ export interface Delivery {
 
 export interface ChaosTarget {
   url(behaviour: Behaviour): string;
+  /** Every request, in the order the target received them. */
   readonly deliveries: Delivery[];
   close(): Promise<void>;
 }
 
 /**
- * A recording webhook target on 127.0.0.1: `/<behaviour>` answers as BEHAVIOURS says and every
- * request is recorded with the entity and sequence number its body carries, so the suite can
- * count losses, duplicates and ordering violations as a receiver sees them.
+ * A recording webhook target on 127.0.0.1: `/<behaviour>` answers as BEHAVIOURS and
+ * `neverAnswers2xx` say, and every request is recorded with the entity and sequence number its
+ * body carries, so the suite can count losses, duplicates and ordering violations as a receiver
+ * sees them.
  */
 export async function startChaosTarget(random: () => number): Promise<ChaosTarget> {
   const deliveries: Delivery[] = [];
+  const randomFailures = new Map<number, number>();
   const sockets = new Set<Socket>();
   const server: Server = createServer((request, response: ServerResponse) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const behaviour = (request.url ?? '').slice(1) as Behaviour;
+      const webhookId = Number(request.headers['webhook-id']);
       const odds = BEHAVIOURS[behaviour];
       const body = JSON.parse(Buffer.concat(chunks).toString()) as { entity: { id: number; seq: number } };
-      const roll = random();
-      const status =
-        roll < odds.hang ? 'hang' : roll < odds.hang + odds.reset ? 'reset' : roll < odds.fail ? 500 : 200;
+      const { id: entityId, seq } = body.entity;
+      let answer: 200 | 500 | 'hang' | 'reset';
+      if (neverAnswers2xx(behaviour, entityId, seq)) {
+        answer = behaviour === 'reset' ? 'reset' : 500;
+      } else if ((randomFailures.get(webhookId) ?? 0) >= MAX_RANDOM_FAILURES) {
+        answer = 200;
+      } else {
+        const roll = random();
+        answer =
+          roll < odds.hang ? 'hang' : roll < odds.hang + odds.reset ? 'reset' : roll < odds.fail ? 500 : 200;
+        if (answer !== 200) randomFailures.set(webhookId, (randomFailures.get(webhookId) ?? 0) + 1);
+      }
       deliveries.push({
-        webhookId: Number(request.headers['webhook-id']),
+        webhookId,
         behaviour,
-        entityId: body.entity.id,
-        seq: body.entity.seq,
+        entityId,
+        seq,
         receivedAt: Date.now(),
-        status: typeof status === 'number' ? status : null,
+        status: typeof answer === 'number' ? answer : null,
       });
-      if (status === 'reset') {
+      if (answer === 'reset') {
         request.socket.destroy();
-      } else if (status === 'hang') {
+      } else if (answer === 'hang') {
         // past the dispatcher's timeout; then let go of the socket
         setTimeout(() => request.socket.destroy(), 5_000).unref();
       } else {
-        setTimeout(() => response.writeHead(status).end(), 2 + random() * 8);
+        setTimeout(() => response.writeHead(answer).end(), 2 + random() * 8);
       }
     });
   });
