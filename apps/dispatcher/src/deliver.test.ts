@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Deliverer, RESPONSE_EXCERPT_BYTES, type DeliveryRequest } from './deliver';
+import { Deliverer, redactCredentials, RESPONSE_EXCERPT_BYTES, type DeliveryRequest } from './deliver';
 import { isPrivateAddress } from './safe-lookup';
 import { refusingUrl, startTestTarget, type TestTarget } from './testing';
 
@@ -154,6 +154,46 @@ describe('Deliverer against a real server', () => {
 
   it('reports a URL it cannot parse', async () => {
     expect((await deliverer.deliver({ ...delivery(), url: 'not a url' })).errorKind).toBe('invalid-url');
+  });
+});
+
+describe('credentials in the answer', () => {
+  it('stores an echoing target’s answer with every credential of its request redacted', async () => {
+    // the target answers with the request's headers and body, as debug endpoints do
+    target.script = (request) => ({
+      status: 500,
+      body: JSON.stringify({ headers: request.headers, body: request.body }),
+    });
+    const sent: DeliveryRequest = {
+      ...delivery(),
+      headers: {
+        ...delivery().headers,
+        authorization: 'Basic dXNlcjpwIjQkc3c=',
+        'x-api-key': 'key-0123456789',
+      },
+      credentials: ['p"4$sw', 'user:p"4$sw', 'dXNlcjpwIjQkc3c=', 'key-0123456789'],
+    };
+    const { responseBody } = await deliverer.deliver(sent);
+    expect(responseBody).toContain('"authorization":"Basic [redacted]"');
+    expect(responseBody).toContain('"x-api-key":"[redacted]"');
+    for (const value of ['dXNlcjpwIjQkc3c=', 'key-0123456789', 'p\\"4$sw']) {
+      expect(responseBody).not.toContain(value);
+    }
+  });
+
+  it('redacts each value as sent and JSON-escaped, the longest first, and a cut-off start of one', () => {
+    expect(redactCredentials('user:p"w and p\\"w', ['p"w', 'user:p"w'])).toBe('[redacted] and [redacted]');
+    expect(redactCredentials('nothing here', ['secret'])).toBe('nothing here');
+    expect(redactCredentials('empty values are ignored', [''])).toBe('empty values are ignored');
+    // an excerpt cut at 4 KiB in the middle of a token keeps none of it
+    const cut = `${'x'.repeat(RESPONSE_EXCERPT_BYTES - 6)}eyJhbG`;
+    expect(redactCredentials(cut, ['eyJhbGciOiJSUzI1NiJ9.payload.signature'])).toBe(
+      `${'x'.repeat(RESPONSE_EXCERPT_BYTES - 6)}[redacted]`,
+    );
+    // an answer that was not cut keeps its tail
+    expect(redactCredentials('ends with eyJhbG', ['eyJhbGciOiJSUzI1NiJ9.payload.signature'])).toBe(
+      'ends with eyJhbG',
+    );
   });
 });
 

@@ -9,6 +9,42 @@ export interface DeliveryRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /** The credential values this request carries, never stored: see `redactCredentials`. */
+  credentials?: readonly string[];
+}
+
+export const REDACTED = '[redacted]';
+
+/**
+ * `excerpt` with every credential its request carried replaced by `[redacted]`, as sent and
+ * JSON-escaped. A target that echoes its request (a debug endpoint, an error page quoting it)
+ * would otherwise have them stored in the attempt row, which every reader of webhooks sees:
+ * credentials are write-only everywhere else, and a platform-signed bearer token grants reads.
+ * When the excerpt was cut, a tail that begins a credential is redacted too.
+ */
+export function redactCredentials(excerpt: string, credentials: readonly string[]): string {
+  // longest first, so a value containing another (user:password) goes whole
+  const forms = [
+    ...new Set(
+      credentials
+        .filter((value) => value !== '')
+        .flatMap((value) => [value, JSON.stringify(value).slice(1, -1)]),
+    ),
+  ].sort((a, b) => b.length - a.length);
+  let text = excerpt;
+  for (const form of forms) text = text.replaceAll(form, REDACTED);
+  // the cut keeps RESPONSE_EXCERPT_BYTES less at most 3 (a split character)
+  if (Buffer.byteLength(text) >= RESPONSE_EXCERPT_BYTES - 3) {
+    for (const form of forms) {
+      for (let length = Math.min(form.length - 1, text.length); length > 0; length--) {
+        if (text.endsWith(form.slice(0, length))) {
+          text = text.slice(0, -length) + REDACTED;
+          break;
+        }
+      }
+    }
+  }
+  return text;
 }
 
 /** What one HTTP try came to; `errorKind` is null exactly for a 2xx. */
@@ -173,7 +209,7 @@ export class Deliverer {
         signal: abort.signal,
       });
       const statusCode = response.statusCode;
-      const responseBody = await excerpt(response.body);
+      const responseBody = redactCredentials(await excerpt(response.body), delivery.credentials ?? []);
       const ok = statusCode >= 200 && statusCode < 300;
       const retryAfter =
         statusCode === 429 || statusCode === 503 ? response.headers['retry-after'] : undefined;

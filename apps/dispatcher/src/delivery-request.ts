@@ -54,18 +54,24 @@ export async function buildDeliveryRequest(
   deps: { secrets: SecretBox; bearerToken: BearerTokenSource; now: () => Date },
 ): Promise<DeliveryRequest> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
+  // every credential value the request carries, so the answer's excerpt never stores one
+  const credentials: string[] = [];
   let bearer: string | undefined;
   if (
     webhook.auth_type === WebhookAuthType.PlatformBearerInHeader ||
     webhook.auth_type === WebhookAuthType.PlatformBearerInBody
   ) {
     bearer = await deps.bearerToken({ id: webhook.registration_id, partyId: webhook.registration_party_id });
+    credentials.push(bearer);
   }
   switch (webhook.auth_type) {
     case WebhookAuthType.BasicAuth: {
-      const credentials = openCredentials(deps.secrets, webhook.auth_credentials);
-      const pair = `${credential(credentials, 'username')}:${credential(credentials, 'password')}`;
-      headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+      const opened = openCredentials(deps.secrets, webhook.auth_credentials);
+      const password = credential(opened, 'password');
+      const pair = `${credential(opened, 'username')}:${password}`;
+      const encoded = Buffer.from(pair).toString('base64');
+      headers.authorization = `Basic ${encoded}`;
+      credentials.push(password, pair, encoded);
       break;
     }
     case WebhookAuthType.PlatformBearerInHeader:
@@ -73,6 +79,7 @@ export async function buildDeliveryRequest(
       break;
     case WebhookAuthType.TargetApiToken:
       headers['x-api-key'] = credential(openCredentials(deps.secrets, webhook.auth_credentials), 'apiKey');
+      credentials.push(headers['x-api-key']);
       break;
   }
   const body = JSON.stringify(
@@ -103,5 +110,5 @@ export async function buildDeliveryRequest(
     timestamp,
     body,
   );
-  return { url: webhook.target_url, headers, body };
+  return { url: webhook.target_url, headers, body, credentials };
 }

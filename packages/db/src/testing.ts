@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import pg from 'pg';
@@ -43,6 +44,43 @@ async function adminQuery(adminUrl: string, sql: string): Promise<void> {
   }
 }
 
+/** Whether a process with this pid runs (signal 0 checks without signalling). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A data folder for this run's embedded cluster: `base`, or `base-2`, `base-3`… when a live test
+ * run owns it. Starting a cluster stops whatever postmaster runs in its folder (the orphan of a
+ * killed run), so two test runs in one checkout (the whole suite and one file beside it) must
+ * not share a folder: each would stop the other's Postgres. Ownership is a file `<folder>.owner`
+ * holding the owner's pid, created exclusively; a dead owner's file is taken over.
+ */
+export function claimDataDir(base: string): { dataDir: string; release(): void } {
+  for (let slot = 1; ; slot++) {
+    const dataDir = slot === 1 ? base : `${base}-${slot}`;
+    const ownerFile = `${dataDir}.owner`;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const fd = openSync(ownerFile, 'wx');
+        writeSync(fd, String(process.pid));
+        closeSync(fd);
+        return { dataDir, release: () => rmSync(ownerFile, { force: true }) };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const owner = Number(readFileSync(ownerFile, 'utf8'));
+        if (Number.isInteger(owner) && owner > 0 && alive(owner)) break; // taken: the next slot
+        rmSync(ownerFile, { force: true }); // its run died: take it over
+      }
+    }
+  }
+}
+
 /**
  * Vitest global setup: uses `DATABASE_URL` or starts the embedded test cluster, migrates a
  * template database once, and hands both to the test files, which clone the template.
@@ -53,12 +91,15 @@ export async function setupTestDatabases(project: {
   let adminUrl = process.env.DATABASE_URL;
   let stopCluster = async () => {};
   if (!adminUrl) {
-    const cluster = await startEmbeddedPostgres({
-      dataDir: resolve(import.meta.dirname, '../../../.data/test-postgres'),
-      port: await freePort(),
-    });
-    adminUrl = cluster.url;
-    stopCluster = cluster.stop;
+    const { dataDir, release } = claimDataDir(resolve(import.meta.dirname, '../../../.data/test-postgres'));
+    try {
+      const cluster = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+      adminUrl = cluster.url;
+      stopCluster = () => cluster.stop().finally(release);
+    } catch (error) {
+      release();
+      throw error;
+    }
   }
   const template = `test_template_${process.pid}_${randomBytes(3).toString('hex')}`;
   await adminQuery(adminUrl, `create database ${template}`);

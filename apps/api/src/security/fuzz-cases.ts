@@ -279,6 +279,11 @@ export interface ValueContext {
   document: OpenApiDocument;
   /** Ids worth trying: those of rows that exist, so valid requests reach the services. */
   ids: fc.Arbitrary<number>;
+  /**
+   * Emails worth trying: those of accounts that exist, so logins, recoveries and recovery codes
+   * reach a real account (and its strike counter), not only the unknown-email path.
+   */
+  emails?: fc.Arbitrary<string>;
 }
 
 function resolveRef(schema: Schema, document: OpenApiDocument): Schema {
@@ -313,10 +318,17 @@ function stringFromPattern(pattern: string): fc.Arbitrary<string> | undefined {
   return byPattern.get(pattern);
 }
 
-function validString(schema: Schema): fc.Arbitrary<string> {
+function validString(schema: Schema, context: ValueContext, name: string): fc.Arbitrary<string> {
   const minLength = typeof schema.minLength === 'number' ? schema.minLength : 0;
   const maxLength = typeof schema.maxLength === 'number' ? schema.maxLength : 2000;
   const fits = (text: string) => text.length >= minLength && text.length <= maxLength;
+  // a field named email (the document gives it a pattern, or nothing): half of them real
+  if (/^email$/i.test(name) && context.emails) {
+    return fc.oneof(
+      context.emails.filter(fits),
+      validString(schema, { ...context, emails: undefined }, name),
+    );
+  }
   switch (schema.format) {
     case 'email':
       return fc.emailAddress().filter(fits);
@@ -417,7 +429,7 @@ export function validValue(
     case 'number':
       return validNumber(resolved, name, context, false);
     case 'string':
-      return validString(resolved);
+      return validString(resolved, context, name);
     case 'array': {
       const items = validValue((resolved.items as Schema) ?? {}, context, name, depth + 1);
       const minLength = typeof resolved.minItems === 'number' ? resolved.minItems : 0;

@@ -6,26 +6,36 @@
  * - the API never answers 5xx;
  * - every 4xx but 401 is RFC 9457 `application/problem+json` with its status, a 401 has no body;
  * - a read (GET, search, batch read) writes nothing, whatever it answers;
- * - a refused write writes nothing: a group of requests sent together that all answered 4xx left
- *   every table as it was, except where a refusal is itself recorded (RECORDED_REFUSALS: failed
- *   logins count against their rate limit). A row trigger on every table records each insert,
- *   update and delete; per operation, the row count of every table is compared with what the
- *   triggers recorded, so no table escapes them.
+ * - every refused request writes nothing, except what RECORDED_REFUSALS lets it write on purpose
+ *   (failed logins count against their rate limit; a wrong recovery code is a strike on the
+ *   account it names). A row trigger on every table records each insert, update and delete,
+ *   with the columns it changed and the row; per operation, the row count of every table is
+ *   compared with what the triggers recorded, so no table escapes them.
  *
- * Requests go out 25 at a time over raw HTTP (paths unnormalised, headers as generated). A
- * write's hostile requests are sent apart from its schema-valid ones, which go in groups of 5: a
- * valid one may succeed and write, leaving the refusals of its group unchecked (the summary
- * printed at the end counts them).
+ * A read's requests go out 25 at a time over raw HTTP (paths unnormalised, headers as generated):
+ * any write during them is a failure, whichever request made it. A write's requests go out one
+ * after another, with the write log read after each answer, so each write is attributed to the
+ * one request that made it and every refusal is checked, also one beside a request that
+ * succeeded. The test asserts, per operation, that the refusals checked are all of them.
  *
  * FUZZ_SEED reproduces a run (default fixed, so CI sends the same requests every time);
  * FUZZ_CASES raises the number of requests per operation.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_RECOVERY_FAILURES } from '../features/recovery/recovery-service';
 import { buildOpenApiDocument } from '../http/openapi';
 import type { RouteDefinition } from '../http/route';
 import { ROUTES } from '../routes';
-import { buildWorld, startTestApi, type TestApi, type World, type WorldParty } from '../testing';
+import {
+  buildAccount,
+  buildParty,
+  buildWorld,
+  startTestApi,
+  type TestApi,
+  type World,
+  type WorldParty,
+} from '../testing';
 import {
   boundaryCases,
   caseArbitrary,
@@ -37,40 +47,115 @@ import {
   type Operation,
 } from './fuzz-cases';
 import { rawClient, type RawRequest, type RawResponse } from './raw-http';
-import { captureLogger, recordWrites, unexplainedCounts } from './security-support';
+import {
+  captureLogger,
+  describeWrite,
+  recordWrites,
+  unexplainedCounts,
+  type WriteRecord,
+} from './security-support';
 
 const CASES = Math.max(1, Number(process.env.FUZZ_CASES ?? 200));
 const SEED = process.env.FUZZ_SEED === undefined ? 20_261_122 : Number(process.env.FUZZ_SEED);
-/** Requests sent at once; also the unit of the no-write check. */
+/** A read's requests sent at once. */
 const BATCH = 25;
 
+/** A refused request, as its writes are judged. */
+interface Refusal {
+  status: number;
+  /** Its body as JSON.parse reads it (as the API's parser does: the last duplicate key wins). */
+  body: unknown;
+  /** Everything it wrote, oldest first. */
+  writes: readonly WriteRecord[];
+}
+
+/** A refusal of an operation that writes on purpose: why, and exactly what it may write. */
+interface RecordedRefusal {
+  why: string;
+  allows(write: WriteRecord, refusal: Refusal): boolean;
+}
+
+/** Whether an update changed only `columns` (an insert or a delete is not such an update). */
+const updatesOnly = (write: WriteRecord, columns: readonly string[]) =>
+  write.op === 'UPDATE' && write.changed.every((column) => columns.includes(column));
+
 /**
- * Tables a refused request of an operation writes on purpose, and why. Nothing else may change.
+ * A hit counted against a rate limit: the window's row inserted, or its `hits` raised (or given
+ * back, `refundRateLimit`). Never a delete, never another column.
  */
-const RECORDED_REFUSALS: Record<string, { tables: string[]; why: string }> = {
+const rateLimitHit = (write: WriteRecord) =>
+  write.table === 'rate_limit_hits' && (write.op === 'INSERT' || updatesOnly(write, ['hits']));
+
+const emailOf = (body: unknown): string | undefined =>
+  body !== null && typeof body === 'object' && typeof (body as { email?: unknown }).email === 'string'
+    ? (body as { email: string }).email
+    : undefined;
+
+/**
+ * A strike of a wrong recovery code (recovery-service.ts `changePasswordWithRecoveryCode`): an
+ * update of the live account the request's email names (matched like `findLoginAccount`,
+ * case-insensitively), of its strike counter and block timestamp only. Strikes 1 to 4 answer
+ * 400 and leave it unblocked; the 5th answers 403 and blocks it.
+ */
+function isStrike(write: WriteRecord, refusal: Refusal): boolean {
+  const email = emailOf(refusal.body);
+  if (write.table !== 'accounts' || email === undefined) return false;
+  if (!updatesOnly(write, ['recovery_failures', 'recovery_blocked_until'])) return false;
+  const { row } = write;
+  if (String(row.email).toLowerCase() !== email.toLowerCase() || row.deleted !== null) return false;
+  const failures = Number(row.recovery_failures);
+  return refusal.status === 403
+    ? failures === MAX_RECOVERY_FAILURES && row.recovery_blocked_until !== null
+    : refusal.status === 400 &&
+        failures >= 1 &&
+        failures < MAX_RECOVERY_FAILURES &&
+        row.recovery_blocked_until === null;
+}
+
+/**
+ * The refusals that write on purpose, by operation; every other refusal writes nothing. Read
+ * from the services (grep `consumeRateLimit` and the recovery strike): these are all of them.
+ */
+const RECORDED_REFUSALS: Record<string, RecordedRefusal> = {
   'post /api/auth/login': {
-    tables: ['rate_limit_hits'],
     why: 'a failed login counts against the per-email and per-address limits',
+    allows: rateLimitHit,
   },
   'post /api/auth/login/mfa': {
-    tables: ['rate_limit_hits'],
-    why: 'a wrong second factor counts against MfaPerAccount',
+    why: 'a wrong second factor counts against MfaPerAccount (a bad mfaToken hit is given back)',
+    allows: rateLimitHit,
   },
   'delete /api/accounts/myself/mfa': {
-    tables: ['rate_limit_hits'],
     why: 'a wrong password or code on disable counts against MfaPerAccount',
+    allows: rateLimitHit,
   },
   'put /api/accounts/{id}/password': {
-    tables: ['rate_limit_hits'],
     why: 'a wrong current password counts against PasswordChange',
+    allows: rateLimitHit,
   },
   'post /api/auth/recover-password': {
-    tables: ['rate_limit_hits'],
     why: 'every request counts against the recovery limits, a 429 included',
+    allows: rateLimitHit,
   },
   'put /api/auth/change-password-with-recovery-code': {
-    tables: ['rate_limit_hits', 'accounts', 'recovery_codes'],
-    why: 'a wrong code is a strike on the account; the 5th blocks it and voids its code',
+    why:
+      'every try counts against the address limit, a wrong code for an unknown email against its ' +
+      'strikes; a wrong code for an account is a strike on that account (400), the 5th blocks it ' +
+      '(403) and voids its unused codes',
+    allows: (write, refusal) =>
+      rateLimitHit(write) ||
+      isStrike(write, refusal) ||
+      // the codes voided by a block: unused ones of the account this request has just blocked
+      (refusal.status === 403 &&
+        write.table === 'recovery_codes' &&
+        updatesOnly(write, ['expires_at']) &&
+        write.row.used_at === null &&
+        refusal.writes.some(
+          (strike) =>
+            isStrike(strike, refusal) &&
+            strike.row.recovery_blocked_until !== null &&
+            strike.row.id === write.row.account_id,
+        )),
   },
 };
 
@@ -96,9 +181,13 @@ interface Tally {
   cases: number;
   valid: number;
   byStatus: Record<string, number>;
-  /** 4xx answers covered by the no-write check. */
+  /** 4xx answers whose writes were checked: all of them, asserted per operation. */
   refusalsChecked: number;
   refusals: number;
+  /** Refusals that wrote what RECORDED_REFUSALS allows (a rate-limit hit, a strike). */
+  recorded: number;
+  /** What those refusals wrote, by `table op`: shows which allowances the run exercised. */
+  recordedWrites: Record<string, number>;
   ms: number;
   /** The slowest answer, in milliseconds. */
   slowest: number;
@@ -123,17 +212,25 @@ afterAll(async () => {
   client?.close();
   await api?.close();
   const rows = [...tallies.entries()];
-  const total = rows.reduce((sum, [, t]) => sum + t.cases, 0);
-  const lines = rows.map(([name, t]) => {
-    const statuses = Object.entries(t.byStatus)
+  const sum = (pick: (t: Tally) => number) => rows.reduce((total, [, t]) => total + pick(t), 0);
+  const countsText = (byStatus: Record<string, number>) =>
+    Object.entries(byStatus)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([status, n]) => `${status}×${n}`)
       .join(' ');
-    return `${name.padEnd(58)} ${String(t.cases).padStart(4)} cases (${t.valid} schema-valid) ${statuses}; no-write checked ${t.refusalsChecked}/${t.refusals} refusals; ${Math.round(t.ms)} ms, slowest answer ${Math.round(t.slowest)} ms`;
-  });
+  const lines = rows.map(
+    ([name, t]) =>
+      `${name.padEnd(58)} ${String(t.cases).padStart(4)} cases (${t.valid} schema-valid) ${countsText(t.byStatus)}; no-write checked ${t.refusalsChecked}/${t.refusals} refusals (${t.recorded} wrote what they may${t.recorded ? `: ${countsText(t.recordedWrites)}` : ''}); ${Math.round(t.ms)} ms, slowest answer ${Math.round(t.slowest)} ms`,
+  );
+  const allStatuses: Record<string, number> = {};
+  for (const [, t] of rows)
+    for (const [status, n] of Object.entries(t.byStatus))
+      allStatuses[status] = (allStatuses[status] ?? 0) + n;
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(
-    `fuzz: ${rows.length} operations × ≥${CASES} cases = ${total} requests in ${seconds} s (seed ${SEED})\n${lines.join('\n')}`,
+    `fuzz: ${rows.length} operations, ${sum((t) => t.cases)} requests (${sum((t) => t.valid)} schema-valid) in ${seconds} s (seed ${SEED}, ≥${CASES} per operation)\n` +
+      `answers ${countsText(allStatuses)}; no-write checked ${sum((t) => t.refusalsChecked)}/${sum((t) => t.refusals)} refusals (${sum((t) => t.recorded)} wrote what they may)\n` +
+      lines.join('\n'),
   );
 });
 
@@ -199,71 +296,92 @@ function describeRequest(request: RawRequest, fuzzCase: FuzzCase): string {
   return `${request.method} ${excerpt(request.path, 300)}\n  headers ${excerpt(JSON.stringify(headers), 400)}\n  body ${body}`;
 }
 
-/** The newest write record after the last group sent; nothing but the fuzz run writes in between. */
-let lastWrite: number;
+/** The JSON body of a request, as the API's parser reads it; undefined if it is none. */
+function parsedBody(request: RawRequest): unknown {
+  try {
+    return request.body ? (JSON.parse(request.body.toString('utf8')) as unknown) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends one request; a request that got no answer is answered status 0 with the error. */
+const sendOne = (request: RawRequest): Promise<RawResponse> =>
+  client.send(request).catch((error: Error) => ({ status: 0, headers: {}, text: error.message, ms: 0 }));
 
 /**
- * Sends `cases` at once and checks every answer and, when they allow it, that nothing was
- * written. Answers the failures found.
+ * Sends `cases` and checks every answer and what each refusal wrote: a read's all at once (any
+ * write during them is a failure), a write's one after another, reading the write log after each
+ * answer so every write belongs to one request. Collects every write in `opWrites`, for the
+ * row-count check. Answers the failures found.
  */
-async function sendGroup(operation: Operation, cases: FuzzCase[], tally: Tally): Promise<string[]> {
+async function sendCases(
+  operation: Operation,
+  cases: FuzzCase[],
+  tally: Tally,
+  opWrites: WriteRecord[],
+): Promise<string[]> {
   if (cases.length === 0) return [];
-  const key = `${operation.method} ${operation.path}`;
-  const allowed = new Set(RECORDED_REFUSALS[key]?.tables ?? []);
+  const recorded = RECORDED_REFUSALS[`${operation.method} ${operation.path}`];
   const failures: string[] = [];
-  const before = lastWrite;
   const logsBefore = logs.lines.length;
   const requests = cases.map((fuzzCase) => renderCase(operation, fuzzCase, authorization));
-  const responses = await Promise.all(
-    requests.map((request) =>
-      client.send(request).catch((error: Error) => ({ status: 0, headers: {}, text: error.message, ms: 0 })),
-    ),
-  );
-  lastWrite = await writes.mark();
-  const written = lastWrite > before ? await writes.since(before) : [];
+  const requestText = (index: number) => describeRequest(requests[index]!, cases[index]!);
+  const isRefusal = (response: RawResponse) => response.status >= 400 && response.status < 500;
+  let responses: RawResponse[];
+  if (isRead(operation)) {
+    responses = await Promise.all(requests.map(sendOne));
+    const written = await writes.take();
+    opWrites.push(...written);
+    tally.refusalsChecked += responses.filter(isRefusal).length;
+    if (written.length) {
+      failures.push(
+        `a read wrote ${written.map(describeWrite).join(', ')}; the requests were:\n` +
+          requests.map((_, i) => requestText(i)).join('\n'),
+      );
+    }
+  } else {
+    responses = [];
+    for (const [index, request] of requests.entries()) {
+      const response = await sendOne(request);
+      responses.push(response);
+      // the API commits before it answers, and nothing else writes meanwhile: these are its writes
+      const written = await writes.take();
+      opWrites.push(...written);
+      if (!isRefusal(response)) continue;
+      tally.refusalsChecked++;
+      if (written.length === 0) continue;
+      const refusal: Refusal = { status: response.status, body: parsedBody(request), writes: written };
+      const unexpected = written.filter((write) => !recorded?.allows(write, refusal));
+      if (unexpected.length === 0) {
+        tally.recorded++;
+        for (const { table, op } of written) {
+          tally.recordedWrites[`${table} ${op}`] = (tally.recordedWrites[`${table} ${op}`] ?? 0) + 1;
+        }
+      } else {
+        failures.push(
+          `a ${response.status} wrote ${unexpected.map(describeWrite).join(', ')}` +
+            `\n  rows ${excerpt(JSON.stringify(unexpected.map((write) => write.row)), 1200)}` +
+            `\n  ${requestText(index)}\n  answer ${excerpt(response.text)}`,
+        );
+      }
+    }
+  }
   const logged = logs.lines.slice(logsBefore).filter((line) => line.includes('"level":50'));
   responses.forEach((response, index) => {
     const status = response.status === 0 ? 'no answer' : String(response.status);
     tally.byStatus[status] = (tally.byStatus[status] ?? 0) + 1;
     tally.slowest = Math.max(tally.slowest, response.ms);
+    if (isRefusal(response)) tally.refusals++;
     const problem = response.status === 0 ? response.text : problemWith(response);
     if (problem) {
       failures.push(
-        `${problem}\n  ${describeRequest(requests[index]!, cases[index]!)}\n  answer ${excerpt(response.text)}` +
+        `${problem}\n  ${requestText(index)}\n  answer ${excerpt(response.text)}` +
           (logged.length ? `\n  logged ${excerpt(logged.join('\n'), 2000)}` : ''),
       );
     }
   });
-  const refusals = responses.filter((r) => r.status >= 400 && r.status < 500).length;
-  tally.refusals += refusals;
-  const unexpected = [...new Set(written.map((write) => write.split(' ')[0]!))].filter(
-    (table) => !allowed.has(table),
-  );
-  if (isRead(operation)) {
-    tally.refusalsChecked += refusals;
-    if (unexpected.length) failures.push(`a read wrote to ${unexpected.join(', ')} (${written.join(', ')})`);
-  } else if (refusals === responses.length) {
-    tally.refusalsChecked += refusals;
-    if (unexpected.length) {
-      failures.push(
-        `${refusals} refused requests wrote to ${unexpected.join(', ')} (${written.join(', ')}); they were:\n` +
-          requests.map((request, i) => describeRequest(request, cases[i]!)).join('\n'),
-      );
-    }
-  }
   return failures;
-}
-
-/** Valid writes go in small groups: one that succeeds leaves the others of its group unchecked. */
-const VALID_WRITE_GROUP = 5;
-
-function groupsOf(operation: Operation, cases: FuzzCase[]): FuzzCase[][] {
-  if (isRead(operation)) return [cases];
-  const valid = cases.filter((c) => c.kind === 'valid');
-  const groups = [cases.filter((c) => c.kind === 'hostile')];
-  for (let i = 0; i < valid.length; i += VALID_WRITE_GROUP)
-    groups.push(valid.slice(i, i + VALID_WRITE_GROUP));
-  return groups;
 }
 
 describe('fuzzing every operation of the OpenAPI document', () => {
@@ -286,28 +404,40 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         byStatus: {},
         refusalsChecked: 0,
         refusals: 0,
+        recorded: 0,
+        recordedWrites: {},
         ms: 0,
         slowest: 0,
       };
-      // the write log is checked per group; the row counts of every table once per operation,
-      // against the rows the log says were inserted and deleted, so no table escapes the log
+      // the write log is checked per request (a read's per batch); the row counts of every table
+      // once per operation, against the rows the log says were inserted and deleted, so no table
+      // escapes the log. Records left unread here (by a request that got no answer in time and
+      // wrote later, already a failure) belong to no request of this operation
+      await writes.take();
       const countsBefore = await writes.counts();
-      const opMark = await writes.mark();
-      lastWrite = opMark;
+      const opWrites: WriteRecord[] = [];
       tallies.set(name, tally);
       const begun = performance.now();
       // ids of rows that exist (the world's parties, accounts, groups and what earlier runs
-      // created) make valid requests reach the services; the rest find nothing
-      const context = { document, ids: fc.integer({ min: 1, max: 40 }) };
+      // created) make valid requests reach the services; the rest find nothing. So do the emails
+      // of live accounts (as stored, or in upper case: the API matches them case-insensitively)
+      const emails = await api.deps
+        .knex('accounts')
+        .whereNull('deleted')
+        .orderBy('id')
+        .pluck<string[]>('email');
+      const context = {
+        document,
+        ids: fc.integer({ min: 1, max: 40 }),
+        emails: emails.length
+          ? fc.constantFrom(...emails).chain((email) => fc.constantFrom(email, email.toUpperCase()))
+          : undefined,
+      };
       const batch = fc.array(caseArbitrary(operation, context), { minLength: BATCH, maxLength: BATCH });
       const property = fc.asyncProperty(batch, async (cases) => {
         tally.cases += cases.length;
         tally.valid += cases.filter((c) => c.kind === 'valid').length;
-        // a write's hostile requests apart from its valid ones: they are refused together, so
-        // the no-write check covers them, while a valid one may succeed and write
-        const failures: string[] = [];
-        for (const group of groupsOf(operation, cases))
-          failures.push(...(await sendGroup(operation, group, tally)));
+        const failures = await sendCases(operation, cases, tally, opWrites);
         if (failures.length) throw new Error(failures.slice(0, 5).join('\n\n'));
       });
       const details = await fc.check(property, {
@@ -316,9 +446,9 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         endOnFailure: true,
       });
       // the largest bodies, once each
-      const boundaryFailures = await sendGroup(operation, boundaryCases(operation), tally);
+      const boundaryFailures = await sendCases(operation, boundaryCases(operation), tally, opWrites);
       if (boundaryFailures.length) throw new Error(`${name}: ${boundaryFailures.join('\n\n')}`);
-      const unexplained = unexplainedCounts(countsBefore, await writes.counts(), await writes.since(opMark));
+      const unexplained = unexplainedCounts(countsBefore, await writes.counts(), opWrites);
       expect(unexplained, 'row counts that changed without the write log seeing it').toEqual([]);
       tally.ms = performance.now() - begun;
       if (details.failed) {
@@ -331,6 +461,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         );
       }
       expect(tally.cases).toBeGreaterThanOrEqual(CASES);
+      expect(tally.refusalsChecked, 'refusals whose writes were checked').toBe(tally.refusals);
     },
     120_000,
   );
@@ -374,5 +505,73 @@ describe('what the fuzz run found, and the limits it keeps to', () => {
     });
     expect(response.status).toBe(431);
     expect(response.text).toBe('');
+  });
+});
+
+describe('the refusals that write on purpose', () => {
+  // last in the file: it moves the test clock past the rate-limit windows the fuzz run filled,
+  // which also expires the world's tokens
+  it('a wrong recovery code writes only the strike of the account it names; the 5th blocks it and voids its code', async () => {
+    const rule = RECORDED_REFUSALS['put /api/auth/change-password-with-recovery-code']!;
+    api.clock.advance(60 * 60_000);
+    // an account of its own: the fuzz run may have renamed or deleted the world's
+    const party = await buildParty(api.deps, { type: 14 });
+    const account = await buildAccount(api.deps, { partyId: party.id, permissions: [] });
+    const bystander = await buildAccount(api.deps, { partyId: party.id, permissions: [] });
+    const json = (value: unknown) => ({
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(JSON.stringify(value)),
+    });
+    const issued = await client.send({
+      method: 'POST',
+      path: '/api/auth/recover-password',
+      ...json({ email: account.email }),
+    });
+    expect(issued.status, issued.text).toBe(200);
+    await writes.take();
+
+    // the email in another case: the API matches it case-insensitively, and so must the rule
+    const body = {
+      email: account.email.toUpperCase(),
+      password: 'Fresh-Password-1!',
+      recoveryCode: 'AAAA-2222',
+    };
+    const refusals: Refusal[] = [];
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const response = await client.send({
+        method: 'PUT',
+        path: '/api/auth/change-password-with-recovery-code',
+        ...json(body),
+      });
+      refusals.push({ status: response.status, body, writes: await writes.take() });
+    }
+    expect(refusals.map((refusal) => refusal.status)).toEqual([400, 400, 400, 400, 403]);
+    for (const refusal of refusals) {
+      expect(refusal.writes.filter((write) => !rule.allows(write, refusal)).map(describeWrite)).toEqual([]);
+    }
+    // what was allowed is what happened: a hit, a strike, and at the block the voided code
+    const kinds = (refusal: Refusal) => refusal.writes.map(describeWrite).sort();
+    expect(kinds(refusals[0]!)).toEqual(['accounts UPDATE (recovery_failures)', 'rate_limit_hits INSERT']);
+    expect(kinds(refusals[4]!)).toEqual([
+      'accounts UPDATE (recovery_blocked_until, recovery_failures)',
+      'rate_limit_hits UPDATE (hits)',
+      'recovery_codes UPDATE (expires_at)',
+    ]);
+
+    // and the rule refuses the same writes a step away from what a strike is
+    const strike = refusals[0]!.writes.find((write) => write.table === 'accounts')!;
+    const block = refusals[4]!;
+    const voided = block.writes.find((write) => write.table === 'recovery_codes')!;
+    const refused = (write: WriteRecord, refusal: Refusal) => !rule.allows(write, refusal);
+    expect(refused({ ...strike, changed: [...strike.changed, 'password_hash'] }, refusals[0]!)).toBe(true);
+    expect(refused(strike, { ...refusals[0]!, body: { ...body, email: bystander.email } })).toBe(true);
+    expect(
+      refused({ ...strike, row: { ...strike.row, id: bystander.id, email: bystander.email } }, refusals[0]!),
+    ).toBe(true);
+    expect(refused(strike, { ...refusals[0]!, status: 403 })).toBe(true);
+    expect(refused({ ...strike, op: 'DELETE', changed: [] }, refusals[0]!)).toBe(true);
+    expect(refused(voided, { ...block, status: 400 })).toBe(true);
+    expect(refused({ ...voided, row: { ...voided.row, account_id: bystander.id } }, block)).toBe(true);
+    expect(refused({ ...voided, changed: ['used_at'] }, block)).toBe(true);
   });
 });

@@ -6,17 +6,43 @@
  * The checks are deliberately blunt: every row of every table is searched as text for each
  * plaintext, every answer of the API after creation is searched, and so is every log line the
  * API wrote at the most verbose level, including the log of a failure forced mid-request.
+ *
+ * The webhooks are really delivered: the real dispatcher process delivers them to a local target
+ * that echoes each request (request line, every header, the body) in its answer, so the attempt
+ * excerpt the dispatcher stores, and the attempts endpoint shows, holds whatever the dispatcher
+ * sent: the Basic header, the API key, the bearer tokens it signs. That is the strongest case for
+ * "no answer shows a credential": the dispatcher redacts them from what it stores.
  */
 import { base32Decode, totp } from '../features/mfa/totp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WebhookRegistrationCreated } from '@platform/shared';
+import { WebhookState, type WebhookRegistrationCreated } from '@platform/shared';
+import {
+  startDispatcher,
+  startTestTarget,
+  TEST_SECRET_KEY,
+  waitForWebhook,
+  type DispatcherProcess,
+  type TargetScript,
+  type TestTarget,
+} from '../../../dispatcher/src/testing';
 import { expectProblem } from '../http/test-support';
-import { buildWorld, login, startTestApi, TEST_PASSWORD, type TestApi, type World } from '../testing';
+import {
+  buildAccount,
+  buildWorld,
+  login,
+  startTestApi,
+  testPrivateKeyPem,
+  TEST_PASSWORD,
+  type TestApi,
+  type World,
+} from '../testing';
 import { captureLogger } from './security-support';
 
 const logs = captureLogger();
 let api: TestApi;
 let world: World;
+let dispatcher: DispatcherProcess | undefined;
+let target: TestTarget;
 
 /** Every plaintext secret the tests create, to look for everywhere. */
 const plaintexts = new Map<string, string>();
@@ -29,15 +55,36 @@ const RECOVERED_PASSWORD = 'Recovered-Password-Plain-57!';
 let basic: WebhookRegistrationCreated;
 let apiKey: WebhookRegistrationCreated;
 let bearer: WebhookRegistrationCreated;
+let bearerInBody: WebhookRegistrationCreated;
+/** The webhooks the dispatcher delivered (one per registration), each with one attempt. */
+let delivered: number[];
 let mfa: { secret: string; recoveryCodes: string[] };
 let recoveryCode: string;
+/** Who reads the webhook answers: both roles that may, and a reader with only the read permissions. */
+let readers: [string, string][];
 
-async function register(targetAuthorization: Record<string, unknown>): Promise<WebhookRegistrationCreated> {
+/**
+ * The target: answers 200 with the request it got, as a debugging endpoint (or an error page that
+ * quotes the request) does.
+ */
+const echo: TargetScript = (request) => ({
+  body: [
+    `${request.method} ${request.path}`,
+    ...Object.entries(request.headers).map(([name, value]) => `${name}: ${String(value)}`),
+    '',
+    request.body,
+  ].join('\n'),
+});
+
+async function register(
+  path: string,
+  targetAuthorization: Record<string, unknown>,
+): Promise<WebhookRegistrationCreated> {
   const response = await api.fetch('/api/webhook-registrations', {
     method: 'POST',
     token: world.pmc.full.token,
     json: {
-      targetUrl: 'https://hooks.example.com/platform',
+      targetUrl: `${target.origin}${path}`,
       enabledEvents: [{ entityName: 'Property', type: 1 }],
       targetAuthorization,
     },
@@ -66,30 +113,64 @@ async function findInDatabase(needles: readonly string[]): Promise<string[]> {
   return found;
 }
 
+/** The labels of the plaintexts `text` holds. */
+const secretsIn = (text: string) =>
+  [...plaintexts].filter(([, secret]) => text.includes(secret)).map(([label]) => label);
+
 beforeAll(async () => {
-  api = await startTestApi({}, { logger: logs.logger });
+  // the dispatcher opens what the API sealed and signs bearer tokens with the API's key
+  api = await startTestApi(
+    { SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY.toString('base64') },
+    { logger: logs.logger },
+  );
   world = await buildWorld(api);
-  basic = await register({ type: 1, username: 'hook-user', password: BASIC_PASSWORD });
-  apiKey = await register({ type: 4, apiKey: API_KEY });
-  bearer = await register({ type: 2 });
+  target = await startTestTarget(echo);
+  basic = await register('/basic', { type: 1, username: 'hook-user', password: BASIC_PASSWORD });
+  apiKey = await register('/api-key', { type: 4, apiKey: API_KEY });
+  bearer = await register('/bearer-header', { type: 2 });
+  bearerInBody = await register('/bearer-body', { type: 3 });
   plaintexts.set('Basic password', BASIC_PASSWORD);
+  plaintexts.set('Basic header, as sent', Buffer.from(`hook-user:${BASIC_PASSWORD}`).toString('base64'));
   plaintexts.set('API key', API_KEY);
   for (const [label, created] of [
     ['signing secret (Basic)', basic],
     ['signing secret (API key)', apiKey],
     ['signing secret (bearer)', bearer],
+    ['signing secret (bearer in body)', bearerInBody],
   ] as const) {
     plaintexts.set(label, created.signingSecret);
     plaintexts.set(`${label}, its key`, created.signingSecret.slice('whsec_'.length));
   }
 
-  // a change that fans out to the registrations, so webhooks and their payloads exist
+  // a change that fans out to the registrations, delivered for real
+  dispatcher = await startDispatcher(api.db.url, { JWT_PRIVATE_KEY: testPrivateKeyPem() });
   const property = await api.fetch('/api/properties', {
     method: 'POST',
     token: world.pmc.full.token,
     json: { name: 'Lindenhof', street: 'Lindenstraße 1', postalCode: '10969', city: 'Berlin' },
   });
   expect(property.status).toBe(200);
+  delivered = await api.deps.knex('webhooks').orderBy('id').pluck('id');
+  expect(delivered).toHaveLength(4);
+  for (const id of delivered)
+    await waitForWebhook(api.deps.knex, id, WebhookState.Successful, { attempts: 1 });
+  // the tokens the dispatcher signed, as the target got them
+  for (const request of target.requests) {
+    const inHeader = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1];
+    const inBody = (JSON.parse(request.body) as { platformSignedBearerToken?: string })
+      .platformSignedBearerToken;
+    for (const [where, token] of [
+      ['in the header', inHeader],
+      ['in the body', inBody],
+    ] as const) {
+      if (!token) continue;
+      plaintexts.set(`bearer token, ${where}`, token);
+      plaintexts.set(`bearer token, ${where}, its signature`, token.split('.')[2]!);
+    }
+  }
+  expect(plaintexts.has('bearer token, in the header') && plaintexts.has('bearer token, in the body')).toBe(
+    true,
+  );
 
   // a TOTP secret and MFA recovery codes
   const { accessToken } = await login(api, world.broker.full.email);
@@ -142,14 +223,29 @@ beforeAll(async () => {
     json: { email: world.user.full.email, password: `${NEW_PASSWORD}-wrong` },
   });
   expect(wrong.status).toBe(400);
+
+  const reader = await buildAccount(api.deps, {
+    partyId: world.pmc.id,
+    permissions: ['Webhook.Read', 'WebhookRegistration.Read'],
+  });
+  readers = [
+    ['PMC', world.pmc.full.token],
+    ['PMC with only Webhook.Read and WebhookRegistration.Read', (await login(api, reader.email)).accessToken],
+    ['Admin', world.admin.full.token],
+  ];
+}, 60_000);
+
+afterAll(async () => {
+  await dispatcher?.stop();
+  await target?.close();
+  await api?.close();
 });
-afterAll(() => api.close());
 
 describe('target credentials and signing secrets at rest', () => {
   it('are stored sealed (AES-256-GCM, v1 format), and open to what was registered', async () => {
     const rows = await api.deps
       .knex('webhook_registrations')
-      .whereIn('id', [basic.id, apiKey.id, bearer.id])
+      .whereIn('id', [basic.id, apiKey.id, bearer.id, bearerInBody.id])
       .orderBy('id')
       .select('auth_credentials', 'signing_secret');
     for (const row of rows) expect(row.signing_secret).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
@@ -157,6 +253,7 @@ describe('target credentials and signing secrets at rest', () => {
       basic.signingSecret,
       apiKey.signingSecret,
       bearer.signingSecret,
+      bearerInBody.signingSecret,
     ]);
     expect(JSON.parse(api.deps.secrets.open(rows[0].auth_credentials))).toEqual({
       username: 'hook-user',
@@ -165,11 +262,20 @@ describe('target credentials and signing secrets at rest', () => {
     expect(JSON.parse(api.deps.secrets.open(rows[1].auth_credentials))).toEqual({ apiKey: API_KEY });
   });
 
-  it('appear nowhere in the database in plain text: no column of any table holds one', async () => {
-    const mfaAndCredentials = [...plaintexts.entries()]
-      .filter(([label]) => !/password$/.test(label))
-      .map(([, value]) => value);
-    expect(await findInDatabase(mfaAndCredentials)).toEqual([]);
+  it('appear nowhere in the database in plain text: no column of any table holds one, the echoed excerpts included', async () => {
+    const mfaAndCredentials = [...plaintexts.entries()].filter(([label]) => !/password$/.test(label));
+    const labelOf = new Map(
+      mfaAndCredentials.flatMap(([label, value]) => [
+        [value, label],
+        [Buffer.from(value).toString('hex'), `${label} (hex)`],
+      ]),
+    );
+    const found = (await findInDatabase(mfaAndCredentials.map(([, value]) => value))).map((where) => {
+      const [table, needle] = where.split(': ') as [string, string];
+      return `${table}: ${labelOf.get(needle)}`;
+    });
+    // the attempt excerpts hold what the echoing target sent back, its credentials redacted
+    expect(found).toEqual([]);
   });
 });
 
@@ -202,42 +308,80 @@ describe('passwords and codes at rest', () => {
 });
 
 describe('no API answer after creation shows a secret', () => {
-  it('neither the registration reads and updates, nor the webhooks, their payloads and attempts, nor accounts', async () => {
-    const token = world.pmc.full.token;
-    const webhooks = await api.deps.knex('webhooks').pluck('id');
-    expect(webhooks.length).toBeGreaterThanOrEqual(3);
-    const requests: [string, string, unknown?][] = [
-      ['GET', '/api/webhook-registrations'],
-      ['POST', '/api/webhook-registrations/search', { filters: [] }],
-      ...[basic, apiKey, bearer].flatMap((created): [string, string, unknown?][] => [
-        ['GET', `/api/webhook-registrations/${created.id}`],
-        [
-          'PATCH',
-          `/api/webhook-registrations/${created.id}`,
-          { targetUrl: 'https://hooks.example.com/moved' },
-        ],
-      ]),
-      ['GET', '/api/webhooks'],
-      ['POST', '/api/webhooks/search', { filters: [] }],
-      ...webhooks.flatMap((id): [string, string][] => [
-        ['GET', `/api/webhooks/${id}`],
-        ['GET', `/api/webhooks/${id}/attempts`],
-      ]),
-      ['GET', '/api/webhook-groups?blocked=true'],
-      ['GET', '/api/accounts/myself'],
-    ];
-    for (const [method, path, json] of requests) {
-      const response = await api.fetch(path, { method, token, ...(json === undefined ? {} : { json }) });
-      const text = await response.text();
-      expect(response.status, `${method} ${path}: ${text}`).toBe(200);
-      for (const [label, secret] of plaintexts)
-        expect(text, `${label} in ${method} ${path}`).not.toContain(secret);
-      expect(text, `${method} ${path}`).not.toMatch(/signingSecret|"password"|apiKey|credentials/i);
+  /** Every read of registrations, webhooks and attempts, and the caller's own account. */
+  const reads = (): [string, string, unknown?][] => [
+    ['GET', '/api/webhook-registrations'],
+    ['POST', '/api/webhook-registrations/search', { filters: [] }],
+    ...[basic, apiKey, bearer, bearerInBody].map((created): [string, string] => [
+      'GET',
+      `/api/webhook-registrations/${created.id}`,
+    ]),
+    ['GET', '/api/webhooks'],
+    ['POST', '/api/webhooks/search', { filters: [] }],
+    ...delivered.flatMap((id): [string, string][] => [
+      ['GET', `/api/webhooks/${id}`],
+      ['GET', `/api/webhooks/${id}/attempts`],
+    ]),
+    ['GET', '/api/webhook-groups?blocked=true'],
+    ['GET', '/api/webhook-stats'],
+    ['GET', '/api/accounts/myself'],
+  ];
+
+  /** An answer's text, and the attempt excerpts (`responseBody`) it holds, taken out of it. */
+  async function read(method: string, path: string, token: string, json?: unknown) {
+    const response = await api.fetch(path, { method, token, ...(json === undefined ? {} : { json }) });
+    const text = await response.text();
+    expect(response.status, `${method} ${path}: ${text}`).toBe(200);
+    if (!/\/attempts$/.test(path)) return { text, excerpts: [] };
+    const page = JSON.parse(text) as { items: { responseBody: string | null }[] };
+    const excerpts = page.items.map((item) => item.responseBody ?? '');
+    for (const item of page.items) item.responseBody = null;
+    return { text: JSON.stringify(page), excerpts };
+  }
+
+  it('neither the registration, webhook and attempt reads, for each reader, nor the registration update: no credential', async () => {
+    for (const [reader, token] of readers) {
+      for (const [method, path, json] of reads()) {
+        const { text } = await read(method, path, token, json);
+        expect(secretsIn(text), `${reader}: ${method} ${path}`).toEqual([]);
+        expect(text, `${reader}: ${method} ${path}`).not.toMatch(
+          /signingSecret|"password"|apiKey|credentials/i,
+        );
+      }
+    }
+    // the answer of an update, by the registration's owner
+    for (const created of [basic, apiKey, bearer, bearerInBody]) {
+      const { text } = await read('PATCH', `/api/webhook-registrations/${created.id}`, world.pmc.full.token, {
+        targetUrl: `${target.origin}/moved`,
+      });
+      expect(secretsIn(text), `PATCH ${created.id}`).toEqual([]);
+      expect(text).not.toMatch(/signingSecret|"password"|apiKey|credentials/i);
     }
     // the account whose MFA is on, reading itself
     const myself = await (await api.fetch('/api/accounts/myself', { token: world.broker.full.token })).text();
     expect(myself).toMatch(/"multiFactorEnabled":true/);
-    for (const [label, secret] of plaintexts) expect(myself, label).not.toContain(secret);
+    expect(secretsIn(myself)).toEqual([]);
+  });
+
+  it('the attempt excerpt of a target that echoes its request shows [redacted] where the credentials were, to every reader', async () => {
+    for (const [reader, token] of readers) {
+      for (const id of delivered) {
+        const { excerpts } = await read('GET', `/api/webhooks/${id}/attempts`, token);
+        // the excerpt is the echo of this webhook's request, so the check below is not vacuous
+        expect(excerpts, `${reader}: attempts of ${id}`).toHaveLength(1);
+        expect(excerpts[0]).toContain(`webhook-id: ${id}`);
+        expect(excerpts[0]).toContain('[redacted]');
+        expect(secretsIn(excerpts[0]!), `${reader}: attempts of ${id}`).toEqual([]);
+      }
+    }
+    // the reader with only the webhook read permissions may not list the party's properties, and
+    // finds no token in the excerpts that would let it
+    const [, narrowToken] = readers[1]!;
+    expect((await api.fetch('/api/properties', { token: narrowToken })).status).toBe(403);
+    for (const id of delivered) {
+      const { excerpts } = await read('GET', `/api/webhooks/${id}/attempts`, narrowToken);
+      expect(excerpts[0]).not.toMatch(/Bearer [\w-]+\.[\w-]+\.[\w-]+/);
+    }
   });
 
   it('nor a refusal of a registration whose credentials break a rule', async () => {
@@ -299,6 +443,10 @@ describe('the API’s log', () => {
 
     const everything = logs.lines.join('\n');
     expect(logs.lines.length).toBeGreaterThan(0);
-    for (const [label, secret] of plaintexts) expect(everything, label).not.toContain(secret);
+    expect(secretsIn(everything)).toEqual([]);
+    // nor the log of the dispatcher that delivered (apps/dispatcher/src/secrets-in-logs.test.ts
+    // tries it much harder)
+    expect(dispatcher!.output.length).toBeGreaterThan(0);
+    expect(secretsIn(dispatcher!.output)).toEqual([]);
   });
 });

@@ -11,25 +11,57 @@ export function captureLogger(): { logger: Logger; lines: string[] } {
 /** Tables that only the migration tool writes. */
 const MIGRATION_TABLES = new Set(['knex_migrations', 'knex_migrations_lock']);
 
+/** One row written, as the trigger recorded it. */
+export interface WriteRecord {
+  table: string;
+  op: 'INSERT' | 'UPDATE' | 'DELETE';
+  /** The columns an UPDATE changed, by name; empty for an INSERT or a DELETE. */
+  changed: string[];
+  /** The row after the write (before it, for a DELETE), every column as JSON. */
+  row: Record<string, unknown>;
+}
+
+/** `table op`, for messages. */
+export const describeWrite = (write: WriteRecord) =>
+  `${write.table} ${write.op}${write.changed.length ? ` (${write.changed.join(', ')})` : ''}`;
+
 /**
- * Records every row written to any table of the test database in `fuzz_writes` (table and
- * operation), by a row trigger on each: committed writes stay recorded, rolled-back ones vanish
- * with their transaction. Row counts miss an update, or a delete and an insert; this does not.
+ * Records every row written to any table of the test database in `fuzz_writes`: the table, the
+ * operation, the columns an update changed and the row itself, by a row trigger on each table.
+ * Committed writes stay recorded, rolled-back ones vanish with their transaction. Row counts miss
+ * an update, or a delete and an insert; this does not. The columns and the row let a test allow a
+ * refusal exactly the writes it makes on purpose (a strike counter of the account it names), not
+ * a whole table.
  */
 export async function recordWrites(api: TestApi): Promise<{
-  /** The newest record so far (cheap: one index lookup). */
-  mark(): Promise<number>;
-  /** `table op` of each write recorded after `mark`, oldest first. */
-  since(mark: number): Promise<string[]>;
+  /**
+   * Every write recorded since the previous call, oldest first (one indexed query). Called
+   * between two requests sent one after another, it answers what the first one wrote: the API
+   * commits a request's writes before it answers.
+   */
+  take(): Promise<WriteRecord[]>;
   /** The row count of every table the triggers watch, in one query. */
   counts(): Promise<Record<string, number>>;
 }> {
   const knex = api.deps.knex;
+  // to_jsonb of the whole row: the fuzz run's rows are small (its uploads are at most a few
+  // hundred bytes; the 11 MiB one is refused before the database)
   await knex.raw(`
-    create table fuzz_writes (id bigserial primary key, table_name text not null, op text not null);
+    create table fuzz_writes (
+      id bigserial primary key, table_name text not null, op text not null,
+      changed text[] not null, row jsonb not null
+    );
     create function fuzz_record_write() returns trigger language plpgsql as $$
+      declare
+        new_row jsonb := case when tg_op <> 'DELETE' then to_jsonb(new) end;
+        old_row jsonb := case when tg_op <> 'INSERT' then to_jsonb(old) end;
       begin
-        insert into fuzz_writes (table_name, op) values (tg_table_name, tg_op);
+        insert into fuzz_writes (table_name, op, changed, row) values (
+          tg_table_name, tg_op,
+          case when tg_op = 'UPDATE'
+            then array(select key from jsonb_each(new_row) where value is distinct from old_row -> key order by key)
+            else '{}' end,
+          coalesce(new_row, old_row));
         return null;
       end $$;
   `);
@@ -51,18 +83,22 @@ export async function recordWrites(api: TestApi): Promise<{
       tables.flatMap((name) => [name, name]),
     )
     .toString();
+  /** The newest record already handed out. */
+  let taken = 0;
   return {
-    mark: async () => {
-      const [row] = await knex('fuzz_writes').max<{ max: string | null }[]>({ max: 'id' });
-      return Number(row?.max ?? 0);
+    take: async () => {
+      const found = await knex('fuzz_writes').where('id', '>', taken).orderBy('id').select<
+        {
+          id: string;
+          table_name: string;
+          op: WriteRecord['op'];
+          changed: string[];
+          row: WriteRecord['row'];
+        }[]
+      >('id', 'table_name', 'op', 'changed', 'row');
+      if (found.length) taken = Number(found[found.length - 1]!.id);
+      return found.map(({ table_name, op, changed, row }) => ({ table: table_name, op, changed, row }));
     },
-    since: async (mark) =>
-      (
-        await knex('fuzz_writes')
-          .where('id', '>', mark)
-          .orderBy('id')
-          .select<{ table_name: string; op: string }[]>('table_name', 'op')
-      ).map((row) => `${row.table_name} ${row.op}`),
     counts: async () => {
       const result = await knex.raw<{ rows: Record<string, string>[] }>(countsSql);
       return Object.fromEntries(Object.entries(result.rows[0] ?? {}).map(([name, n]) => [name, Number(n)]));
@@ -72,16 +108,15 @@ export async function recordWrites(api: TestApi): Promise<{
 
 /**
  * The tables whose row count changed from `before` to `after` by other than the rows `writes`
- * (`table op` records) inserted and deleted: a table the write log would have missed.
+ * inserted and deleted: a table the write log would have missed.
  */
 export function unexplainedCounts(
   before: Record<string, number>,
   after: Record<string, number>,
-  writes: readonly string[],
+  writes: readonly WriteRecord[],
 ): string[] {
   const net = new Map<string, number>();
-  for (const write of writes) {
-    const [table, op] = write.split(' ') as [string, string];
+  for (const { table, op } of writes) {
     net.set(table, (net.get(table) ?? 0) + (op === 'INSERT' ? 1 : op === 'DELETE' ? -1 : 0));
   }
   return Object.keys(after).filter(
