@@ -5,7 +5,7 @@
  *   pnpm bench                      throughput + a short latency run + 100 groups
  *   pnpm bench --throughput [-n N]  N webhooks seeded by SQL (default 20,000), drained; raw undici limit
  *   pnpm bench --latency [--rate R] [--seconds S]   writes through the API at R/s (200) for S s (10)
- *   pnpm bench --groups G [--changes C]             G ordered groups, C changes each per round (40)
+ *   pnpm bench --groups G [--changes C]             G ordered groups, C changes each per round (N / G)
  *   pnpm bench --backlog [--waiting N]              N webhooks waiting (1,000,000); the first 50,000 drained
  *   pnpm bench --api [--seconds S]                  GET and PATCH /api/properties, 32 clients, S s each (10)
  *   pnpm bench --queue [-n N]                       the queue statements alone, no HTTP: the database's ceiling
@@ -83,7 +83,13 @@ const settings = {
   rate: positive('rate', values.rate, 200),
   seconds: positive('seconds', values.seconds, all ? 5 : 10),
   groupCount: positive('groups', values.groups, 100),
-  changesPerGroup: positive('changes', values.changes, all ? 20 : 40),
+  // as many ordered webhooks as the throughput mode's N (100 × 200), so the two rates compare
+  // like for like: a short drain is mostly its start and its tail
+  changesPerGroup: positive(
+    'changes',
+    values.changes,
+    Math.ceil(positive('n', values.n, 20_000) / positive('groups', values.groups, 100)),
+  ),
   concurrency: positive('concurrency', values.concurrency, 32),
   timeoutMs: positive('timeout', values.timeout, 60) * 1000,
 };
