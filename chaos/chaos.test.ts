@@ -26,7 +26,7 @@ describe('the chaos run, shortened', () => {
       if (broken.length > 0) console.log(lines.join('\n'));
       expect(report.webhooks).toBe(expected.webhooks);
       expect(report.groups).toBe(expected.groups);
-      expect(broken, `seed ${seed}`).toEqual([]);
+      expect(broken, `seed ${seed}\n${report.details.join('\n')}`).toEqual([]);
       expect(report.successful + report.failed).toBe(report.webhooks);
       expect(report.failed).toBe(report.expectedFailed);
     },
