@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { startEmbeddedPostgres } from './embedded';
@@ -62,6 +62,7 @@ function alive(pid: number): boolean {
  * holding the owner's pid, created exclusively; a dead owner's file is taken over.
  */
 export function claimDataDir(base: string): { dataDir: string; release(): void } {
+  mkdirSync(dirname(base), { recursive: true });
   for (let slot = 1; ; slot++) {
     const dataDir = slot === 1 ? base : `${base}-${slot}`;
     const ownerFile = `${dataDir}.owner`;
@@ -102,12 +103,17 @@ export async function setupTestDatabases(project: {
     }
   }
   const template = `test_template_${process.pid}_${randomBytes(3).toString('hex')}`;
-  await adminQuery(adminUrl, `create database ${template}`);
-  const knex = createKnex(withDatabase(adminUrl, template), { pool: { max: 2 } });
   try {
-    await migrate(knex);
-  } finally {
-    await knex.destroy();
+    await adminQuery(adminUrl, `create database ${template}`);
+    const knex = createKnex(withDatabase(adminUrl, template), { pool: { max: 2 } });
+    try {
+      await migrate(knex);
+    } finally {
+      await knex.destroy();
+    }
+  } catch (error) {
+    await stopCluster();
+    throw error;
   }
   project.provide('databaseAdminUrl', adminUrl);
   project.provide('databaseTemplate', template);

@@ -33,6 +33,7 @@ import {
   type World,
   type WorldParty,
 } from '../testing';
+import { tokenMaker } from './security-support';
 
 const MINUTE = 60_000;
 
@@ -60,22 +61,7 @@ beforeEach(async () => {
   await api.deps.knex('rate_limit_hits').del();
 });
 
-const nowSeconds = () => Math.floor(api.clock.now().getTime() / 1000);
-
-/** Valid access claims at the test clock's now; `changes` win, `undefined` removes a claim. */
-function accessClaims(changes: Record<string, unknown> = {}): JWTPayload {
-  const iat = nowSeconds();
-  const payload: Record<string, unknown> = { ...claims, iat, exp: iat + 15 * 60, ...changes };
-  for (const [name, value] of Object.entries(payload)) if (value === undefined) delete payload[name];
-  return payload;
-}
-
-/** `payload` signed RS256 by `signer` (the API's key by default), under the API's kid. */
-function mint(payload: JWTPayload, signer: SigningKey = key): Promise<string> {
-  return new SignJWT(payload)
-    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: key.kid })
-    .sign(signer.privateKey);
-}
+const { nowSeconds, accessClaims, mint } = tokenMaker(() => ({ api, claims, key }));
 
 /** A read, a write and the caller's own account: each must refuse a bad token with a bare 401. */
 async function expectRefusedEverywhere(token: string): Promise<void> {

@@ -27,11 +27,8 @@ import { base64url, decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jo
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Decode, totp } from '../features/mfa/totp';
 import { gen1TokenService } from '../gen1/gen1-tokens';
-import { buildOpenApiDocument } from '../http/openapi';
-import type { RouteDefinition } from '../http/route';
 import { RESOURCES } from '../resources/index';
 import type { ResourceDefinition } from '../resources/resource';
-import { ROUTES } from '../routes';
 import {
   buildAccount,
   buildParty,
@@ -44,8 +41,17 @@ import {
   type World,
   type WorldParty,
 } from '../testing';
-import { operationsOf, type OpenApiDocument, type Operation } from './fuzz-cases';
-import { describeWrite, recordWrites, unexplainedCounts, type WriteRecord } from './security-support';
+import { ROUTES } from '../routes';
+import type { Operation } from './fuzz-cases';
+import {
+  describeWrite,
+  documentedOperations,
+  recordWrites,
+  routeOf,
+  unexplainedCounts,
+  type WriteRecord,
+  tokenMaker,
+} from './security-support';
 
 const MINUTE = 60_000;
 /** Requests in flight at once. */
@@ -55,20 +61,7 @@ const SCOPE_REFUSAL = 'A token with scope "webhook" cannot call this operation';
 // ---------------------------------------------------------------------------------------------
 // The operations, as the fuzz run enumerates them
 
-const document = buildOpenApiDocument(ROUTES) as unknown as OpenApiDocument;
-const routeOf = (method: string, path: string): RouteDefinition | undefined =>
-  ROUTES.find((route) => route.method === method && route.path.replace(/:(\w+)/g, '{$1}') === path);
-const operations = operationsOf(document, (method, path) => {
-  const route = routeOf(method, path);
-  if (!route) throw new Error(`${method} ${path} is in the document but not among the routes`);
-  return {
-    auth: route.auth === 'public' ? 'public' : { allow: route.auth.allow },
-    textual: route.textual ?? false,
-  };
-});
-// reads first, deletes last (the order the control sends them in; the attacks change nothing)
-const ORDER = { get: 0, post: 1, put: 2, patch: 3, delete: 4 } as const;
-operations.sort((a, b) => ORDER[a.method] - ORDER[b.method]);
+const { operations } = documentedOperations();
 
 const keyOf = (operation: Operation) => `${operation.method} ${operation.path}`;
 const nameOf = (operation: Operation) => `${operation.method.toUpperCase()} ${operation.path}`;
@@ -507,22 +500,7 @@ let otherHook: string;
 const summary: string[] = [];
 const started = performance.now();
 
-const nowSeconds = () => Math.floor(api.clock.now().getTime() / 1000);
-
-/** Valid access claims of the claimed account at the test clock's now; `changes` win, `undefined` removes. */
-function accessClaims(changes: Record<string, unknown> = {}): JWTPayload {
-  const iat = nowSeconds();
-  const payload: Record<string, unknown> = { ...claims, iat, exp: iat + 15 * 60, ...changes };
-  for (const [name, value] of Object.entries(payload)) if (value === undefined) delete payload[name];
-  return payload;
-}
-
-/** `payload` signed RS256 by `signer` (the API's key by default), under the API's kid. */
-function mint(payload: JWTPayload, signer: SigningKey = key): Promise<string> {
-  return new SignJWT(payload)
-    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: key.kid })
-    .sign(signer.privateKey);
-}
+const { nowSeconds, accessClaims, mint } = tokenMaker(() => ({ api, claims, key }));
 
 /** A webhook token of a live registration of `party` (inserted directly), as the dispatcher signs it. */
 async function webhookToken(party: WorldParty): Promise<string> {

@@ -24,9 +24,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RECOVERY_FAILURES } from '../features/recovery/recovery-service';
-import { buildOpenApiDocument } from '../http/openapi';
-import type { RouteDefinition } from '../http/route';
-import { ROUTES } from '../routes';
 import {
   buildAccount,
   buildParty,
@@ -39,17 +36,17 @@ import {
 import {
   boundaryCases,
   caseArbitrary,
-  operationsOf,
   renderCase,
   type Caller,
   type FuzzCase,
-  type OpenApiDocument,
   type Operation,
 } from './fuzz-cases';
+import { ROUTES } from '../routes';
 import { rawClient, type RawRequest, type RawResponse } from './raw-http';
 import {
   captureLogger,
   describeWrite,
+  documentedOperations,
   recordWrites,
   unexplainedCounts,
   type WriteRecord,
@@ -159,20 +156,7 @@ const RECORDED_REFUSALS: Record<string, RecordedRefusal> = {
   },
 };
 
-const document = buildOpenApiDocument(ROUTES) as unknown as OpenApiDocument;
-const routeOf = (method: string, path: string): RouteDefinition | undefined =>
-  ROUTES.find((route) => route.method === method && route.path.replace(/:(\w+)/g, '{$1}') === path);
-const operations = operationsOf(document, (method, path) => {
-  const route = routeOf(method, path);
-  if (!route) throw new Error(`${method} ${path} is in the document but not among the routes`);
-  return {
-    auth: route.auth === 'public' ? 'public' : { allow: route.auth.allow },
-    textual: route.textual ?? false,
-  };
-});
-// reads and creates first, deletes last, so the world the others need lives longest
-const ORDER = { get: 0, post: 1, put: 2, patch: 3, delete: 4 } as const;
-operations.sort((a, b) => ORDER[a.method] - ORDER[b.method]);
+const { document, operations } = documentedOperations();
 
 const isRead = (operation: Operation) =>
   operation.method === 'get' || (operation.method === 'post' && /\/(search|batch)$/.test(operation.path));

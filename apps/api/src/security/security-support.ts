@@ -1,5 +1,11 @@
+import type { SigningKey } from '@platform/db';
+import { SignJWT, type JWTPayload } from 'jose';
 import pino, { type Logger } from 'pino';
+import { buildOpenApiDocument } from '../http/openapi';
+import type { RouteDefinition } from '../http/route';
+import { ROUTES } from '../routes';
 import type { TestApi } from '../testing';
+import { operationsOf, type OpenApiDocument } from './fuzz-cases';
 
 /** A logger at the most verbose level whose every line is kept, to read what the API logged. */
 export function captureLogger(): { logger: Logger; lines: string[] } {
@@ -122,4 +128,53 @@ export function unexplainedCounts(
   return Object.keys(after).filter(
     (table) => (after[table] ?? 0) - (before[table] ?? 0) !== (net.get(table) ?? 0),
   );
+}
+
+/** The route that serves an operation of the document (`{id}` in the document is `:id` in the route). */
+export const routeOf = (method: string, path: string): RouteDefinition | undefined =>
+  ROUTES.find((route) => route.method === method && route.path.replace(/:(\w+)/g, '{$1}') === path);
+
+/**
+ * The OpenAPI document the API serves, built from its routes, and every operation in it with the
+ * auth its route declares: reads first, then creates and updates, deletes last (so the rows the
+ * others need live longest).
+ */
+export function documentedOperations() {
+  const document = buildOpenApiDocument(ROUTES) as unknown as OpenApiDocument;
+  const operations = operationsOf(document, (method, path) => {
+    const route = routeOf(method, path);
+    if (!route) throw new Error(`${method} ${path} is in the document but not among the routes`);
+    return {
+      auth: route.auth === 'public' ? 'public' : { allow: route.auth.allow },
+      textual: route.textual ?? false,
+    };
+  });
+  const order = { get: 0, post: 1, put: 2, patch: 3, delete: 4 } as const;
+  operations.sort((a, b) => order[a.method] - order[b.method]);
+  return { document, operations };
+}
+
+/**
+ * Access tokens for auth attacks, bound to what a test file sets up in its beforeAll (read when
+ * called): the API, whose test clock says now; the claims of a valid access token; the API's key.
+ */
+export function tokenMaker(setup: () => { api: TestApi; claims: JWTPayload; key: SigningKey }) {
+  const nowSeconds = () => Math.floor(setup().api.clock.now().getTime() / 1000);
+  return {
+    nowSeconds,
+    /** Valid access claims at the test clock's now; `changes` win, `undefined` removes a claim. */
+    accessClaims(changes: Record<string, unknown> = {}): JWTPayload {
+      const iat = nowSeconds();
+      const payload: Record<string, unknown> = { ...setup().claims, iat, exp: iat + 15 * 60, ...changes };
+      for (const [name, value] of Object.entries(payload)) if (value === undefined) delete payload[name];
+      return payload;
+    },
+    /** `payload` signed RS256 by `signer` (the API's key by default), under the API's kid. */
+    mint(payload: JWTPayload, signer?: SigningKey): Promise<string> {
+      const { key } = setup();
+      return new SignJWT(payload)
+        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: key.kid })
+        .sign((signer ?? key).privateKey);
+    },
+  };
 }
