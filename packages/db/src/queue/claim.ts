@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { prepared } from './prepared';
 
 /**
  * A claimed webhook with everything one delivery needs, as `webhooks_lease` (migration
@@ -40,26 +41,30 @@ export async function claimWebhooks(
   knex: Knex,
   options: { batch: number; leaseMs: number; dispatcherId: string },
 ): Promise<ClaimedWebhook[]> {
-  const { rows } = await knex.raw<{ rows: { leased: ClaimedWebhook[] }[] }>(
-    `select webhooks_lease(array(
+  const { rows } = await knex
+    .raw<{ rows: { leased: ClaimedWebhook[] }[] }>(
+      `select webhooks_lease(array(
        select id from webhooks
         where state in (1, 2) and next_attempt_at <= now()
         order by next_attempt_at
         limit ?
           for update skip locked
      ), ?, ?) as leased`,
-    [options.batch, options.dispatcherId, options.leaseMs],
-  );
+      [options.batch, options.dispatcherId, options.leaseMs],
+    )
+    .options(prepared('webhooks-claim'));
   return rows[0]!.leased;
 }
 
 /** The earliest future `next_attempt_at` of a claimable webhook, to sleep until; null when none. */
 export async function nextDueAt(knex: Knex): Promise<Date | null> {
-  const { rows } = await knex.raw<{ rows: { at: Date | null }[] }>(
-    `select min(next_attempt_at) as at from (
+  const { rows } = await knex
+    .raw<{ rows: { at: Date | null }[] }>(
+      `select min(next_attempt_at) as at from (
        select next_attempt_at from webhooks where state in (1, 2) order by next_attempt_at limit 1
      ) n`,
-  );
+    )
+    .options(prepared('webhooks-next-due'));
   return rows[0]?.at ?? null;
 }
 

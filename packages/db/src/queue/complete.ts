@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { ClaimedWebhook } from './claim';
+import { prepared } from './prepared';
 
 /** Bindings holding arrays, which node-postgres sends as Postgres arrays (knex's types do not say so). */
 const arrays = (values: unknown[]) => values as Knex.RawBinding[];
@@ -49,25 +50,27 @@ export async function completeWebhooks(
   results: readonly AttemptResult[],
 ): Promise<CompletedBatch> {
   if (results.length === 0) return { applied: [], leased: [] };
-  const { rows } = await knex.raw<{ rows: { completed: CompletedBatch }[] }>(
-    `select webhooks_complete(?, ?, ?::bigint[], ?::smallint[], ?::float8[], ?::smallint[],
+  const { rows } = await knex
+    .raw<{ rows: { completed: CompletedBatch }[] }>(
+      `select webhooks_complete(?, ?, ?::bigint[], ?::smallint[], ?::float8[], ?::smallint[],
        ?::timestamptz[], ?::int[], ?::smallint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::boolean[]) as completed`,
-    arrays([
-      options.dispatcherId,
-      options.leaseMs,
-      results.map((r) => r.webhookId),
-      results.map((r) => r.state),
-      results.map((r) => r.retryDelayMs),
-      results.map((r) => r.attempt),
-      results.map((r) => r.startedAt),
-      results.map((r) => r.durationMs),
-      results.map((r) => r.statusCode),
-      results.map((r) => r.errorKind),
-      results.map((r) => r.responseBody),
-      results.map((r) => r.registrationId),
-      results.map((r) => r.groupKey),
-      results.map((r) => r.releasesGroup),
-    ]),
-  );
+      arrays([
+        options.dispatcherId,
+        options.leaseMs,
+        results.map((r) => r.webhookId),
+        results.map((r) => r.state),
+        results.map((r) => r.retryDelayMs),
+        results.map((r) => r.attempt),
+        results.map((r) => r.startedAt),
+        results.map((r) => r.durationMs),
+        results.map((r) => r.statusCode),
+        results.map((r) => r.errorKind),
+        results.map((r) => r.responseBody),
+        results.map((r) => r.registrationId),
+        results.map((r) => r.groupKey),
+        results.map((r) => r.releasesGroup),
+      ]),
+    )
+    .options(prepared('webhooks-complete'));
   return rows[0]!.completed;
 }
