@@ -2,7 +2,7 @@
  * `pnpm bench`: the dispatcher benchmark (issue 5; the targets are issue 7's). Prints one JSON
  * object per mode on stdout; progress goes to stderr. See docs/performance.md for the method.
  *
- *   pnpm bench                      throughput + a short latency run + 100 groups
+ *   pnpm bench                      throughput, a short latency run, 100 groups, queue and a short API run
  *   pnpm bench --throughput [-n N]  N webhooks seeded by SQL (default 20,000), drained; raw undici limit
  *   pnpm bench --latency [--rate R] [--seconds S]   writes through the API at R/s (200) for S s (10)
  *   pnpm bench --groups G [--changes C]             G ordered groups, C changes each per round (N / G)

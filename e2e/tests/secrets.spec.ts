@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Page, TestInfo } from '@playwright/test';
-import { expect, openSection, signIn, snap, test } from '../fixtures/test';
+import { createdRegistration, expect, openSection, signIn, snap, test } from '../fixtures/test';
 import { TargetClient } from '../fixtures/webhook-target';
 
 /**
@@ -126,12 +126,7 @@ async function createWithCredentials(
   await snap(page, testInfo, `${options.screenshot}-form`);
   await page.getByRole('button', { name: 'Create registration' }).click();
 
-  const panel = page.getByTestId('signing-secret-panel');
-  const heading = panel.getByRole('heading', { name: /^Registration \d+ created$/ });
-  await expect(heading).toBeVisible();
-  const id = Number(/\d+/.exec((await heading.textContent()) ?? '')?.[0]);
-  const signingSecret = ((await panel.getByTestId('signing-secret').textContent()) ?? '').trim();
-  expect(signingSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  const { id, signingSecret } = await createdRegistration(page);
   // the one screen that shows the secret: the scan finds it in the HTML and the text
   const shown = leaksIn(await screenContents(page), [{ name: 'secret', value: signingSecret }]);
   expect(shown).toEqual(expect.arrayContaining(['secret in HTML', 'secret in text content']));

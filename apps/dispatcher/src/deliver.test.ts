@@ -190,6 +190,12 @@ describe('credentials in the answer', () => {
     expect(redactCredentials(cut, ['eyJhbGciOiJSUzI1NiJ9.payload.signature'])).toBe(
       `${'x'.repeat(RESPONSE_EXCERPT_BYTES - 6)}[redacted]`,
     );
+    // also when a whole credential earlier in it was redacted (which shortens the excerpt)
+    const token = 'eyJhbGciOiJSUzI1NiJ9.payload.signature';
+    const echoed = `${token}${'x'.repeat(RESPONSE_EXCERPT_BYTES - token.length - 6)}eyJhbG`;
+    expect(redactCredentials(echoed, [token])).toBe(
+      `[redacted]${'x'.repeat(RESPONSE_EXCERPT_BYTES - token.length - 6)}[redacted]`,
+    );
     // an answer that was not cut keeps its tail
     expect(redactCredentials('ends with eyJhbG', ['eyJhbGciOiJSUzI1NiJ9.payload.signature'])).toBe(
       'ends with eyJhbG',

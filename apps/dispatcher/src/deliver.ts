@@ -13,6 +13,7 @@ export interface DeliveryRequest {
   credentials?: readonly string[];
 }
 
+/** What stands in for a credential, in a stored answer and in the log (`logger.ts`). */
 export const REDACTED = '[redacted]';
 
 /**
@@ -31,10 +32,13 @@ export function redactCredentials(excerpt: string, credentials: readonly string[
         .flatMap((value) => [value, JSON.stringify(value).slice(1, -1)]),
     ),
   ].sort((a, b) => b.length - a.length);
+  if (forms.length === 0) return excerpt;
+  // whether the answer was cut: the excerpt keeps RESPONSE_EXCERPT_BYTES less at most 3 (a split
+  // character); judged before redacting, which shortens it
+  const cut = Buffer.byteLength(excerpt) >= RESPONSE_EXCERPT_BYTES - 3;
   let text = excerpt;
   for (const form of forms) text = text.replaceAll(form, REDACTED);
-  // the cut keeps RESPONSE_EXCERPT_BYTES less at most 3 (a split character)
-  if (Buffer.byteLength(text) >= RESPONSE_EXCERPT_BYTES - 3) {
+  if (cut) {
     for (const form of forms) {
       for (let length = Math.min(form.length - 1, text.length); length > 0; length--) {
         if (text.endsWith(form.slice(0, length))) {

@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { REDACTED } from './deliver';
 
 /** Credential fields: of delivery requests, claimed webhook rows, opened credentials and tokens. */
 const CREDENTIAL_FIELDS = [
@@ -40,7 +41,7 @@ export function createLogger(
   const settings = {
     level: options.level,
     base: { service: 'dispatcher', dispatcherId: options.dispatcherId },
-    redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+    redact: { paths: REDACTED_LOG_PATHS, censor: REDACTED },
   };
   return destination ? pino(settings, destination) : pino(settings);
 }

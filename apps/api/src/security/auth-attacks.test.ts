@@ -1,15 +1,15 @@
 /**
- * Auth attacks (issue 8), in one place: forged and misused tokens, refresh-token replay, webhook
- * tokens out of bounds, every resource read and written across parties, and brute force of
+ * Auth attacks (issue 8): refresh-token replay and forged refresh tokens, webhook tokens out of
+ * bounds, every resource read and written across parties, and brute force of
  * logins, recovery codes and second factors. Several are also proven, in more detail, beside the
  * code they attack (auth/tokens.test.ts, auth/webhook-token.test.ts, features/auth/auth.test.ts,
- * features/recovery/recovery.test.ts, features/mfa/mfa.test.ts); here each is asserted again so
- * the list of refusals is complete in one file.
+ * features/recovery/recovery.test.ts, features/mfa/mfa.test.ts). Forged and misused access tokens
+ * are sent to every operation of the API in forged-tokens.test.ts.
  */
 import { createPublicKey } from 'node:crypto';
 import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/db';
 import { PartyType, TokenScope, type PartyType as PartyTypeValue } from '@platform/shared';
-import { base64url, decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
+import { decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from '../features/auth/auth-service';
 import { MFA_PER_ACCOUNT } from '../features/mfa/mfa-service';
@@ -20,7 +20,6 @@ import { allTableCounts, expectProblem, expectUnauthenticated } from '../http/te
 import { RESOURCES } from '../resources/index';
 import { resourceRoutes } from '../resources/resource-routes';
 import type { ResourceDefinition } from '../resources/resource';
-import { ROUTES } from '../routes';
 import {
   buildAccount,
   buildParty,
@@ -34,8 +33,6 @@ import {
   type WorldParty,
 } from '../testing';
 import { tokenMaker } from './security-support';
-
-const MINUTE = 60_000;
 
 let api: TestApi;
 let world: World;
@@ -61,103 +58,7 @@ beforeEach(async () => {
   await api.deps.knex('rate_limit_hits').del();
 });
 
-const { nowSeconds, accessClaims, mint } = tokenMaker(() => ({ api, claims, key }));
-
-/** A read, a write and the caller's own account: each must refuse a bad token with a bare 401. */
-async function expectRefusedEverywhere(token: string): Promise<void> {
-  const before = await allTableCounts(api);
-  await expectUnauthenticated(await api.fetch('/api/accounts/myself', { token }));
-  await expectUnauthenticated(await api.fetch('/api/properties', { token }));
-  await expectUnauthenticated(
-    await api.fetch('/api/properties', {
-      method: 'POST',
-      token,
-      json: { name: 'Forged', street: 'A', postalCode: '1', city: 'B' },
-    }),
-  );
-  expect(await allTableCounts(api)).toEqual(before);
-}
-
-describe('forged and misused access tokens answer a bare 401 and write nothing', () => {
-  it('a valid token passes (the control)', async () => {
-    expect((await api.fetch('/api/accounts/myself', { token: await mint(accessClaims()) })).status).toBe(200);
-  });
-
-  it('alg: none, with and without a signature part', async () => {
-    await expectRefusedEverywhere(new UnsecuredJWT(accessClaims()).encode());
-    const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT', kid: key.kid }));
-    const payload = base64url.encode(JSON.stringify(accessClaims()));
-    await expectRefusedEverywhere(`${header}.${payload}.`);
-    await expectRefusedEverywhere(`${header}.${payload}.${world.pmc.full.token.split('.')[2]}`);
-  });
-
-  it('HS256 signed with the public key (PEM and JWK) as the secret', async () => {
-    const publicPem = createPublicKey(testPrivateKeyPem()).export({ type: 'spki', format: 'pem' }).toString();
-    for (const secret of [publicPem, JSON.stringify(key.publicJwk)]) {
-      const token = await new SignJWT(accessClaims())
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: key.kid })
-        .sign(new TextEncoder().encode(secret));
-      await expectRefusedEverywhere(token);
-    }
-  });
-
-  it('signed by another key, even under the API’s kid', async () => {
-    await expectRefusedEverywhere(await mint(accessClaims(), await loadSigningKey(generatePrivateKeyPem())));
-  });
-
-  it('expired: 15 minutes after issue, and a token minted already expired', async () => {
-    const token = await mint(accessClaims());
-    api.clock.advance(15 * MINUTE);
-    await expectRefusedEverywhere(token);
-    api.clock.set(new Date());
-    const iat = nowSeconds() - 3600;
-    await expectRefusedEverywhere(await mint(accessClaims({ iat, exp: iat + 15 * 60 })));
-  });
-
-  it('not yet valid: issued in the future, or nbf in the future', async () => {
-    const iat = nowSeconds() + 3600;
-    await expectRefusedEverywhere(await mint(accessClaims({ iat, exp: iat + 15 * 60 })));
-    await expectRefusedEverywhere(await mint(accessClaims({ nbf: nowSeconds() + 60 })));
-  });
-
-  it('a wrong issuer, a wrong audience, or none', async () => {
-    await expectRefusedEverywhere(await mint(accessClaims({ iss: 'https://evil.example.com' })));
-    await expectRefusedEverywhere(await mint(accessClaims({ iss: undefined })));
-    await expectRefusedEverywhere(await mint(accessClaims({ aud: 'someone-else' })));
-    await expectRefusedEverywhere(await mint(accessClaims({ aud: ['someone-else'] })));
-    await expectRefusedEverywhere(await mint(accessClaims({ aud: undefined })));
-  });
-
-  it('a Gen1 token (its audience and claim set), and Gen2 claims under the Gen1 audience', async () => {
-    const gen1 = gen1TokenService(api.deps.tokens, api.deps.config.JWT_GEN1_AUDIENCE);
-    const gen1Token = await gen1.signAccessToken({
-      accountId: world.pmc.full.id,
-      partyId: world.pmc.id,
-      partyName: 'PMC',
-      partyType: PartyType.PropertyManagementCompany,
-      email: world.pmc.full.email,
-      scope: TokenScope.Platform,
-      permissions: claims.permissions as string,
-      telemetry: { UnitCount: 0, ProcessCount: 0 },
-    });
-    expect(await gen1.verifyAccessToken(gen1Token)).toBeDefined();
-    await expectRefusedEverywhere(gen1Token);
-    await expectRefusedEverywhere(await mint(accessClaims({ aud: api.deps.config.JWT_GEN1_AUDIENCE })));
-  });
-
-  it('a refresh token or an MFA token in place of an access token', async () => {
-    const { refreshToken } = await login(api, world.pmc.full.email);
-    await expectRefusedEverywhere(refreshToken);
-    const mfa = await api.deps.tokens.signMfaToken(world.pmc.full.id);
-    await expectRefusedEverywhere(mfa.token);
-  });
-
-  it('an escalated claim with the original signature', async () => {
-    const [header, , signature] = world.pmc.full.token.split('.') as [string, string, string];
-    const escalated = base64url.encode(JSON.stringify({ ...claims, accountRole: String(PartyType.Admin) }));
-    await expectRefusedEverywhere(`${header}.${escalated}.${signature}`);
-  });
-});
+const { nowSeconds, mint } = tokenMaker(() => ({ api, claims, key }));
 
 describe('refresh tokens', () => {
   const refresh = (refreshToken: string) =>
@@ -229,27 +130,6 @@ async function webhookToken(party: WorldParty, partyId = party.id): Promise<{ id
 const pathOf = (path: string, id: number) => path.replace(/:\w+/g, String(id));
 
 describe('a webhook-scoped token', () => {
-  it('is refused with a 403 on every operation that is not a read of a resource, whoever’s data it names', async () => {
-    const { token } = await webhookToken(world.otherPmc);
-    const before = await allTableCounts(api);
-    const refused = ROUTES.filter(
-      (route) => route.auth !== 'public' && !(route.auth.scopes ?? []).includes(TokenScope.Webhook),
-    );
-    expect(refused.length).toBeGreaterThan(50);
-    for (const route of refused) {
-      // ids of the other PMC's own account and party: the scope refuses before anything is looked up
-      const response = await api.fetch(pathOf(route.path, world.pmc.full.id), {
-        method: route.method.toUpperCase(),
-        token,
-        ...(route.body ? { json: {} } : {}),
-      });
-      await expectProblem(response, 403, {
-        detail: 'A token with scope "webhook" cannot call this operation',
-      });
-    }
-    expect(await allTableCounts(api)).toEqual(before);
-  });
-
   it('claiming a party its registration does not belong to, or of a deleted registration, is a 401', async () => {
     const claimed = await webhookToken(world.otherPmc, world.pmc.id);
     await expectUnauthenticated(await api.fetch('/api/properties', { token: claimed.token }));

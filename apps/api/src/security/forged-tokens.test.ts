@@ -581,6 +581,7 @@ async function forgeTokens(): Promise<{ name: string; authorization: string | un
     ['a wrong issuer', await mint(accessClaims({ iss: 'https://evil.example.com' }))],
     ['no issuer', await mint(accessClaims({ iss: undefined }))],
     ['a wrong audience', await mint(accessClaims({ aud: 'someone-else' }))],
+    ['a wrong audience, as a list', await mint(accessClaims({ aud: ['someone-else'] }))],
     ['no audience', await mint(accessClaims({ aud: undefined }))],
     ['a Gen1 token', gen1Token],
     [
