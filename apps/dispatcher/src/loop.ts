@@ -8,10 +8,11 @@ import {
   type Knex,
 } from '@platform/db';
 import type { Logger } from 'pino';
+import { systemClock, type Clock } from './clock';
 import type { DeliveryOutcome, DeliveryRequest } from './deliver';
 import { nextAttemptDelay, parseRetryAfter } from './retry';
 
-export interface DispatcherOptions {
+export interface DeliveryLoopOptions {
   knex: Knex;
   logger: Logger;
   dispatcherId: string;
@@ -32,7 +33,8 @@ export interface DispatcherOptions {
   pollMs: number;
   buildRequest(webhook: ClaimedWebhook): Promise<DeliveryRequest>;
   deliver(request: DeliveryRequest): Promise<DeliveryOutcome>;
-  now?: () => Date;
+  /** Timestamps, sleeps and deadlines; the system clock unless a test moves time itself. */
+  clock?: Clock;
   /** Called once per recorded attempt, for metrics. */
   onResult?(result: AttemptResult): void;
 }
@@ -44,7 +46,7 @@ export interface DispatcherOptions {
  * written in batches by one flusher: whatever finished while the previous flush ran goes in the
  * next one, so under load a flush carries many results and at rest one.
  */
-export class Dispatcher {
+export class DeliveryLoop {
   private running = false;
   private loop: Promise<void> | undefined;
   private inFlight = 0;
@@ -59,11 +61,11 @@ export class Dispatcher {
   private mayHaveWork = true;
   /** When the earliest known retry falls due, or the fallback poll (epoch ms). */
   private dueAt = 0;
-  private readonly now: () => Date;
+  private readonly clock: Clock;
   private lastTurn = 0;
 
-  constructor(private readonly options: DispatcherOptions) {
-    this.now = options.now ?? (() => new Date());
+  constructor(private readonly options: DeliveryLoopOptions) {
+    this.clock = options.clock ?? systemClock;
   }
 
   /** Deliveries currently in flight. */
@@ -114,9 +116,9 @@ export class Dispatcher {
     await this.handBack(this.buffer.splice(0).map((b) => b.webhook.id));
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, deadlineMs);
+        const timer = this.clock.setTimeout(resolve, deadlineMs);
         this.drained.add(() => {
-          clearTimeout(timer);
+          this.clock.clearTimeout(timer);
           resolve();
         });
       });
@@ -133,19 +135,20 @@ export class Dispatcher {
    */
   private async run(): Promise<void> {
     const { knex, logger, batchSize, concurrency, leaseMs, dispatcherId, pollMs } = this.options;
+    const clock = this.clock;
     const capacity = 2 * concurrency;
     const refillAt = Math.max(1, Math.ceil(capacity / 4));
     let failures = 0;
     while (this.running) {
-      this.lastTurn = Date.now();
+      this.lastTurn = clock.now();
       this.woken = false;
       this.launchBuffered();
-      if (Date.now() >= this.dueAt) this.mayHaveWork = true;
+      if (clock.now() >= this.dueAt) this.mayHaveWork = true;
       const room = capacity - this.inFlight - this.buffer.length;
       const starving = this.buffer.length === 0 && this.inFlight < concurrency;
       if (!this.mayHaveWork || room <= 0 || (!starving && room < refillAt)) {
         // a NOTIFY, a flush, a freed slot or the timer wakes us
-        await this.sleep(Math.max(0, this.dueAt - Date.now()));
+        await this.sleep(Math.max(0, this.dueAt - clock.now()));
         continue;
       }
       const wanted = Math.min(room, batchSize);
@@ -164,14 +167,15 @@ export class Dispatcher {
       // everything due is claimed: sleep until new work is announced or the next retry falls due
       this.mayHaveWork = false;
       const next = await nextDueAt(knex).catch(() => null);
-      const untilNext = next ? next.getTime() - this.now().getTime() : pollMs;
-      this.dueAt = Date.now() + Math.max(0, Math.min(untilNext, pollMs));
+      const now = clock.now();
+      const untilNext = next ? next.getTime() - now : pollMs;
+      this.dueAt = now + Math.max(0, Math.min(untilNext, pollMs));
     }
   }
 
   /** Buffers webhooks leased to us and launches what free slots allow; hands them back when stopping. */
   private take(leased: readonly ClaimedWebhook[]): void {
-    const claimedAt = Date.now();
+    const claimedAt = this.clock.now();
     const deliverable = leased.filter((webhook) => !webhook.registration_deleted);
     if (!this.running) {
       void this.handBack(deliverable.map((webhook) => webhook.id));
@@ -188,9 +192,10 @@ export class Dispatcher {
    */
   private launchBuffered(): void {
     const stale: number[] = [];
+    const now = this.clock.now();
     while (this.inFlight < this.options.concurrency && this.buffer.length > 0) {
       const { webhook, claimedAt } = this.buffer.shift()!;
-      if (Date.now() - claimedAt > this.options.launchWithinMs) stale.push(webhook.id);
+      if (now - claimedAt > this.options.launchWithinMs) stale.push(webhook.id);
       else this.launch(webhook);
     }
     // due again now: claim them afresh (a new lease) once a slot frees, or let another replica
@@ -212,11 +217,11 @@ export class Dispatcher {
     if (this.woken || !this.running) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        this.clock.clearTimeout(timer);
         this.wakeSleeper = undefined;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = this.clock.setTimeout(done, ms);
       this.wakeSleeper = done;
     });
   }
@@ -240,7 +245,7 @@ export class Dispatcher {
       // operators see it, under a kind of its own, since the target is not to blame
       logger.error({ err: error, webhookId: webhook.id }, 'could not prepare the delivery');
       outcome = {
-        startedAt: this.now(),
+        startedAt: new Date(this.clock.now()),
         durationMs: 0,
         statusCode: null,
         errorKind: 'internal',
@@ -282,7 +287,7 @@ export class Dispatcher {
       responseBody: outcome.responseBody,
     };
     if (outcome.errorKind === null) return { ...base, state: 3, retryDelayMs: null, releasesGroup: true };
-    const retryAfterMs = parseRetryAfter(outcome.retryAfter, this.now().getTime());
+    const retryAfterMs = parseRetryAfter(outcome.retryAfter, this.clock.now());
     const delay = nextAttemptDelay(this.options.schedule, webhook.attempt, retryAfterMs);
     if (delay === null) {
       return {
@@ -326,7 +331,7 @@ export class Dispatcher {
           // due: a released group's next webhook came back leased, a blocked group waits.
           for (const result of batch) {
             if (result.retryDelayMs !== null) {
-              this.dueAt = Math.min(this.dueAt, Date.now() + result.retryDelayMs);
+              this.dueAt = Math.min(this.dueAt, this.clock.now() + result.retryDelayMs);
             }
           }
           this.nudge();
@@ -336,7 +341,7 @@ export class Dispatcher {
           // runs out and they are delivered again
           logger.error({ err: error, attempt }, 'writing results failed');
           if (attempt >= 8) break;
-          await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+          await new Promise<void>((r) => this.clock.setTimeout(r, 100 * 2 ** attempt));
         }
       }
     }

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { createTestDatabase, freePort, type TestDatabase } from '@platform/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config';
@@ -29,6 +31,7 @@ describe('the dispatcher process', () => {
   let port: number;
   let child: ChildProcess;
   let exited: Promise<number | null>;
+  let dataDir: string;
   const lines: string[] = [];
 
   const get = (path: string) => fetch(`http://127.0.0.1:${port}${path}`);
@@ -41,15 +44,28 @@ describe('the dispatcher process', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     port = await freePort();
+    // No key is given, so it finds (or generates) both in DATA_DIR: a folder of this file's own,
+    // never the developer's .data, whose keys other processes and tests rely on.
+    dataDir = mkdtempSync(join(tmpdir(), 'dispatcher-main-test-'));
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      NODE_ENV: 'test',
+      DATABASE_URL: db.url,
+      DISPATCHER_PORT: String(port),
+      LOG_LEVEL: 'debug',
+      DATA_DIR: dataDir,
+    };
+    for (const name of [
+      'JWT_PRIVATE_KEY',
+      'JWT_PRIVATE_KEY_FILE',
+      'SECRET_ENCRYPTION_KEY',
+      'SECRET_ENCRYPTION_KEY_FILE',
+    ]) {
+      delete env[name];
+    }
     child = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), ['apps/dispatcher/src/main.ts'], {
       cwd: ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        DATABASE_URL: db.url,
-        DISPATCHER_PORT: String(port),
-        LOG_LEVEL: 'debug',
-      },
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     // 'close' comes after stdout is drained, so the last log lines are in by then
@@ -71,6 +87,7 @@ describe('the dispatcher process', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
     await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('reports healthy once it listens', async () => {
@@ -84,6 +101,9 @@ describe('the dispatcher process', () => {
     const metrics = await get('/metrics');
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(await metrics.text()).toMatch(/^dispatcher_up 1$/m);
+    // the keys it had none of were made in its own data folder
+    expect(existsSync(join(dataDir, 'keys', 'jwt-private.pem'))).toBe(true);
+    expect(existsSync(join(dataDir, 'keys', 'secret.key'))).toBe(true);
   });
 
   it('counts each wake-up notification', async () => {

@@ -12,6 +12,7 @@ import {
 import { CronJob } from 'cron';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { systemClock, type Clock } from './clock';
 
 /** The maintenance jobs; each number is the second key of its advisory lock. */
 export const MAINTENANCE_JOBS = { prune: 1, repair: 2 } as const;
@@ -57,6 +58,8 @@ export interface MaintenanceOptions {
   attemptRetentionMs: number;
   pruneBatch?: number;
   repairBatch?: number;
+  /** Times each run for its log line; the system clock by default. */
+  clock?: Clock;
   /** Told about every run: done (with its report), skipped (another replica holds it), failed. */
   onRun?(
     job: MaintenanceJob,
@@ -126,7 +129,8 @@ export class Maintenance {
     work: () => Promise<T>,
   ): Promise<T | null> {
     const { logger, onRun } = this.options;
-    const started = Date.now();
+    const clock = this.options.clock ?? systemClock;
+    const started = clock.now();
     try {
       const report = await this.withJobLock(job, work);
       if (report === null) {
@@ -138,7 +142,7 @@ export class Maintenance {
       // a repair that found work means a bug or a crash left a group behind: worth a warning; an
       // idle sweep every minute is not worth a line at info
       const level = repaired ? 'warn' : job === 'prune' ? 'info' : 'debug';
-      logger[level]({ job, report, durationMs: Date.now() - started }, 'maintenance done');
+      logger[level]({ job, report, durationMs: clock.now() - started }, 'maintenance done');
       onRun?.(job, 'done', report);
       return report;
     } catch (error) {

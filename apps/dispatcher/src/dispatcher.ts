@@ -1,0 +1,198 @@
+import type { AddressInfo } from 'node:net';
+import {
+  queueStats,
+  rememberingOpen,
+  WEBHOOK_DUE_CHANNEL,
+  type Knex,
+  type SecretBox,
+  type SigningKey,
+} from '@platform/db';
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from './clock';
+import type { Config } from './config';
+import { Deliverer } from './deliver';
+import { buildDeliveryRequest } from './delivery-request';
+import { startListener, type Listener } from './listener';
+import { DeliveryLoop } from './loop';
+import { Maintenance } from './maintenance';
+import { createDispatcherMetrics, QUEUE_STATS_CAP, type DispatcherMetrics } from './metrics';
+import { createStatusServer, type DispatcherHealth } from './server';
+import { createWebhookTokenSource } from './target-auth';
+
+/** What the dispatcher needs from outside: built by main.ts, or by a test. */
+export interface DispatcherDeps {
+  config: Config;
+  /** Migrated; the caller owns it and destroys it after `stop`. */
+  knex: Knex;
+  logger: Logger;
+  /** Opens sealed signing secrets and target credentials (the API's key). */
+  secrets: SecretBox;
+  /** The API's signing key, so the JWKS it publishes verifies the tokens targets receive. */
+  signingKey: SigningKey;
+  /** The system clock unless a test moves time itself. */
+  clock?: Clock;
+}
+
+export interface Dispatcher {
+  /**
+   * Starts LISTEN, the loop, maintenance and the status server; resolves with the status
+   * server's address once it listens, and rejects (after a fatal log line) if it cannot.
+   */
+  start(): Promise<AddressInfo>;
+  /**
+   * Stops taking work, lets in-flight deliveries finish until `DISPATCHER_SHUTDOWN_TIMEOUT`,
+   * writes their results, and closes everything it opened (not the knex it was given).
+   */
+  stop(): Promise<void>;
+  /** What `/healthz` reports right now. */
+  health(): DispatcherHealth;
+  readonly metrics: DispatcherMetrics;
+}
+
+/**
+ * The delivery daemon, assembled: the claim loop and its deliverer, the LISTEN connection that
+ * wakes it, the maintenance jobs, the metrics and the `/healthz` + `/metrics` server. Nothing
+ * runs until `start`; nothing here reads the environment or ends the process.
+ */
+export function createDispatcher(deps: DispatcherDeps): Dispatcher {
+  const { config, knex, logger } = deps;
+  const clock = deps.clock ?? systemClock;
+  const now = () => new Date(clock.now());
+  // every delivery opens its registration's signing secret: remember them instead of decrypting each time
+  const secrets = rememberingOpen(deps.secrets);
+  const bearerToken = createWebhookTokenSource({
+    knex,
+    key: deps.signingKey,
+    issuer: config.JWT_ISSUER,
+    audience: config.JWT_AUDIENCE,
+    logger,
+    now,
+  });
+  const deliverer = new Deliverer({
+    timeoutMs: config.WEBHOOK_TIMEOUT,
+    allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
+    connectionsPerOrigin: config.DISPATCHER_CONNECTIONS_PER_ORIGIN,
+  });
+  // the listener exists once started; the metrics and /healthz read it only when asked
+  let listener: Listener | undefined;
+  const metrics = createDispatcherMetrics({
+    listening: () => listener?.listening ?? false,
+    loopAlive: () => loopState() === 'running',
+    inFlight: () => loop.active,
+    queueStats: () => queueStats(knex, { cap: QUEUE_STATS_CAP }),
+    onCollectError: (error, name) => logger.warn({ err: error, metric: name }, 'metric not collected'),
+  });
+  const loop = new DeliveryLoop({
+    knex,
+    logger,
+    dispatcherId: config.DISPATCHER_ID,
+    schedule: config.WEBHOOK_RETRY_SCHEDULE,
+    concurrency: config.DISPATCHER_CONCURRENCY,
+    batchSize: config.DISPATCHER_BATCH_SIZE,
+    leaseMs: config.LEASE_MS,
+    launchWithinMs: (config.LEASE_MS - config.WEBHOOK_TIMEOUT) / 2,
+    pollMs: config.DISPATCHER_POLL_INTERVAL,
+    buildRequest: (webhook) => buildDeliveryRequest(webhook, { secrets, bearerToken, now }),
+    deliver: (request) => deliverer.deliver(request),
+    onResult: (result) => metrics.recordAttempt(result),
+    clock,
+  });
+  // A live loop turns at least once per poll interval (plus a claim); twice that and half a
+  // minute more without a turn means it hangs, and /healthz says so.
+  const stalledAfterMs = 2 * config.DISPATCHER_POLL_INTERVAL + 30_000;
+  const loopState = (): DispatcherHealth['loop'] =>
+    !loop.isRunning ? 'stopped' : clock.now() - loop.lastTurnAt > stalledAfterMs ? 'stalled' : 'running';
+  const health = (): DispatcherHealth => ({
+    listening: listener?.listening ?? false,
+    loop: loopState(),
+    inFlight: loop.active,
+  });
+
+  const maintenance = new Maintenance({
+    knex,
+    connectionString: config.DATABASE_URL,
+    logger,
+    pruneSchedule: config.DISPATCHER_PRUNE_SCHEDULE,
+    repairSchedule: config.DISPATCHER_REPAIR_SCHEDULE,
+    webhookRetentionMs: config.WEBHOOK_RETENTION,
+    attemptRetentionMs: config.WEBHOOK_ATTEMPT_RETENTION,
+    clock,
+    onRun: (job, result, report) => {
+      metrics.maintenanceRuns.inc({ job, result });
+      if (report && 'attempts' in report) {
+        metrics.prunedRows.inc({ table: 'webhook_attempts' }, report.attempts);
+        metrics.prunedRows.inc({ table: 'webhooks' }, report.webhooks);
+        metrics.prunedRows.inc({ table: 'entity_changes' }, report.entityChanges);
+      }
+      if (report && 'promoted' in report) {
+        metrics.repairedGroups.inc({ action: 'promoted' }, report.promoted);
+        metrics.repairedGroups.inc({ action: 'recounted' }, report.recounted);
+      }
+    },
+  });
+  const server = createStatusServer({ health, metrics: () => metrics.registry.render() });
+
+  const wake = (reason: 'notification' | 'listen') => {
+    logger.debug({ reason }, 'wake-up');
+    loop.wake();
+  };
+
+  return {
+    metrics,
+    health,
+
+    start() {
+      listener = startListener({
+        connectionString: config.DATABASE_URL,
+        channel: WEBHOOK_DUE_CHANNEL,
+        logger,
+        onNotification: () => {
+          metrics.notifications.inc();
+          wake('notification');
+        },
+        onListen: () => wake('listen'),
+      });
+      loop.start();
+      maintenance.start();
+      return new Promise((resolve, reject) => {
+        // listening is the only step that fails (a port in use); main.ts exits on the rejection
+        server.on('error', (error) => {
+          logger.fatal({ err: error }, 'status server failed');
+          reject(error);
+        });
+        server.listen(config.DISPATCHER_PORT, () => {
+          const address = server.address() as AddressInfo;
+          logger.info(
+            { port: address.port },
+            `dispatcher status on http://127.0.0.1:${address.port}/healthz`,
+          );
+          resolve(address);
+        });
+      });
+    },
+
+    async stop() {
+      // stop taking work, finish what is in flight, write its results, then let go of everything
+      const maintenanceStopped = maintenance.stop();
+      await loop.stop(config.DISPATCHER_SHUTDOWN_TIMEOUT);
+      const abandoned = loop.active;
+      if (abandoned > 0) {
+        // their rows stay leased and are delivered again once the lease runs out (at-least-once)
+        logger.warn({ abandoned }, 'deliveries still in flight at the shutdown deadline; left to their lease');
+      }
+      // close() waits for in-flight requests, which after the deadline we no longer do
+      await Promise.race([
+        deliverer.close(),
+        new Promise<void>((resolve) => clock.setTimeout(resolve, abandoned > 0 ? 0 : 1000)),
+      ]);
+      await maintenanceStopped;
+      await listener?.stop();
+      if (server.listening) {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections(); // status requests are short; nothing worth waiting for
+        });
+      }
+    },
+  };
+}
