@@ -41,7 +41,8 @@ export interface Dispatcher {
   start(): Promise<AddressInfo>;
   /**
    * Stops taking work, lets in-flight deliveries finish until `DISPATCHER_SHUTDOWN_TIMEOUT`,
-   * writes their results, and closes everything it opened (not the knex it was given).
+   * writes their results, and closes everything it opened (not the knex it was given). Calling
+   * it again answers the same promise.
    */
   stop(): Promise<void>;
   /** What `/healthz` reports right now. */
@@ -132,6 +133,32 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   });
   const server = createStatusServer({ health, metrics: () => metrics.registry.render() });
 
+  const shutdown = async (): Promise<void> => {
+    // stop taking work, finish what is in flight, write its results, then let go of everything
+    const maintenanceStopped = maintenance.stop();
+    await loop.stop(config.DISPATCHER_SHUTDOWN_TIMEOUT);
+    const abandoned = loop.active;
+    if (abandoned > 0) {
+      // their rows stay leased and are delivered again once the lease runs out (at-least-once)
+      logger.warn({ abandoned }, 'deliveries still in flight at the shutdown deadline; left to their lease');
+    }
+    // close() waits for in-flight requests, which after the deadline we no longer do
+    await Promise.race([
+      deliverer.close(),
+      new Promise<void>((resolve) => clock.setTimeout(resolve, abandoned > 0 ? 0 : 1000)),
+    ]);
+    await maintenanceStopped;
+    await listener?.stop();
+    if (server.listening) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // status requests are short; nothing worth waiting for
+      });
+    }
+  };
+  // stopping twice (a second signal, a test's cleanup) waits for the first stop
+  let stopped: Promise<void> | undefined;
+
   const wake = (reason: 'notification' | 'listen') => {
     logger.debug({ reason }, 'wake-up');
     loop.wake();
@@ -171,28 +198,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       });
     },
 
-    async stop() {
-      // stop taking work, finish what is in flight, write its results, then let go of everything
-      const maintenanceStopped = maintenance.stop();
-      await loop.stop(config.DISPATCHER_SHUTDOWN_TIMEOUT);
-      const abandoned = loop.active;
-      if (abandoned > 0) {
-        // their rows stay leased and are delivered again once the lease runs out (at-least-once)
-        logger.warn({ abandoned }, 'deliveries still in flight at the shutdown deadline; left to their lease');
-      }
-      // close() waits for in-flight requests, which after the deadline we no longer do
-      await Promise.race([
-        deliverer.close(),
-        new Promise<void>((resolve) => clock.setTimeout(resolve, abandoned > 0 ? 0 : 1000)),
-      ]);
-      await maintenanceStopped;
-      await listener?.stop();
-      if (server.listening) {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections(); // status requests are short; nothing worth waiting for
-        });
-      }
+    stop() {
+      stopped ??= shutdown();
+      return stopped;
     },
   };
 }
