@@ -1,8 +1,7 @@
-import { lookup } from 'node:dns/promises';
-import { hostname } from 'node:os';
+import { lookup } from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Deliverer, redactCredentials, RESPONSE_EXCERPT_BYTES, type DeliveryRequest } from './deliver';
-import { isPrivateAddress } from './safe-lookup';
 import { refusingUrl, startTestTarget, type TestTarget } from './testing';
 
 const TIMEOUT_MS = 400;
@@ -214,7 +213,15 @@ describe('Deliverer refusing private targets', () => {
 
   it('refuses literal loopback addresses and localhost without connecting', async () => {
     const before = target.connections;
-    for (const host of ['127.0.0.1', 'localhost', '[::1]', '2130706433', '127.1', 'LOCALHOST']) {
+    for (const host of [
+      '127.0.0.1',
+      'localhost',
+      '[::1]',
+      '2130706433',
+      '127.1',
+      'LOCALHOST',
+      'localhost.',
+    ]) {
       const outcome = await strict.deliver({ ...delivery(), url: `http://${host}:${port()}/hook` });
       expect(outcome.errorKind, host).toBe('private-address');
     }
@@ -222,15 +229,32 @@ describe('Deliverer refusing private targets', () => {
   });
 
   // a name (not a literal) that resolves to a private address is only caught at connect time
-  it('refuses a name that resolves to a private address, at connect time', async (context) => {
-    const name = hostname();
-    const addresses = await lookup(name, { all: true }).catch(() => []);
-    if (addresses.length === 0 || !addresses.every((a) => isPrivateAddress(a.address))) {
-      context.skip(`${name} does not resolve to private addresses only on this machine`);
+  it('refuses a name that resolves to a private address, at connect time', async () => {
+    // the resolver answers every name with the live target's address, as DNS would for a name
+    // pointed at it; asked for a literal address, the system resolver answers it without DNS
+    const toTarget: LookupFunction = (_name, options, callback) => lookup('127.0.0.1', options, callback);
+    const url = `http://webhooks.example.test:${port()}/hook`;
+    const permissive = new Deliverer({
+      timeoutMs: TIMEOUT_MS,
+      allowPrivateTargets: true,
+      connectionsPerOrigin: 4,
+      lookup: toTarget,
+    });
+    const refusing = new Deliverer({
+      timeoutMs: TIMEOUT_MS,
+      allowPrivateTargets: false,
+      connectionsPerOrigin: 4,
+      lookup: toTarget,
+    });
+    target.script = () => ({ status: 200, body: 'ok' });
+    try {
+      // with private targets allowed the name reaches the target, so the refusal below is the check
+      expect((await permissive.deliver({ ...delivery(), url })).errorKind).toBeNull();
+      const before = target.connections;
+      expect((await refusing.deliver({ ...delivery(), url })).errorKind).toBe('private-address');
+      expect(target.connections).toBe(before);
+    } finally {
+      await Promise.all([permissive.close(), refusing.close()]);
     }
-    const before = target.connections;
-    const outcome = await strict.deliver({ ...delivery(), url: `http://${name}:${port()}/hook` });
-    expect(outcome.errorKind).toBe('private-address');
-    expect(target.connections).toBe(before);
   });
 });

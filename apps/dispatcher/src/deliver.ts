@@ -1,6 +1,7 @@
-import { isIP, type LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
+import { isPrivateHost } from '@platform/shared';
 import { Agent, errors, request } from 'undici';
-import { createSafeLookup, isPrivateAddress, PrivateAddressError } from './safe-lookup';
+import { createSafeLookup, PrivateAddressError } from './safe-lookup';
 
 /** First bytes of a target's answer kept for operators (design part 2). */
 export const RESPONSE_EXCERPT_BYTES = 4096;
@@ -188,12 +189,9 @@ export class Deliverer {
     } catch {
       return done({ statusCode: null, errorKind: 'invalid-url', responseBody: null });
     }
-    // a literal address (or localhost) never goes through DNS, so the lookup hook cannot see it
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (
-      !this.options.allowPrivateTargets &&
-      (host === 'localhost' || (isIP(host) && isPrivateAddress(host)))
-    ) {
+    // a literal address has nothing to resolve, so the lookup hook never sees it: checked here,
+    // with localhost names, by the rule registration applies
+    if (!this.options.allowPrivateTargets && isPrivateHost(url.hostname)) {
       return done({ statusCode: null, errorKind: 'private-address', responseBody: null });
     }
     // the whole exchange is bounded (undici's own timeouts are per phase: a body trickling a byte

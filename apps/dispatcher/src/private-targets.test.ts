@@ -16,9 +16,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
-import { WebhookState } from '@platform/shared';
+import { isPrivateHost, WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isPrivateAddress } from './safe-lookup';
 import {
   attemptsOf,
   propertyChange,
@@ -59,7 +58,7 @@ describe('the real dispatcher with private targets disallowed (production’s de
     const name = hostname();
     const addresses = await lookup(name, { all: true }).catch(() => []);
     if (addresses.length === 0) return `${name} does not resolve`;
-    if (!addresses.every(({ address }) => isPrivateAddress(address))) {
+    if (!addresses.every(({ address }) => isPrivateHost(address))) {
       return `${name} resolves to a public address (${addresses.map((a) => a.address).join(', ')})`;
     }
     try {

@@ -5,6 +5,7 @@ export * from './enums';
 export * from './mfa';
 export * from './pagination';
 export * from './permissions';
+export * from './private-address';
 export * from './problem';
 export * from './recovery';
 export * from './retry-schedule';
