@@ -26,58 +26,57 @@ export type HostKind =
   | 'benchmarking'
   | 'reserved';
 
-type Range = readonly [network: string, prefix: number, kind: HostKind];
+/**
+ * IP addresses are 128-bit numbers here, IPv4 ones as IPv4-mapped IPv6 (`::ffff:a.b.c.d`), the way
+ * a dual-stack socket sees them, so one table holds both families.
+ */
+const IPV4_MAPPED = 0xffff_0000_0000n;
 
-// "this network" (0.0.0.0 reaches the local host on Linux), RFC 1918, RFC 6598 shared space,
-// link-local (cloud metadata lives at 169.254.169.254), IETF protocol assignments, RFC 2544
-// benchmarking, multicast, and the reserved rest up to the broadcast address
-const IPV4_RANGES: readonly Range[] = [
-  ['0.0.0.0', 8, 'unspecified'],
-  ['10.0.0.0', 8, 'private'],
-  ['100.64.0.0', 10, 'carrier-grade-nat'],
-  ['127.0.0.0', 8, 'loopback'],
-  ['169.254.0.0', 16, 'link-local'],
-  ['172.16.0.0', 12, 'private'],
-  ['192.0.0.0', 24, 'reserved'],
-  ['192.168.0.0', 16, 'private'],
-  ['198.18.0.0', 15, 'benchmarking'],
-  ['224.0.0.0', 4, 'multicast'],
-  ['240.0.0.0', 4, 'reserved'],
-];
+// First match wins, so the more specific row comes first.
+const RANGES = (
+  [
+    // IPv4: "this network" (0.0.0.0 reaches the local host on Linux), RFC 1918, RFC 6598 shared
+    // space, link-local (cloud metadata lives at 169.254.169.254), IETF protocol assignments,
+    // RFC 2544 benchmarking, multicast, and the reserved rest up to the broadcast address
+    ['0.0.0.0/8', 'unspecified'],
+    ['10.0.0.0/8', 'private'],
+    ['100.64.0.0/10', 'carrier-grade-nat'],
+    ['127.0.0.0/8', 'loopback'],
+    ['169.254.0.0/16', 'link-local'],
+    ['172.16.0.0/12', 'private'],
+    ['192.0.0.0/24', 'reserved'],
+    ['192.168.0.0/16', 'private'],
+    ['198.18.0.0/15', 'benchmarking'],
+    ['224.0.0.0/4', 'multicast'],
+    ['240.0.0.0/4', 'reserved'],
+    // IPv6; 2001::/23 is the IETF protocol assignments block (Teredo among them), like 192.0.0.0/24
+    ['::/128', 'unspecified'],
+    ['::1/128', 'loopback'],
+    ['fc00::/7', 'unique-local'],
+    ['fe80::/10', 'link-local'],
+    ['ff00::/8', 'multicast'],
+    ['2001:2::/48', 'benchmarking'],
+    ['2001::/23', 'reserved'],
+  ] as const
+).map(([cidr, kind]) => ({ ...network(cidr), kind }));
 
-// Only 2000::/3 is allocated as global unicast; everything outside it that no row names (site-local
-// fec0::/10, IPv4-compatible ::/96, discard 100::/64, NAT64's local-use 64:ff9b:1::/48) is
-// reserved. Inside it, 2001::/23 is the IETF protocol assignments block (Teredo among them), like
-// 192.0.0.0/24; the more specific row comes first.
-const IPV6_RANGES: readonly Range[] = [
-  ['::', 128, 'unspecified'],
-  ['::1', 128, 'loopback'],
-  ['fc00::', 7, 'unique-local'],
-  ['fe80::', 10, 'link-local'],
-  ['ff00::', 8, 'multicast'],
-  ['2001:2::', 48, 'benchmarking'],
-  ['2001::', 23, 'reserved'],
-];
-const GLOBAL_UNICAST = ipv6Network('2000::', 3);
+// Only 2000::/3 is allocated as global unicast: everything outside it that no row names (site-local
+// fec0::/10, IPv4-compatible ::/96, discard 100::/64, NAT64's local-use 64:ff9b:1::/48) is reserved.
+// IPv4 addresses that no row names are public.
+const PUBLIC = [network('2000::/3'), network('::ffff:0:0/96')];
 
-// IPv6 addresses that stand for an IPv4 address, judged by that address: a connection to them
-// reaches it (IPv4-mapped, on a dual-stack socket) or is sent towards it by a translator or relay
-// (NAT64's well-known prefix, 6to4). `shift` is where the IPv4 address sits, in bits from the right.
-const IPV4_EMBEDDING: readonly { network: bigint; prefix: number; shift: bigint }[] = [
-  { ...ipv6Network('::ffff:0:0', 96), shift: 0n },
-  { ...ipv6Network('64:ff9b::', 96), shift: 0n },
-  { ...ipv6Network('2002::', 16), shift: 80n },
+// IPv6 addresses that a translator or relay sends towards the IPv4 address they carry (NAT64's
+// well-known prefix, 6to4), judged by that address; `shift` is where it sits, in bits from the right.
+const CARRYING_IPV4 = [
+  { ...network('64:ff9b::/96'), shift: 0n },
+  { ...network('2002::/16'), shift: 80n },
 ];
 
 /** What `host` is: an IP address in any spelling (brackets and a zone id allowed), or a name. */
 export function hostKind(host: string): HostKind {
   const bare = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  if (bare.includes(':')) {
-    const address = parseIPv6(bare.replace(/%.*$/, ''));
-    return address === undefined ? 'not-an-ip' : ipv6Kind(address);
-  }
-  const address = parseIPv4(bare);
-  if (address !== undefined) return ipv4Kind(address);
+  const address = parseAddress(bare.replace(/%.*$/, ''));
+  if (address !== undefined) return addressKind(address);
   const name = bare.replace(/\.$/, '');
   return name === 'localhost' || name.endsWith('.localhost') ? 'localhost' : 'not-an-ip';
 }
@@ -97,31 +96,32 @@ export function isPublicAddress(address: string): boolean {
   return hostKind(address) === 'public';
 }
 
-function ipv4Kind(address: number): HostKind {
-  for (const [network, prefix, kind] of IPV4_RANGES) {
-    const shift = 32 - prefix;
-    if (address >>> shift === parseIPv4(network)! >>> shift) return kind;
+function addressKind(address: bigint): HostKind {
+  for (const carrier of CARRYING_IPV4) {
+    if (inNetwork(address, carrier)) address = IPV4_MAPPED | ((address >> carrier.shift) & 0xffff_ffffn);
   }
-  return 'public';
+  for (const range of RANGES) {
+    if (inNetwork(address, range)) return range.kind;
+  }
+  return PUBLIC.some((range) => inNetwork(address, range)) ? 'public' : 'reserved';
 }
 
-function ipv6Kind(address: bigint): HostKind {
-  for (const { network, prefix, shift } of IPV4_EMBEDDING) {
-    if (inNetwork(address, network, prefix)) return ipv4Kind(Number((address >> shift) & 0xffffffffn));
-  }
-  for (const [network, prefix, kind] of IPV6_RANGES) {
-    if (inNetwork(address, parseIPv6(network)!, prefix)) return kind;
-  }
-  return inNetwork(address, GLOBAL_UNICAST.network, GLOBAL_UNICAST.prefix) ? 'public' : 'reserved';
-}
-
-function inNetwork(address: bigint, network: bigint, prefix: number): boolean {
+function inNetwork(address: bigint, { network, prefix }: { network: bigint; prefix: number }): boolean {
   const shift = BigInt(128 - prefix);
   return address >> shift === network >> shift;
 }
 
-function ipv6Network(network: string, prefix: number): { network: bigint; prefix: number } {
-  return { network: parseIPv6(network)!, prefix };
+/** An IPv4 or IPv6 address (lower case, no brackets or zone) as a number; undefined for a name. */
+function parseAddress(text: string): bigint | undefined {
+  if (text.includes(':')) return parseIPv6(text);
+  const ipv4 = parseIPv4(text);
+  return ipv4 === undefined ? undefined : IPV4_MAPPED | BigInt(ipv4);
+}
+
+/** `address/prefix`, the prefix of an IPv4 network counted within its mapped form. */
+function network(cidr: string): { network: bigint; prefix: number } {
+  const [address, prefix] = cidr.split('/') as [string, string];
+  return { network: parseAddress(address)!, prefix: Number(prefix) + (address.includes(':') ? 0 : 96) };
 }
 
 /**
