@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../testing';
-import { claimWebhooks, nextDueAt } from './claim';
+import { claimWebhooks } from './claim';
+import { nextDueAt } from './next-due';
 import { completeWebhooks, type AttemptResult } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
-import { leaveGroups, releaseGroups } from './release';
+import { leaveGroups } from './leave-groups';
+import { releaseGroups } from './release-groups';
 
 let db: TestDatabase;
 let partyId: number;
