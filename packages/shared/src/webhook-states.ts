@@ -11,7 +11,8 @@ const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = We
  *
  * - `enqueue`: a change fans out; a grouped webhook waits (Pending) behind an open one.
  * - `claim`: a webhook whose registration was deleted after it was written is aborted, not sent.
- * - `delivery`: the result of an attempt: 2xx, a failure with attempts left, the last failure.
+ * - `delivery`: the result of an attempt: 2xx, a failure with attempts left, the last failure
+ *   (a Retrying webhook that fails again with attempts left stays Retrying: no change).
  * - `release`: the group's head ended, so its oldest Pending becomes the head (or is aborted when
  *   it is leased straight to a dispatcher and its registration was deleted meanwhile).
  * - `repair`: the sweep promotes the oldest Pending of a group nothing holds.
@@ -28,7 +29,6 @@ export const WEBHOOK_TRANSITIONS = [
   { from: Created, to: Retrying, by: 'delivery' },
   { from: Created, to: Failed, by: 'delivery' },
   { from: Retrying, to: Successful, by: 'delivery' },
-  { from: Retrying, to: Retrying, by: 'delivery' },
   { from: Retrying, to: Failed, by: 'delivery' },
   { from: Pending, to: Created, by: 'release' },
   { from: Pending, to: Aborted, by: 'release' },
