@@ -7,21 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded';
 import { createKnex } from './knex';
 import { migrate } from './migrate';
 import { SCHEMA_FILE, schemaSnapshot } from './schema-snapshot';
-
-async function adminQuery(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 async function main(): Promise<void> {
   let embedded: EmbeddedDatabase | undefined;
@@ -32,7 +21,8 @@ async function main(): Promise<void> {
       port: 54339,
     })).url;
   const name = `schema_${randomBytes(6).toString('hex')}`;
-  await adminQuery(serverUrl, `create database ${name}`);
+  const server = createKnex(serverUrl, { pool: { max: 1 } });
+  await server.raw(`create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const knex = createKnex(url.toString(), { pool: { max: 1 } });
@@ -42,7 +32,8 @@ async function main(): Promise<void> {
     console.log(`wrote ${SCHEMA_FILE}`);
   } finally {
     await knex.destroy();
-    await adminQuery(serverUrl, `drop database if exists ${name} with (force)`);
+    await server.raw(`drop database if exists ${name} with (force)`);
+    await server.destroy();
     await embedded?.stop();
   }
 }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
 import { createTestDatabase, type TestDatabase } from '../testing';
-import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
+import { enqueueEntityChange } from './enqueue';
+import { unitChange } from './queue-test-support';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups, type GroupCursor } from './repair';
 
 const { Created, Successful, Failed, Pending } = WebhookState;
@@ -27,14 +28,7 @@ async function registration(
   return row.id;
 }
 
-const change = (entityId: number): EntityChangeInput => ({
-  entityName: 'Unit',
-  type: 2,
-  entityId,
-  entity: { id: entityId },
-  initiatorPartyId: partyId,
-  initiatorAccountId: null,
-});
+const change = (entityId: number) => unitChange(partyId, entityId);
 
 /** Enqueues `count` changes of Unit `entityId` (one group per subscribed registration). */
 async function chain(entityId: number, count: number): Promise<void> {

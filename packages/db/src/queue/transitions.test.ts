@@ -13,6 +13,7 @@ import { completeWebhooks, type AttemptResult } from './complete';
 import { endLockedWebhook } from './end-webhook';
 import { enqueueEntityChange } from './enqueue';
 import { lockWebhook } from './lock-webhook';
+import { unitChange } from './queue-test-support';
 import { pruneWebhooksStep } from './prune';
 import { releaseClaims } from './release-claims';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups } from './repair';
@@ -82,16 +83,7 @@ async function registration(options: { group?: boolean; continueAfterFail?: bool
 /** Writes one change of Unit `entityId`: a webhook for every live registration (all subscribe to it). */
 async function change(entityId: number): Promise<void> {
   await run('enqueue', () =>
-    knex.transaction((trx) =>
-      enqueueEntityChange(trx, {
-        entityName: 'Unit',
-        type: 2,
-        entityId,
-        entity: { id: entityId },
-        initiatorPartyId: partyId,
-        initiatorAccountId: null,
-      }),
-    ),
+    knex.transaction((trx) => enqueueEntityChange(trx, unitChange(partyId, entityId))),
   );
 }
 
