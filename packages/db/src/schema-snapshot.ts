@@ -10,6 +10,8 @@ const HEADER = `-- The schema of a freshly migrated database: tables, constraint
 `;
 
 type Row = Record<string, string | boolean | null>;
+/** Joins the schema of the catalog row whose namespace column is `column`, keeping `public` only. */
+const inPublic = (column: string) => `join pg_namespace n on n.oid = ${column} and n.nspname = 'public'`;
 const q = (knex: Knex, sql: string) => knex.raw<{ rows: Row[] }>(sql).then((r) => r.rows);
 
 /**
@@ -26,7 +28,7 @@ export async function schemaSnapshot(knex: Knex): Promise<string> {
             a.attnotnull as not_null, pg_get_expr(d.adbin, d.adrelid) as default_value,
             a.attidentity as identity, a.attgenerated as generated
        from pg_class c
-       join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
+       ${inPublic('c.relnamespace')}
        join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
        left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
       where c.relkind in ('r', 'p')
@@ -37,7 +39,7 @@ export async function schemaSnapshot(knex: Knex): Promise<string> {
     `select c.relname as table, k.conname as name, pg_get_constraintdef(k.oid) as definition
        from pg_constraint k
        join pg_class c on c.oid = k.conrelid
-       join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
+       ${inPublic('c.relnamespace')}
       where k.contype in ('p', 'u', 'f', 'c', 'x')
       order by c.relname, k.conname`,
   );
@@ -46,7 +48,7 @@ export async function schemaSnapshot(knex: Knex): Promise<string> {
     `select pg_get_indexdef(i.indexrelid) as definition
        from pg_index i
        join pg_class x on x.oid = i.indexrelid
-       join pg_namespace n on n.oid = x.relnamespace and n.nspname = 'public'
+       ${inPublic('x.relnamespace')}
       where not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid and k.contype in ('p', 'u', 'x'))
       order by x.relname`,
   );
@@ -55,7 +57,7 @@ export async function schemaSnapshot(knex: Knex): Promise<string> {
     `select pg_get_triggerdef(t.oid) as definition
        from pg_trigger t
        join pg_class c on c.oid = t.tgrelid
-       join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
+       ${inPublic('c.relnamespace')}
       where not t.tgisinternal
       order by c.relname, t.tgname`,
   );
@@ -63,7 +65,7 @@ export async function schemaSnapshot(knex: Knex): Promise<string> {
     knex,
     `select pg_get_functiondef(p.oid) as definition
        from pg_proc p
-       join pg_namespace n on n.oid = p.pronamespace and n.nspname = 'public'
+       ${inPublic('p.pronamespace')}
       where p.prokind in ('f', 'p')
         and not exists (select 1 from pg_depend d where d.objid = p.oid and d.deptype = 'e')
       order by p.proname, pg_get_function_identity_arguments(p.oid)`,
