@@ -52,7 +52,11 @@ export async function claimWebhooks(
   options: { batch: number; leaseMs: number; dispatcherId: string },
 ): Promise<ClaimedWebhook[]> {
   const { rows } = await knex
-    .raw<{ rows: { leased: ClaimedWebhook[] }[] }>(CLAIM, [options.batch, options.dispatcherId, options.leaseMs])
+    .raw<{ rows: { leased: ClaimedWebhook[] }[] }>(CLAIM, [
+      options.batch,
+      options.dispatcherId,
+      options.leaseMs,
+    ])
     .options(prepared('webhooks-claim'));
   return rows[0]!.leased;
 }

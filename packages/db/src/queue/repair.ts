@@ -4,7 +4,6 @@ import { notifyWebhookDue } from '../notify';
 import { arrays, sqlList } from './sql';
 import type { GroupRelease } from './release-groups';
 
-
 /** Where a sweep over the groups stands: the last group looked at, in key order. */
 export interface GroupCursor {
   registrationId: number;

@@ -1,5 +1,11 @@
 import { operatorActionAllowed, WebhookState, type WebhookRead } from '@platform/shared';
-import { endLockedWebhook, lockWebhook, retryLockedWebhook, type Knex, type LockedWebhook } from '@platform/db';
+import {
+  endLockedWebhook,
+  lockWebhook,
+  retryLockedWebhook,
+  type Knex,
+  type LockedWebhook,
+} from '@platform/db';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { AppError } from '../../http/errors';
@@ -12,7 +18,11 @@ const STATE_NAMES = Object.fromEntries(Object.entries(WebhookState).map(([name, 
 const stateName = (state: number) => `${STATE_NAMES[state] ?? 'unknown'} (${state})`;
 
 /** Locks a webhook the caller may see (404 otherwise) for an operator action, its group first. */
-async function lockVisibleWebhook(trx: Knex.Transaction, principal: Principal, id: number): Promise<LockedWebhook> {
+async function lockVisibleWebhook(
+  trx: Knex.Transaction,
+  principal: Principal,
+  id: number,
+): Promise<LockedWebhook> {
   return lockWebhook(trx, await findWebhook(trx, principal, id));
 }
 
