@@ -11,7 +11,7 @@ export const PartyType = {
 export type PartyType = (typeof PartyType)[keyof typeof PartyType];
 export const ALL_PARTY_TYPES: readonly PartyType[] = Object.values(PartyType);
 
-/** Webhook states (spec 3). Successful, Aborted and Resolved are final. */
+/** Webhook states (spec 3); which changes between them are allowed: `webhook-states.ts`. */
 export const WebhookState = {
   Created: 1,
   Retrying: 2,
@@ -22,11 +22,6 @@ export const WebhookState = {
   Resolved: 7,
 } as const;
 export type WebhookState = (typeof WebhookState)[keyof typeof WebhookState];
-export const FINAL_WEBHOOK_STATES: readonly WebhookState[] = [
-  WebhookState.Successful,
-  WebhookState.Aborted,
-  WebhookState.Resolved,
-];
 
 /** Webhook event types (spec 2.4). Only 1–3 can be subscribed to. */
 export const WebhookEventType = {

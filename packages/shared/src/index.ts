@@ -10,4 +10,5 @@ export * from './problem';
 export * from './recovery';
 export * from './retry-schedule';
 export * from './resources/index';
+export * from './webhook-states';
 export * from './webhooks';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WebhookAuthType, WebhookEventType, WebhookState } from './enums';
+import { WebhookAuthType, WebhookEventType } from './enums';
 import { Page } from './pagination';
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -50,14 +50,6 @@ export const SUBSCRIBABLE_EVENT_TYPES = [
   WebhookEventType.Created,
   WebhookEventType.Updated,
   WebhookEventType.Deleted,
-] as const;
-
-/** Webhook states that still await delivery or a decision: Created, Retrying, Failed, Pending. */
-export const UNDELIVERED_WEBHOOK_STATES = [
-  WebhookState.Created,
-  WebhookState.Retrying,
-  WebhookState.Failed,
-  WebhookState.Pending,
 ] as const;
 
 const ENTITY_BY_LOWER_NAME = new Map<string, WebhookEntityName>(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { WebhookState } from '@platform/shared';
 import {
   actionAvailability,
   authTypeName,
@@ -8,6 +9,8 @@ import {
   WEBHOOK_STATES,
   webhookStateName,
 } from './webhook-states';
+
+const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
 describe('webhook states', () => {
   it('names the states as spec part 3 does', () => {
@@ -23,24 +26,24 @@ describe('webhook states', () => {
     expect(webhookStateName(9)).toBe('State 9');
   });
 
-  it('allows Abort and Resolve in the non-final states 1, 2, 4, 6 only', () => {
+  it('allows Abort and Resolve in the non-final states only', () => {
     for (const action of ['abort', 'resolve'] as const) {
       const allowed = WEBHOOK_STATES.filter((state) => actionAvailability(action, state).allowed);
-      expect(allowed).toEqual([1, 2, 4, 6]);
+      expect(allowed).toEqual([Created, Retrying, Failed, Pending]);
     }
-    expect(actionAvailability('abort', 3).reason).toBe(
+    expect(actionAvailability('abort', Successful).reason).toBe(
       'A Successful webhook is final; it cannot be aborted.',
     );
   });
 
   it('allows Retry for Failed only', () => {
-    expect(WEBHOOK_STATES.filter((state) => actionAvailability('retry', state).allowed)).toEqual([4]);
-    expect(actionAvailability('retry', 2).reason).toMatch(/Only a Failed webhook/);
+    expect(WEBHOOK_STATES.filter((state) => actionAvailability('retry', state).allowed)).toEqual([Failed]);
+    expect(actionAvailability('retry', Retrying).reason).toMatch(/Only a Failed webhook/);
   });
 
   it('knows which states are final and which still move by themselves', () => {
-    expect(WEBHOOK_STATES.filter(isFinalState)).toEqual([3, 5, 7]);
-    expect(WEBHOOK_STATES.filter(isMovingState)).toEqual([1, 2, 6]);
+    expect(WEBHOOK_STATES.filter(isFinalState)).toEqual([Successful, Aborted, Resolved]);
+    expect(WEBHOOK_STATES.filter(isMovingState)).toEqual([Created, Retrying, Pending]);
   });
 
   it('names event and authorization types', () => {

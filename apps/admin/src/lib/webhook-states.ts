@@ -1,4 +1,12 @@
-import { WebhookAuthType, WebhookEventType, WebhookState } from '@platform/shared';
+import {
+  FINAL_WEBHOOK_STATES,
+  operatorActionAllowed,
+  WEBHOOK_TRANSITIONS,
+  WebhookAuthType,
+  WebhookEventType,
+  WebhookState,
+  type WebhookOperatorAction,
+} from '@platform/shared';
 
 /** The spec's state names (part 3), by state number. */
 export const WEBHOOK_STATE_NAMES: Readonly<Record<number, string>> = {
@@ -32,35 +40,35 @@ export const WEBHOOK_STATE_DESCRIPTIONS: Readonly<Record<number, string>> = {
 
 /** Final states: Successful, Aborted, Resolved. */
 export function isFinalState(state: number): boolean {
-  return (
-    state === WebhookState.Successful || state === WebhookState.Aborted || state === WebhookState.Resolved
-  );
+  return FINAL_WEBHOOK_STATES.includes(state as WebhookState);
 }
+
+/** Changes the system makes on its own, without an operator or a registration's deletion. */
+const AUTOMATIC_TRANSITIONS = WEBHOOK_TRANSITIONS.filter(
+  (t) => t.from !== null && t.by !== 'operator' && t.by !== 'registration-delete',
+);
 
 /** States in which the dispatcher may still act on its own (so the screen keeps polling). */
 export function isMovingState(state: number): boolean {
-  return state === WebhookState.Created || state === WebhookState.Retrying || state === WebhookState.Pending;
+  return AUTOMATIC_TRANSITIONS.some((t) => t.from === state);
 }
 
-export type WebhookAction = 'abort' | 'resolve' | 'retry';
+export type WebhookAction = WebhookOperatorAction;
 
 /** Whether an operator may take `action` on a webhook in `state`, and why not. */
 export function actionAvailability(
   action: WebhookAction,
   state: number,
 ): { allowed: boolean; reason?: string } {
+  if (operatorActionAllowed(action, state as WebhookState)) return { allowed: true };
   const name = webhookStateName(state);
   if (action === 'retry') {
-    return state === WebhookState.Failed
-      ? { allowed: true }
-      : { allowed: false, reason: `Only a Failed webhook can be retried; this one is ${name}.` };
+    return { allowed: false, reason: `Only a Failed webhook can be retried; this one is ${name}.` };
   }
-  return isFinalState(state)
-    ? {
-        allowed: false,
-        reason: `A ${name} webhook is final; it cannot be ${action === 'abort' ? 'aborted' : 'resolved'}.`,
-      }
-    : { allowed: true };
+  return {
+    allowed: false,
+    reason: `A ${name} webhook is final; it cannot be ${action === 'abort' ? 'aborted' : 'resolved'}.`,
+  };
 }
 
 /** Button labels, confirmation texts and success messages of the operator actions. */

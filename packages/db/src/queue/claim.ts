@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
+import { CLAIMABLE_WEBHOOK_STATES } from '@platform/shared';
 import { prepared } from './prepared';
+import { sqlList } from './sql';
 
 /**
  * A claimed webhook with everything one delivery needs, as `webhooks_lease` (migration
@@ -30,6 +32,14 @@ export interface ClaimedWebhook {
   event_deleted: string | null;
 }
 
+const CLAIM = `select webhooks_lease(array(
+       select id from webhooks
+        where state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}) and next_attempt_at <= now()
+        order by next_attempt_at
+        limit ?
+          for update skip locked
+     ), ?, ?) as leased`;
+
 /**
  * Claims up to `batch` due webhooks in one statement (design part 3): due heads and ungrouped rows
  * (states 1, 2; blocked rows are never in those states) in `next_attempt_at` order, skipping rows
@@ -42,43 +52,11 @@ export async function claimWebhooks(
   options: { batch: number; leaseMs: number; dispatcherId: string },
 ): Promise<ClaimedWebhook[]> {
   const { rows } = await knex
-    .raw<{ rows: { leased: ClaimedWebhook[] }[] }>(
-      `select webhooks_lease(array(
-       select id from webhooks
-        where state in (1, 2) and next_attempt_at <= now()
-        order by next_attempt_at
-        limit ?
-          for update skip locked
-     ), ?, ?) as leased`,
-      [options.batch, options.dispatcherId, options.leaseMs],
-    )
+    .raw<{ rows: { leased: ClaimedWebhook[] }[] }>(CLAIM, [
+      options.batch,
+      options.dispatcherId,
+      options.leaseMs,
+    ])
     .options(prepared('webhooks-claim'));
   return rows[0]!.leased;
-}
-
-/** The earliest future `next_attempt_at` of a claimable webhook, to sleep until; null when none. */
-export async function nextDueAt(knex: Knex): Promise<Date | null> {
-  const { rows } = await knex
-    .raw<{ rows: { at: Date | null }[] }>(
-      `select min(next_attempt_at) as at from (
-       select next_attempt_at from webhooks where state in (1, 2) order by next_attempt_at limit 1
-     ) n`,
-    )
-    .options(prepared('webhooks-next-due'));
-  return rows[0]?.at ?? null;
-}
-
-/**
- * Hands claimed webhooks back that this dispatcher will not deliver (it is stopping, or they
- * waited too long for a slot): due now, lease and counted attempt undone. Rows whose lease has
- * passed to another dispatcher are left alone.
- */
-export async function releaseClaims(knex: Knex, dispatcherId: string, ids: readonly number[]): Promise<void> {
-  if (ids.length === 0) return;
-  await knex.raw(
-    `update webhooks
-        set next_attempt_at = now(), locked_by = null, attempt_count = attempt_count - 1
-      where id = any(?::bigint[]) and locked_by = ? and state in (1, 2)`,
-    [ids as unknown as Knex.RawBinding, dispatcherId],
-  );
 }

@@ -1,9 +1,8 @@
 import type { Knex } from 'knex';
+import type { DeliveryOutcomeState } from '@platform/shared';
 import type { ClaimedWebhook } from './claim';
 import { prepared } from './prepared';
-
-/** Bindings holding arrays, which node-postgres sends as Postgres arrays (knex's types do not say so). */
-const arrays = (values: unknown[]) => values as Knex.RawBinding[];
+import { arrays } from './sql';
 
 /** The outcome of one delivery attempt, as the dispatcher records it. */
 export interface AttemptResult {
@@ -17,8 +16,8 @@ export interface AttemptResult {
   /** null on success; else what failed: `status`, `timeout`, `connection`, `redirect`, `private-address`, … */
   errorKind: string | null;
   responseBody: string | null;
-  /** The state to move to: Successful 3, Retrying 2 or Failed 4. */
-  state: 2 | 3 | 4;
+  /** The state to move to, as the state machine lets a delivery: Successful, Retrying or Failed. */
+  state: DeliveryOutcomeState;
   /**
    * For Retrying: the wait before the next attempt. A wait, not a time: the database adds it to
    * its own now(), the clock the claim compares with, so dispatcher clock skew cannot shift retries.

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { WebhookState } from '@platform/shared';
 import { WEBHOOK_DUE_CHANNEL } from '../notify';
 
 /** One change of one entity, as change capture records it. */
@@ -50,7 +51,7 @@ export async function enqueueEntityChange(trx: Knex.Transaction, change: EntityC
      inserted as (
        insert into webhooks (registration_id, event_id, entity_change_id, state, group_key, group_seq)
        select s.registration_id, s.event_id, change.id,
-              case when g.open_count > 1 then 6 else 1 end,
+              case when g.open_count > 1 then ${WebhookState.Pending} else ${WebhookState.Created} end,
               case when s.should_group then :groupKey end,
               g.next_seq
          from subscriptions s

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { FINAL_WEBHOOK_STATES } from '@platform/shared';
+import { sqlList } from './sql';
 
 /**
  * Retention pruning (design part 2: attempts and finished webhooks are kept N days). Every
@@ -67,7 +69,7 @@ export async function pruneWebhooksStep(
      deleted as (
        -- the state and completed_at of the row as it is now (a final state never changes again)
        delete from webhooks w using scanned s, cutoff
-        where w.id = s.id and w.state in (3, 5, 7) and w.completed_at < cutoff.at
+        where w.id = s.id and w.state in (${sqlList(FINAL_WEBHOOK_STATES)}) and w.completed_at < cutoff.at
        returning w.id
      )
      select (select count(*) from deleted)::int as deleted,

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
+import { sqlList } from './sql';
 
 /** The state of the queue as the dispatcher's metrics report it. */
 export interface QueueStats {
@@ -24,14 +26,14 @@ export async function queueStats(knex: Knex, options: { cap: number }): Promise<
   }>(
     `select
        (select count(*) from (
-          select 1 from webhooks where state in (1, 2) and next_attempt_at <= now() limit :cap
+          select 1 from webhooks where state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}) and next_attempt_at <= now() limit :cap
         ) d)::int as due,
        (select extract(epoch from now() - next_attempt_at)::float8 from (
-          select next_attempt_at from webhooks where state in (1, 2) order by next_attempt_at limit 1
+          select next_attempt_at from webhooks where state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}) order by next_attempt_at limit 1
         ) o where next_attempt_at <= now()) as oldest_due_seconds,
        (select count(*) from (
           select 1 from webhooks w join webhook_registrations r on r.id = w.registration_id
-           where w.state = 4 and w.group_key is not null and not r.should_group_continue_after_fail
+           where w.state = ${WebhookState.Failed} and w.group_key is not null and not r.should_group_continue_after_fail
            limit :cap
         ) b)::int as blocked_groups`,
     { cap: options.cap },

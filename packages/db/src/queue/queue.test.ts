@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { WebhookState } from '@platform/shared';
 import { createTestDatabase, type TestDatabase } from '../testing';
-import { claimWebhooks, nextDueAt } from './claim';
+import { claimWebhooks } from './claim';
+import { nextDueAt } from './next-due';
 import { completeWebhooks, type AttemptResult } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
-import { leaveGroups, releaseGroups } from './release';
+import { leaveGroups } from './leave-groups';
+import { releaseGroups } from './release-groups';
+
+const { Created, Retrying, Successful, Aborted, Pending } = WebhookState;
 
 let db: TestDatabase;
 let partyId: number;
@@ -78,7 +83,9 @@ describe('enqueueEntityChange', () => {
     const foreign = await registration(otherPartyId);
     const count = await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
     expect(count).toBe(1);
-    expect(await webhooksOf(subscribed)).toMatchObject([{ state: 1, group_key: null, group_seq: null }]);
+    expect(await webhooksOf(subscribed)).toMatchObject([
+      { state: Created, group_key: null, group_seq: null },
+    ]);
     for (const id of [unsubscribed, deleted, foreign]) expect(await webhooksOf(id)).toEqual([]);
     const [stored] = await db.knex('entity_changes').select('*');
     expect(stored).toMatchObject({
@@ -98,10 +105,10 @@ describe('enqueueEntityChange', () => {
     await db.knex.transaction((trx) => enqueueEntityChange(trx, change({ type: 3 })));
     await db.knex.transaction((trx) => enqueueEntityChange(trx, change({ entityId: 8 })));
     expect(await webhooksOf(grouped)).toMatchObject([
-      { state: 1, group_key: 'Unit:7', group_seq: 1 },
-      { state: 6, group_key: 'Unit:7', group_seq: 2 },
-      { state: 6, group_key: 'Unit:7', group_seq: 3 },
-      { state: 1, group_key: 'Unit:8', group_seq: 1 },
+      { state: Created, group_key: 'Unit:7', group_seq: 1 },
+      { state: Pending, group_key: 'Unit:7', group_seq: 2 },
+      { state: Pending, group_key: 'Unit:7', group_seq: 3 },
+      { state: Created, group_key: 'Unit:8', group_seq: 1 },
     ]);
   });
 
@@ -156,19 +163,19 @@ describe('releaseGroups and leaveGroups', () => {
     const [head, second, third, fourth] = await webhooksOf(grouped);
     // an operator aborts the second while the head still holds the group
     await db.knex.transaction(async (trx) => {
-      await trx('webhooks').where({ id: second.id }).update({ state: 5 });
+      await trx('webhooks').where({ id: second.id }).update({ state: Aborted });
       await leaveGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }]);
     });
     const promoted = await db.knex.transaction(async (trx) => {
-      await trx('webhooks').where({ id: head.id }).update({ state: 3 });
+      await trx('webhooks').where({ id: head.id }).update({ state: Successful });
       return releaseGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }]);
     });
     expect(promoted).toEqual([third.id]);
     expect(await webhooksOf(grouped)).toMatchObject([
-      { id: head.id, state: 3 },
-      { id: second.id, state: 5 },
-      { id: third.id, state: 1 },
-      { id: fourth.id, state: 6 },
+      { id: head.id, state: Successful },
+      { id: second.id, state: Aborted },
+      { id: third.id, state: Created },
+      { id: fourth.id, state: Pending },
     ]);
     expect(await db.knex('webhook_groups').first('open_count')).toEqual({ open_count: 2 });
   });
@@ -178,11 +185,11 @@ describe('releaseGroups and leaveGroups', () => {
     await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
     const [head] = await webhooksOf(grouped);
     await db.knex.transaction(async (trx) => {
-      await trx('webhooks').where({ id: head.id }).update({ state: 3 });
+      await trx('webhooks').where({ id: head.id }).update({ state: Successful });
       expect(await releaseGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }])).toEqual([]);
     });
     await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
-    expect((await webhooksOf(grouped))[1]).toMatchObject({ state: 1, group_seq: 2 });
+    expect((await webhooksOf(grouped))[1]).toMatchObject({ state: Created, group_seq: 2 });
   });
 });
 
@@ -200,7 +207,7 @@ function result(
     statusCode: 200,
     errorKind: null,
     responseBody: 'ok',
-    state: 3,
+    state: Successful,
     retryDelayMs: null,
     releasesGroup: true,
     ...overrides,
@@ -241,7 +248,7 @@ describe('claimWebhooks and completeWebhooks', () => {
     expect(completed.applied).toEqual([head!.id]);
     // the group's next webhook became its head and was leased straight to the releasing dispatcher
     const rows = await webhooksOf(grouped);
-    expect(rows.map((r) => r.state)).toEqual([3, 1]);
+    expect(rows.map((r) => r.state)).toEqual([Successful, Created]);
     const [next] = completed.leased;
     expect(next).toMatchObject({
       id: rows[1]!.id,
@@ -260,7 +267,7 @@ describe('claimWebhooks and completeWebhooks', () => {
     const before = Date.now();
     await completeWebhooks(db.knex, a, [
       result(next!, {
-        state: 2,
+        state: Retrying,
         statusCode: 500,
         errorKind: 'status',
         retryDelayMs: 300_000,
@@ -268,7 +275,7 @@ describe('claimWebhooks and completeWebhooks', () => {
       }),
     ]);
     const retried = await db.knex('webhooks').where({ id: next!.id }).first();
-    expect(retried).toMatchObject({ state: 2, locked_by: null, attempt_count: 1 });
+    expect(retried).toMatchObject({ state: Retrying, locked_by: null, attempt_count: 1 });
     expect(retried.next_attempt_at.getTime()).toBeGreaterThanOrEqual(before + 300_000 - 1000);
     expect(retried.next_attempt_at.getTime()).toBeLessThanOrEqual(Date.now() + 300_000 + 1000);
   });
@@ -282,7 +289,7 @@ describe('claiming a webhook of a deleted registration', () => {
     const [claimed] = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
     expect(claimed).toMatchObject({ registration_deleted: true });
     expect(await db.knex('webhooks').first('state', 'attempt_count', 'locked_by')).toEqual({
-      state: 5,
+      state: Aborted,
       attempt_count: 0,
       locked_by: null,
     });

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
 import { createTestDatabase, type TestDatabase } from '../testing';
-import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
+import { enqueueEntityChange } from './enqueue';
+import { unitChange } from './queue-test-support';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups, type GroupCursor } from './repair';
+
+const { Created, Successful, Failed, Pending } = WebhookState;
 
 let db: TestDatabase;
 let partyId: number;
@@ -24,14 +28,7 @@ async function registration(
   return row.id;
 }
 
-const change = (entityId: number): EntityChangeInput => ({
-  entityName: 'Unit',
-  type: 2,
-  entityId,
-  entity: { id: entityId },
-  initiatorPartyId: partyId,
-  initiatorAccountId: null,
-});
+const change = (entityId: number) => unitChange(partyId, entityId);
 
 /** Enqueues `count` changes of Unit `entityId` (one group per subscribed registration). */
 async function chain(entityId: number, count: number): Promise<void> {
@@ -57,11 +54,15 @@ const openCount = async (registrationId: number, groupKey: string) =>
   ).open_count as number;
 
 /** Ends the head of a group without releasing it: the bug or lost statement the sweep exists for. */
-async function endHeadWithoutRelease(registrationId: number, groupKey: string, state = 3): Promise<number> {
+async function endHeadWithoutRelease(
+  registrationId: number,
+  groupKey: string,
+  state: WebhookState = WebhookState.Successful,
+): Promise<number> {
   const [head] = await db
     .knex('webhooks')
     .where({ registration_id: registrationId, group_key: groupKey })
-    .whereIn('state', [1, 2])
+    .whereIn('state', CLAIMABLE_WEBHOOK_STATES)
     .update({ state, completed_at: new Date() })
     .returning('id');
   return head.id;
@@ -110,7 +111,7 @@ describe('the repair sweep', () => {
     await db
       .knex('webhooks')
       .where({ registration_id: plain, group_key: 'Unit:2', group_seq: 1 })
-      .update({ state: 4 });
+      .update({ state: Failed });
     expect(await sweep()).toEqual([]);
   });
 
@@ -118,7 +119,7 @@ describe('the repair sweep', () => {
     const plain = await registration();
     await chain(1, 3);
     await endHeadWithoutRelease(plain, 'Unit:1');
-    expect(await statesOf(plain, 'Unit:1')).toEqual([3, 6, 6]);
+    expect(await statesOf(plain, 'Unit:1')).toEqual([Successful, Pending, Pending]);
 
     const found = await sweep();
     expect(found).toEqual([
@@ -127,7 +128,7 @@ describe('the repair sweep', () => {
     const repair = await repairGroups(db.knex, found);
     expect(repair.promoted).toHaveLength(1);
     expect(repair.recounted).toEqual([{ registrationId: plain, groupKey: 'Unit:1', was: 3, now: 2 }]);
-    expect(await statesOf(plain, 'Unit:1')).toEqual([3, 1, 6]);
+    expect(await statesOf(plain, 'Unit:1')).toEqual([Successful, Created, Pending]);
     expect(await openCount(plain, 'Unit:1')).toBe(2);
     const promoted = await db
       .knex('webhooks')
@@ -148,7 +149,7 @@ describe('the repair sweep', () => {
     const found = await sweep();
     expect(found).toMatchObject([{ registrationId: continuing, stranded: true }]);
     await repairGroups(db.knex, found);
-    expect(await statesOf(continuing, 'Unit:1')).toEqual([4, 1]);
+    expect(await statesOf(continuing, 'Unit:1')).toEqual([Failed, Created]);
   });
 
   it('recounts a drifted open_count without promoting while a head holds the group', async () => {
@@ -163,7 +164,7 @@ describe('the repair sweep', () => {
       promoted: [],
       recounted: [{ registrationId: plain, groupKey: 'Unit:1', was: 1, now: 3 }],
     });
-    expect(await statesOf(plain, 'Unit:1')).toEqual([1, 6, 6]);
+    expect(await statesOf(plain, 'Unit:1')).toEqual([Created, Pending, Pending]);
   });
 
   it('leaves groups of deleted registrations alone', async () => {
@@ -176,7 +177,7 @@ describe('the repair sweep', () => {
       promoted: [],
       recounted: [],
     });
-    expect(await statesOf(plain, 'Unit:1')).toEqual([3, 6]);
+    expect(await statesOf(plain, 'Unit:1')).toEqual([Successful, Pending]);
   });
 
   it('pages through many groups, each looked at once', async () => {
@@ -217,7 +218,7 @@ describe('the repair sweep', () => {
     const repair = await repairing;
     // the Pending added by the producer is counted: head (seq 2) + the new Pending (seq 3)
     expect(repair.promoted).toHaveLength(1);
-    expect(await statesOf(plain, 'Unit:1')).toEqual([3, 1, 6]);
+    expect(await statesOf(plain, 'Unit:1')).toEqual([Successful, Created, Pending]);
     expect(await openCount(plain, 'Unit:1')).toBe(2);
   });
 });

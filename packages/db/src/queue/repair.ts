@@ -1,9 +1,8 @@
 import type { Knex } from 'knex';
+import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
 import { notifyWebhookDue } from '../notify';
-import type { GroupRelease } from './release';
-
-/** Bindings holding arrays, which node-postgres sends as Postgres arrays (knex's types do not say so). */
-const arrays = (values: unknown[]) => values as Knex.RawBinding[];
+import { arrays, sqlList } from './sql';
+import type { GroupRelease } from './release-groups';
 
 /** Where a sweep over the groups stands: the last group looked at, in key order. */
 export interface GroupCursor {
@@ -49,14 +48,14 @@ export async function findGroupsToRepair(
   }>(
     `with recursive chains as (
        (select registration_id, group_key from webhooks
-         where state = 6 and (registration_id, group_key) > (?::int, ?::text)
+         where state = ${WebhookState.Pending} and (registration_id, group_key) > (?::int, ?::text)
          order by registration_id, group_key limit 1)
        union all
        select n.registration_id, n.group_key
          from chains c
          cross join lateral (
            select registration_id, group_key from webhooks
-            where state = 6 and (registration_id, group_key) > (c.registration_id, c.group_key)
+            where state = ${WebhookState.Pending} and (registration_id, group_key) > (c.registration_id, c.group_key)
             order by registration_id, group_key limit 1
          ) n
      ),
@@ -65,14 +64,14 @@ export async function findGroupsToRepair(
        select p.registration_id, p.group_key, g.open_count, r.deleted is not null as deleted,
               (select count(*) from webhooks w
                 where w.registration_id = p.registration_id and w.group_key = p.group_key
-                  and w.state = 6)::int as pending,
+                  and w.state = ${WebhookState.Pending})::int as pending,
               (select count(*) from webhooks w
                 where w.registration_id = p.registration_id and w.group_key = p.group_key
-                  and w.state in (1, 2))::int as heads,
+                  and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}))::int as heads,
               case when r.should_group_continue_after_fail then 0
                    else (select count(*) from webhooks w
                           where w.registration_id = p.registration_id and w.group_key = p.group_key
-                            and w.state = 4)::int
+                            and w.state = ${WebhookState.Failed})::int
               end as blocking
          from page p
          join webhook_registrations r on r.id = p.registration_id
@@ -154,14 +153,14 @@ export async function repairGroups(knex: Knex, groups: readonly GroupRelease[]):
          select t.registration_id, t.group_key, g.open_count,
                 (select count(*) from webhooks w
                   where w.registration_id = t.registration_id and w.group_key = t.group_key
-                    and w.state = 6)::int as pending,
+                    and w.state = ${WebhookState.Pending})::int as pending,
                 (select count(*) from webhooks w
                   where w.registration_id = t.registration_id and w.group_key = t.group_key
-                    and w.state in (1, 2))::int as heads,
+                    and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}))::int as heads,
                 case when r.should_group_continue_after_fail then 0
                      else (select count(*) from webhooks w
                             where w.registration_id = t.registration_id and w.group_key = t.group_key
-                              and w.state = 4)::int
+                              and w.state = ${WebhookState.Failed})::int
                 end as blocking
            from targets t
            join webhook_groups g using (registration_id, group_key)
@@ -176,14 +175,14 @@ export async function repairGroups(knex: Knex, groups: readonly GroupRelease[]):
          returning g.registration_id, g.group_key, c.open_count as was, g.open_count as now
        ),
        promoted as (
-         update webhooks w set state = 1, next_attempt_at = now(), last_modified = now()
+         update webhooks w set state = ${WebhookState.Created}, next_attempt_at = now(), last_modified = now()
            from (select (select p.id from webhooks p
                           where p.registration_id = c.registration_id and p.group_key = c.group_key
-                            and p.state = 6
+                            and p.state = ${WebhookState.Pending}
                           order by p.group_seq limit 1) as id
                    from counted c
                   where c.heads = 0 and c.blocking = 0 and c.pending > 0) h
-          where w.id = h.id and w.state = 6
+          where w.id = h.id and w.state = ${WebhookState.Pending}
          returning w.id, w.registration_id, w.group_key
        )
        select 'promoted' as kind, id, registration_id, group_key, null::int as was, null::int as now from promoted

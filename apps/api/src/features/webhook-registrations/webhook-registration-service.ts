@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   PartyType,
-  UNDELIVERED_WEBHOOK_STATES,
   WebhookAuthType,
-  WebhookState,
   type Page,
   type WebhookRegistrationCreated,
   type WebhookRegistrationPatch,
@@ -11,7 +9,7 @@ import {
   type WebhookRegistrationWrite,
   type WebhookTargetAuthorizationWrite,
 } from '@platform/shared';
-import type { Knex } from '@platform/db';
+import { abortRegistrationWebhooks, type Knex } from '@platform/db';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import {
@@ -237,11 +235,9 @@ export async function updateRegistration(
 
 /**
  * Soft-deletes a registration and its events and, in the same transaction, aborts its
- * undelivered webhooks (Created, Retrying, Failed, Pending); its groups then hold no open webhook.
- * The groups are locked before the webhooks (the order enqueue and release use), so a grouped
- * change committed meanwhile is seen and aborted. A change whose enqueue statement began before
- * this commit can still add a webhook afterwards (enqueue does not lock registrations): the
- * dispatcher must not deliver webhooks of a deleted registration (docs/webhooks.md).
+ * undelivered webhooks (`abortRegistrationWebhooks`). A change whose enqueue statement began
+ * before this commit can still add a webhook afterwards: the dispatcher must not deliver webhooks
+ * of a deleted registration (docs/webhooks.md).
  */
 export function deleteRegistration(deps: AppDeps, principal: Principal, id: number): Promise<void> {
   return retryOnDeadlock(() =>
@@ -256,22 +252,7 @@ export function deleteRegistration(deps: AppDeps, principal: Principal, id: numb
         .where({ registration_id: id })
         .whereNull('deleted')
         .update({ deleted: now, last_modified: now });
-      await trx('webhook_groups')
-        .where({ registration_id: id })
-        .orderBy('group_key')
-        .forUpdate()
-        .select('group_key');
-      await trx('webhooks')
-        .where({ registration_id: id })
-        .whereIn('state', UNDELIVERED_WEBHOOK_STATES)
-        .update({
-          state: WebhookState.Aborted,
-          completed_at: now,
-          last_modified: now,
-          // a dispatcher holding one of them can no longer complete it (its update checks the lease)
-          locked_by: null,
-        });
-      await trx('webhook_groups').where({ registration_id: id }).update({ open_count: 0 });
+      await abortRegistrationWebhooks(trx, id, now);
     }),
   );
 }

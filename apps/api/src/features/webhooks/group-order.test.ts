@@ -1,11 +1,12 @@
-import type { Page, WebhookRead } from '@platform/shared';
+import { UNDELIVERED_WEBHOOK_STATES, WebhookState, type Page, type WebhookRead } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../testing';
 import { act, createProperty, groupOf, register } from './webhook-test-support';
 
 /**
- * Issue 4's concurrency test: many transactions change one entity at once while earlier webhooks
- * of its group are released concurrently; the group must keep the chain rule and commit order.
+ * Group order under concurrency: many transactions change one entity at once while earlier
+ * webhooks of its group are released concurrently; the group must keep the chain rule and commit
+ * order, which a test of one request at a time cannot show.
  */
 let api: TestApi;
 let token: string;
@@ -24,7 +25,7 @@ const RESOLVERS = 3;
 
 interface GroupRow {
   id: number;
-  state: number;
+  state: WebhookState;
   group_seq: number;
   entity_change_id: number;
   entity: { notes: string | null };
@@ -38,7 +39,10 @@ describe('a grouped registration under concurrent changes and releases', () => {
 
     /** The current head, through the operator API. */
     const head = async (): Promise<number | undefined> => {
-      const response = await api.fetch(`/api/webhooks?registrationId=${registration.id}&state=1`, { token });
+      const response = await api.fetch(
+        `/api/webhooks?registrationId=${registration.id}&state=${WebhookState.Created}`,
+        { token },
+      );
       const page = (await response.json()) as Page<WebhookRead>;
       expect(page.items.length, 'more than one head').toBeLessThanOrEqual(1);
       return page.items[0]?.id;
@@ -63,7 +67,7 @@ describe('a grouped registration under concurrent changes and releases', () => {
         if (index === 0 && ++rounds % 4 === 0) {
           const pending = (await (
             await api.fetch(
-              `/api/webhooks?registrationId=${registration.id}&state=6&SortByAttributeName=id&AscendingOrder=false&PageSize=1`,
+              `/api/webhooks?registrationId=${registration.id}&state=${WebhookState.Pending}&SortByAttributeName=id&AscendingOrder=false&PageSize=1`,
               { token },
             )
           ).json()) as Page<WebhookRead>;
@@ -117,22 +121,25 @@ describe('a grouped registration under concurrent changes and releases', () => {
     expect(rows.at(-1)!.entity.notes).toBe(property.notes);
 
     const expectChainRule = async () => {
-      const current: { id: number; state: number; group_seq: number }[] = await api.db
+      const current: { id: number; state: WebhookState; group_seq: number }[] = await api.db
         .knex('webhooks')
         .where({ registration_id: registration.id })
         .orderBy('group_seq')
         .select('id', 'state', 'group_seq');
-      const open = current.filter((row) => [1, 2, 4, 6].includes(row.state));
+      const open = current.filter((row) => UNDELIVERED_WEBHOOK_STATES.includes(row.state));
       const group = await groupOf(api, registration.id, groupKey);
       expect(group).toEqual({ next_seq: total, open_count: open.length });
       if (open.length > 0) {
         // exactly one head, the oldest open webhook, and everything after it waits
-        expect(open.map((row) => row.state)).toEqual([1, ...open.slice(1).map(() => 6)]);
+        expect(open.map((row) => row.state)).toEqual([
+          WebhookState.Created,
+          ...open.slice(1).map(() => WebhookState.Pending),
+        ]);
       }
       // only resolved heads and aborted Pendings have ended
       for (const row of current.filter((r) => !open.includes(r))) {
-        expect([5, 7], `webhook ${row.id}`).toContain(row.state);
-        expect(row.state === 5 ? abortedPending : resolvedOrder).toContain(row.id);
+        expect([WebhookState.Aborted, WebhookState.Resolved], `webhook ${row.id}`).toContain(row.state);
+        expect(row.state === WebhookState.Aborted ? abortedPending : resolvedOrder).toContain(row.id);
       }
       return current;
     };
@@ -156,7 +163,9 @@ describe('a grouped registration under concurrent changes and releases', () => {
     expect(Math.min(...drained)).toBeGreaterThan(Math.max(0, ...resolvedSeqs));
     expect(resolvedOrder.map((id) => seqOf.get(id)!)).toEqual([...resolvedSeqs, ...drained]);
     const final = await expectChainRule();
-    expect(final.every((row) => row.state === 5 || row.state === 7)).toBe(true);
+    expect(
+      final.every((row) => row.state === WebhookState.Aborted || row.state === WebhookState.Resolved),
+    ).toBe(true);
     expect(resolvedOrder.length + abortedPending.length).toBe(total);
   });
 });

@@ -1,5 +1,11 @@
-import { FINAL_WEBHOOK_STATES, WebhookState, type WebhookRead } from '@platform/shared';
-import { leaveGroups, notifyWebhookDue, releaseGroups, type Knex } from '@platform/db';
+import { operatorActionAllowed, WebhookState, type WebhookRead } from '@platform/shared';
+import {
+  endLockedWebhook,
+  lockWebhook,
+  retryLockedWebhook,
+  type Knex,
+  type LockedWebhook,
+} from '@platform/db';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { AppError } from '../../http/errors';
@@ -11,53 +17,13 @@ import { findWebhook, visibleWebhooks } from './webhook-service';
 const STATE_NAMES = Object.fromEntries(Object.entries(WebhookState).map(([name, value]) => [value, name]));
 const stateName = (state: number) => `${STATE_NAMES[state] ?? 'unknown'} (${state})`;
 
-/** A webhook as an operator action sees it, locked. */
-interface LockedWebhook {
-  id: number;
-  registration_id: number;
-  state: number;
-  group_key: string | null;
-  /** Its registration lets later webhooks of the group go on after a failure. */
-  continue_after_fail: boolean;
-  registration_deleted: Date | null;
-}
-
-/**
- * Locks a visible webhook for an operator action, and first its group's row. The group row comes
- * first, as in enqueue and release, so this never waits on a webhook while a releaser of its
- * group waits on us; and, locked in a statement of its own, it makes every later statement of the
- * transaction see each webhook committed to the group so far (a single statement would keep the
- * snapshot it took before waiting for the lock, and could miss the Pending webhook to promote).
- */
-async function lockWebhook(trx: Knex.Transaction, principal: Principal, id: number): Promise<LockedWebhook> {
-  const found = await findWebhook(trx, principal, id);
-  // a webhook's group never changes, so it can be read before the lock
-  if (found.group_key !== null) {
-    await trx('webhook_groups')
-      .where({ registration_id: found.registration_id, group_key: found.group_key })
-      .forUpdate()
-      .first('open_count');
-  }
-  const locked: LockedWebhook | undefined = await trx('webhooks as w')
-    .join('webhook_registrations as r', 'r.id', 'w.registration_id')
-    .where('w.id', id)
-    .forUpdate('w')
-    .first(
-      'w.id',
-      'w.registration_id',
-      'w.state',
-      'w.group_key',
-      'r.should_group_continue_after_fail as continue_after_fail',
-      'r.deleted as registration_deleted',
-    );
-  return locked!;
-}
-
-/** Whether `webhook` holds its group: a head (Created, Retrying) or a Failed one that blocks it. */
-function holdsGroup(webhook: LockedWebhook): boolean {
-  if (webhook.state === WebhookState.Created || webhook.state === WebhookState.Retrying) return true;
-  // a Failed webhook of a continue-after-fail registration released its group when it failed
-  return webhook.state === WebhookState.Failed && !webhook.continue_after_fail;
+/** Locks a webhook the caller may see (404 otherwise) for an operator action, its group first. */
+async function lockVisibleWebhook(
+  trx: Knex.Transaction,
+  principal: Principal,
+  id: number,
+): Promise<LockedWebhook> {
+  return lockWebhook(trx, await findWebhook(trx, principal, id));
 }
 
 async function answer(trx: Knex.Transaction, principal: Principal, id: number): Promise<WebhookRead> {
@@ -75,10 +41,11 @@ export function endWebhook(
   id: number,
   outcome: typeof WebhookState.Aborted | typeof WebhookState.Resolved,
 ): Promise<WebhookRead> {
+  const action = outcome === WebhookState.Aborted ? 'abort' : 'resolve';
   return retryOnDeadlock(() =>
     runWrite(deps, principal, async ({ trx, now }) => {
-      const webhook = await lockWebhook(trx, principal, id);
-      if (FINAL_WEBHOOK_STATES.includes(webhook.state as WebhookState)) {
+      const webhook = await lockVisibleWebhook(trx, principal, id);
+      if (!operatorActionAllowed(action, webhook.state)) {
         throw new AppError(
           'Conflict',
           `Webhook ${id} is ${stateName(webhook.state)}, a final state; it can no longer be ${
@@ -86,38 +53,22 @@ export function endWebhook(
           }`,
         );
       }
-      await trx('webhooks').where({ id }).update({
-        state: outcome,
-        completed_at: now,
-        last_modified: now,
-        // a dispatcher delivering it right now can no longer complete it (its update checks the lease)
-        locked_by: null,
-      });
-      if (webhook.group_key !== null) {
-        const group = [{ registrationId: webhook.registration_id, groupKey: webhook.group_key }];
-        if (webhook.state === WebhookState.Pending) {
-          await leaveGroups(trx, group);
-        } else if (holdsGroup(webhook)) {
-          const promoted = await releaseGroups(trx, group);
-          if (promoted.length > 0) await notifyWebhookDue(trx);
-        }
-      }
+      await endLockedWebhook(trx, webhook, outcome, now);
       return answer(trx, principal, id);
     }),
   );
 }
 
 /**
- * Gives a Failed webhook one more attempt: Retrying, due now, its attempt count kept. A Failed
- * webhook of a continue-after-fail registration already released its group, so it re-enters it:
- * due now when the group has no other open webhook, else Pending, next in line by its place in
- * the group. Anything but Failed, or a webhook of a deleted registration, is a 409.
+ * Gives a Failed webhook one more attempt: Retrying, due now, its attempt count kept (or Pending,
+ * behind the open webhooks of a group it had released). Anything but Failed, or a webhook of a
+ * deleted registration, is a 409.
  */
 export function retryWebhook(deps: AppDeps, principal: Principal, id: number): Promise<WebhookRead> {
   return retryOnDeadlock(() =>
     runWrite(deps, principal, async ({ trx, now }) => {
-      const webhook = await lockWebhook(trx, principal, id);
-      if (webhook.state !== WebhookState.Failed) {
+      const webhook = await lockVisibleWebhook(trx, principal, id);
+      if (!operatorActionAllowed('retry', webhook.state)) {
         throw new AppError(
           'Conflict',
           `Only a Failed webhook can be retried; webhook ${id} is ${stateName(webhook.state)}`,
@@ -126,23 +77,7 @@ export function retryWebhook(deps: AppDeps, principal: Principal, id: number): P
       if (webhook.registration_deleted !== null) {
         throw new AppError('Conflict', `The registration of webhook ${id} was deleted`);
       }
-      let state: WebhookState = WebhookState.Retrying;
-      if (webhook.group_key !== null && webhook.continue_after_fail) {
-        const [group] = (await trx('webhook_groups')
-          .where({ registration_id: webhook.registration_id, group_key: webhook.group_key })
-          .increment('open_count', 1)
-          .returning('open_count')) as { open_count: number }[];
-        if (group!.open_count > 1) state = WebhookState.Pending;
-      }
-      await trx('webhooks').where({ id }).update({
-        state,
-        // due by the database clock, which the dispatcher's claim compares with
-        next_attempt_at: trx.fn.now(),
-        completed_at: null,
-        last_modified: now,
-        locked_by: null,
-      });
-      if (state === WebhookState.Retrying) await notifyWebhookDue(trx);
+      await retryLockedWebhook(trx, webhook, now);
       return answer(trx, principal, id);
     }),
   );

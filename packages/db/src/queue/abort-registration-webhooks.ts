@@ -1,0 +1,33 @@
+import type { Knex } from 'knex';
+import { UNDELIVERED_WEBHOOK_STATES, WebhookState } from '@platform/shared';
+
+/**
+ * Aborts the undelivered webhooks (Created, Retrying, Failed, Pending) of a registration being
+ * deleted, in its transaction; its groups then hold no open webhook. The groups are locked before
+ * the webhooks (the order enqueue and release use), so a grouped change committed meanwhile is
+ * seen and aborted. A change whose enqueue statement began before this commit can still add a
+ * webhook afterwards (enqueue does not lock registrations): the claim aborts those instead of
+ * delivering them.
+ */
+export async function abortRegistrationWebhooks(
+  trx: Knex.Transaction,
+  registrationId: number,
+  now: Date,
+): Promise<void> {
+  await trx('webhook_groups')
+    .where({ registration_id: registrationId })
+    .orderBy('group_key')
+    .forUpdate()
+    .select('group_key');
+  await trx('webhooks')
+    .where({ registration_id: registrationId })
+    .whereIn('state', UNDELIVERED_WEBHOOK_STATES)
+    .update({
+      state: WebhookState.Aborted,
+      completed_at: now,
+      last_modified: now,
+      // a dispatcher holding one of them can no longer complete it (its update checks the lease)
+      locked_by: null,
+    });
+  await trx('webhook_groups').where({ registration_id: registrationId }).update({ open_count: 0 });
+}

@@ -1,0 +1,27 @@
+import type { Knex } from 'knex';
+import { arrays } from './sql';
+
+/** A group whose head has ended (Successful, Resolved, Aborted, or Failed that may continue). */
+export interface GroupRelease {
+  registrationId: number;
+  groupKey: string;
+}
+
+/**
+ * Releases groups: each loses one open webhook, and its oldest Pending (lowest `group_seq`)
+ * becomes the new head, Created and due now. One call of `webhook_groups_release` (migration
+ * 20261125000000), which locks the `webhook_groups` rows first, in the fixed order enqueue uses
+ * too, so a release never interleaves with a producer of the group. Must run in the transaction
+ * that ended the heads. Returns the promoted webhook ids.
+ */
+export async function releaseGroups(
+  trx: Knex.Transaction,
+  releases: readonly GroupRelease[],
+): Promise<number[]> {
+  if (releases.length === 0) return [];
+  const { rows } = await trx.raw<{ rows: { id: number }[] }>(
+    'select id from webhook_groups_release(?::int[], ?::text[]) as id',
+    arrays([releases.map((r) => r.registrationId), releases.map((r) => r.groupKey)]),
+  );
+  return rows.map((r) => r.id);
+}

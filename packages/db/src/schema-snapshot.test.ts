@@ -1,0 +1,21 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCHEMA_FILE, schemaSnapshot } from './schema-snapshot';
+import { createTestDatabase, type TestDatabase } from './testing';
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(() => db.drop());
+
+describe('the schema snapshot', () => {
+  it('is what the migrations make: run `pnpm db:schema` after adding a migration', async () => {
+    const committed = await readFile(SCHEMA_FILE, 'utf8').catch(() => '');
+    expect(
+      await schemaSnapshot(db.knex),
+      'packages/db/schema.sql is not the schema the migrations make: run pnpm db:schema and commit it',
+    ).toBe(committed);
+  });
+});
