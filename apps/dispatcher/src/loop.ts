@@ -8,6 +8,7 @@ import {
   type Knex,
 } from '@platform/db';
 import type { Logger } from 'pino';
+import { WebhookState } from '@platform/shared';
 import { systemClock, type Clock } from './clock';
 import type { DeliveryOutcome, DeliveryRequest } from './deliver';
 import { nextAttemptDelay, parseRetryAfter } from './retry';
@@ -255,7 +256,12 @@ export class DeliveryLoop {
     const result = this.resultOf(webhook, outcome);
     // a success is routine (debug); a failure that will be retried is worth a line (info); a
     // webhook that failed for good needs an operator (warn)
-    const level = result.state === 3 ? 'debug' : result.state === 2 ? 'info' : 'warn';
+    const level =
+      result.state === WebhookState.Successful
+        ? 'debug'
+        : result.state === WebhookState.Retrying
+          ? 'info'
+          : 'warn';
     logger[level](
       {
         webhookId: webhook.id,
@@ -286,18 +292,19 @@ export class DeliveryLoop {
       errorKind: outcome.errorKind,
       responseBody: outcome.responseBody,
     };
-    if (outcome.errorKind === null) return { ...base, state: 3, retryDelayMs: null, releasesGroup: true };
+    if (outcome.errorKind === null)
+      return { ...base, state: WebhookState.Successful, retryDelayMs: null, releasesGroup: true };
     const retryAfterMs = parseRetryAfter(outcome.retryAfter, this.clock.now());
     const delay = nextAttemptDelay(this.options.schedule, webhook.attempt, retryAfterMs);
     if (delay === null) {
       return {
         ...base,
-        state: 4,
+        state: WebhookState.Failed,
         retryDelayMs: null,
         releasesGroup: webhook.should_group_continue_after_fail,
       };
     }
-    return { ...base, state: 2, retryDelayMs: delay, releasesGroup: false };
+    return { ...base, state: WebhookState.Retrying, retryDelayMs: delay, releasesGroup: false };
   }
 
   /** Starts a flush unless one runs; the running one loops until no result is left. */

@@ -110,3 +110,12 @@ export function operatorActionsFrom(state: WebhookState): WebhookOperatorAction[
     operatorActionAllowed(action, state),
   );
 }
+
+const STATE_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
+  Object.entries(WebhookState).map(([name, state]) => [state, name]),
+);
+
+/** The spec's name of a state (part 3): `Failed`, or `State 9` for a number no one knows. */
+export function webhookStateName(state: number): string {
+  return STATE_NAMES[state] ?? `State ${state}`;
+}

@@ -5,27 +5,14 @@ import {
   WebhookAuthType,
   WebhookEventType,
   WebhookState,
+  webhookStateName,
   type WebhookOperatorAction,
 } from '@platform/shared';
 
-/** The spec's state names (part 3), by state number. */
-export const WEBHOOK_STATE_NAMES: Readonly<Record<number, string>> = {
-  [WebhookState.Created]: 'Created',
-  [WebhookState.Retrying]: 'Retrying',
-  [WebhookState.Successful]: 'Successful',
-  [WebhookState.Failed]: 'Failed',
-  [WebhookState.Aborted]: 'Aborted',
-  [WebhookState.Pending]: 'Pending',
-  [WebhookState.Resolved]: 'Resolved',
-};
+export { webhookStateName };
 
 /** Every state in the spec's order (1–7). */
 export const WEBHOOK_STATES: readonly WebhookState[] = Object.values(WebhookState);
-
-/** `Failed`, or `State 9` for a number the console does not know. */
-export function webhookStateName(state: number): string {
-  return WEBHOOK_STATE_NAMES[state] ?? `State ${state}`;
-}
 
 /** What each state means, for tooltips and the overview. */
 export const WEBHOOK_STATE_DESCRIPTIONS: Readonly<Record<number, string>> = {

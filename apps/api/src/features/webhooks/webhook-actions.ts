@@ -1,4 +1,4 @@
-import { operatorActionAllowed, WebhookState, type WebhookRead } from '@platform/shared';
+import { operatorActionAllowed, WebhookState, webhookStateName, type WebhookRead } from '@platform/shared';
 import {
   endLockedWebhook,
   lockWebhook,
@@ -14,8 +14,7 @@ import { retryOnDeadlock } from './deadlock-retry';
 import { presentWebhook } from './webhook-presenter';
 import { findWebhook, visibleWebhooks } from './webhook-service';
 
-const STATE_NAMES = Object.fromEntries(Object.entries(WebhookState).map(([name, value]) => [value, name]));
-const stateName = (state: number) => `${STATE_NAMES[state] ?? 'unknown'} (${state})`;
+const stateName = (state: number) => `${webhookStateName(state)} (${state})`;
 
 /** Locks a webhook the caller may see (404 otherwise) for an operator action, its group first. */
 async function lockVisibleWebhook(
