@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startEmbeddedPostgres } from '../packages/db/src/embedded';
-import { createKnex, migrate, type Knex } from '../packages/db/src/index';
-import { freePort, ROOT } from './processes';
+import { startEmbeddedPostgres } from '@platform/db/embedded';
+import { createKnex, migrate, type Knex } from '@platform/db';
+import { freePort, ROOT, withDatabase } from '@platform/testkit';
 
 /** A database of one bench mode. */
 export interface BenchDatabase {
@@ -21,13 +21,6 @@ export interface BenchCluster {
   create(mode: string): Promise<BenchDatabase>;
   /** Drops every database of the run and stops an embedded cluster. */
   close(): Promise<void>;
-}
-
-/** `url` with its database name replaced. */
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
 
 async function adminQuery(adminUrl: string, sql: string): Promise<void> {

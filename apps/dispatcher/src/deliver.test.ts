@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Deliverer, redactCredentials, RESPONSE_EXCERPT_BYTES, type DeliveryRequest } from './deliver';
 import { isPrivateAddress } from './safe-lookup';
-import { refusingUrl, startTestTarget, type TestTarget } from './testing';
+import { refusingUrl, startTestTarget, type TestTarget } from '@platform/testkit';
 
 const TIMEOUT_MS = 400;
 

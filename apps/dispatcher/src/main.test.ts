@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { createTestDatabase, freePort, type TestDatabase } from '@platform/db/testing';
+import { createTestDatabase, freePort, type TestDatabase } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config';
 import { LISTENER_APPLICATION_NAME } from './listener';

@@ -15,22 +15,23 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
-import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
-import { WebhookState } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isPrivateAddress } from './safe-lookup';
 import {
   attemptsOf,
+  createTestDatabase,
+  type DispatcherProcess,
   propertyChange,
   seedChange,
   seedRegistration,
   startDispatcher,
   startTestTarget,
+  type TestDatabase,
+  type TestTarget,
   waitForWebhook,
   webhookRow,
-  type DispatcherProcess,
-  type TestTarget,
-} from './testing';
+} from '@platform/testkit';
+import { WebhookState } from '@platform/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isPrivateAddress } from './safe-lookup';
 
 /** The wait before the second (and last) attempt. */
 const RETRY_MS = 2_000;

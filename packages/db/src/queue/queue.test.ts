@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../testing';
+import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { claimWebhooks, nextDueAt } from './claim';
 import { completeWebhooks, type AttemptResult } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';

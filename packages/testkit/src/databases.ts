@@ -1,30 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
+import { createKnex, migrate, type Knex } from '@platform/db';
+import { startEmbeddedPostgres } from '@platform/db/embedded';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { startEmbeddedPostgres } from './embedded';
-import { createKnex, type Knex } from './knex';
-import { migrate } from './migrate';
+import { freePort } from './ports';
+import { ROOT } from './processes';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseAdminUrl: string;
     databaseTemplate: string;
   }
-}
-
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /** `url` with its database name replaced. */
@@ -92,7 +80,7 @@ export async function setupTestDatabases(project: {
   let adminUrl = process.env.DATABASE_URL;
   let stopCluster = async () => {};
   if (!adminUrl) {
-    const { dataDir, release } = claimDataDir(resolve(import.meta.dirname, '../../../.data/test-postgres'));
+    const { dataDir, release } = claimDataDir(resolve(ROOT, '.data/test-postgres'));
     try {
       const cluster = await startEmbeddedPostgres({ dataDir, port: await freePort() });
       adminUrl = cluster.url;
