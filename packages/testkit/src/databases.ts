@@ -4,7 +4,6 @@ import { dirname, resolve } from 'node:path';
 import { createKnex, migrate, type Knex } from '@platform/db';
 import { startEmbeddedPostgres } from '@platform/db/embedded';
 import pg from 'pg';
-import { inject } from 'vitest';
 import { freePort } from './ports';
 import { ROOT } from './processes';
 
@@ -120,6 +119,8 @@ export interface TestDatabase {
 
 /** A fresh, migrated database for one test file, cloned from the template. */
 export async function createTestDatabase(): Promise<TestDatabase> {
+  // loaded here, not at the top: bench, chaos and Playwright import the kit outside vitest
+  const { inject } = await import('vitest');
   const adminUrl = inject('databaseAdminUrl');
   const template = inject('databaseTemplate');
   const name = `test_${randomBytes(6).toString('hex')}`;
