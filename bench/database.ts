@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startEmbeddedPostgres } from '@platform/db/embedded';
 import { createKnex, migrate, type Knex } from '@platform/db';
-import { freePort, ROOT, withDatabase } from '@platform/testkit';
+import { adminQuery, freePort, ROOT, withDatabase } from '@platform/testkit';
 
 /** A database of one bench mode. */
 export interface BenchDatabase {
@@ -21,15 +21,6 @@ export interface BenchCluster {
   create(mode: string): Promise<BenchDatabase>;
   /** Drops every database of the run and stops an embedded cluster. */
   close(): Promise<void>;
-}
-
-async function adminQuery(adminUrl: string, sql: string): Promise<void> {
-  const knex = createKnex(adminUrl, { pool: { max: 1 }, applicationName: 'platform-bench' });
-  try {
-    await knex.raw(sql);
-  } finally {
-    await knex.destroy();
-  }
 }
 
 /**

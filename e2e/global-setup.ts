@@ -21,8 +21,15 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { createKnex } from '@platform/db';
-import { eventually, freePort, ROOT, spawnNode, withDatabase, type NodeProcess } from '@platform/testkit';
+import {
+  adminQuery,
+  eventually,
+  freePort,
+  ROOT,
+  spawnNode,
+  withDatabase,
+  type NodeProcess,
+} from '@platform/testkit';
 import { startWebhookTarget, type WebhookTargetServer } from './fixtures/webhook-target';
 
 const resultsDir = join(import.meta.dirname, 'test-results');
@@ -39,16 +46,6 @@ async function portIsFree(port: number): Promise<boolean> {
     server.once('error', () => resolveFree(false));
     server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)));
   });
-}
-
-/** Runs one statement on the server of `url` (its maintenance database), through knex as the stack does. */
-async function adminStatement(url: string, sql: string): Promise<void> {
-  const knex = createKnex(url, { pool: { max: 1 }, applicationName: 'e2e-setup' });
-  try {
-    await knex.raw(sql);
-  } finally {
-    await knex.destroy();
-  }
 }
 
 function postmasterRunning(clusterDir: string): boolean {
@@ -141,8 +138,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     const serverUrl = process.env.DATABASE_URL;
     if (serverUrl) {
       const database = `e2e_${runId}`;
-      await adminStatement(serverUrl, `create database ${database}`);
-      cleanups.push(() => adminStatement(serverUrl, `drop database if exists ${database} with (force)`));
+      await adminQuery(serverUrl, `create database ${database}`);
+      cleanups.push(() => adminQuery(serverUrl, `drop database if exists ${database} with (force)`));
       env.DATABASE_URL = withDatabase(serverUrl, database);
     } else {
       env.DATABASE_URL = undefined;

@@ -21,7 +21,8 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+/** Runs one statement (create or drop a database) on the server of `adminUrl`, on a connection of its own. */
+export async function adminQuery(adminUrl: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
