@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startEmbeddedPostgres } from '@platform/db/embedded';
-import { createKnex, migrate, type Knex } from '@platform/db';
-import { adminQuery, freePort, ROOT, withDatabase } from '@platform/testkit';
+import { createKnex, type Knex } from '@platform/db';
+import { adminQuery, cloneDatabase, createTemplateDatabase, freePort, ROOT } from '@platform/testkit';
 
 /** A database of one bench mode. */
 export interface BenchDatabase {
@@ -66,22 +66,15 @@ export async function openCluster(databaseUrl: string | undefined): Promise<Benc
   const run = `bench_${randomBytes(4).toString('hex')}`;
   const template = `${run}_template`;
   const created: string[] = [];
-  await adminQuery(adminUrl, `create database ${template}`);
   created.push(template);
-  const knex = createKnex(withDatabase(adminUrl, template), { pool: { max: 2 } });
-  try {
-    await migrate(knex);
-  } finally {
-    await knex.destroy();
-  }
+  await createTemplateDatabase(adminUrl, template);
   const open: Knex[] = [];
   return {
     server,
     create: async (mode) => {
       const name = `${run}_${mode}`;
-      await adminQuery(adminUrl, `create database ${name} template ${template}`);
+      const url = await cloneDatabase(adminUrl, template, name);
       created.push(name);
-      const url = withDatabase(adminUrl, name);
       const modeKnex = createKnex(url, { pool: { max: 8 }, applicationName: 'platform-bench' });
       open.push(modeKnex);
       return { name, url, knex: modeKnex };

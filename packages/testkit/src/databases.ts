@@ -70,6 +70,31 @@ export function claimDataDir(base: string): { dataDir: string; release(): void }
   }
 }
 
+/** Creates database `name` on the server of `adminUrl` and migrates it, to be cloned. */
+export async function createTemplateDatabase(adminUrl: string, name: string): Promise<void> {
+  await adminQuery(adminUrl, `create database ${name}`);
+  const knex = createKnex(withDatabase(adminUrl, name), { pool: { max: 2 } });
+  try {
+    await migrate(knex);
+  } finally {
+    await knex.destroy();
+  }
+}
+
+/** Creates database `name` as a copy of `template` (`CREATE DATABASE … TEMPLATE`); answers its URL. */
+export async function cloneDatabase(adminUrl: string, template: string, name: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await adminQuery(adminUrl, `create database ${name} template ${template}`);
+      return withDatabase(adminUrl, name);
+    } catch (error) {
+      // two clients cloning at the same instant can see "source database is being accessed"
+      if (attempt >= 20 || !String(error).includes('being accessed')) throw error;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
+}
+
 /**
  * Vitest global setup: uses `DATABASE_URL` or starts the embedded test cluster, migrates a
  * template database once, and hands both to the test files, which clone the template.
@@ -92,13 +117,7 @@ export async function setupTestDatabases(project: {
   }
   const template = `test_template_${process.pid}_${randomBytes(3).toString('hex')}`;
   try {
-    await adminQuery(adminUrl, `create database ${template}`);
-    const knex = createKnex(withDatabase(adminUrl, template), { pool: { max: 2 } });
-    try {
-      await migrate(knex);
-    } finally {
-      await knex.destroy();
-    }
+    await createTemplateDatabase(adminUrl, template);
   } catch (error) {
     await stopCluster();
     throw error;
@@ -125,17 +144,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const adminUrl = inject('databaseAdminUrl');
   const template = inject('databaseTemplate');
   const name = `test_${randomBytes(6).toString('hex')}`;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await adminQuery(adminUrl, `create database ${name} template ${template}`);
-      break;
-    } catch (error) {
-      // two files cloning at the same instant can see "source database is being accessed"
-      if (attempt >= 20 || !String(error).includes('being accessed')) throw error;
-      await new Promise((r) => setTimeout(r, 50 * attempt));
-    }
-  }
-  const url = withDatabase(adminUrl, name);
+  const url = await cloneDatabase(adminUrl, template, name);
   const knex = createKnex(url, { pool: { max: 5 } });
   return {
     url,
