@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { setupTestDatabases } from './packages/db/src/testing';
+import { setupTestDatabases } from '@platform/testkit';
 
 export default async function setup(project: TestProject) {
   try {

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { hashPassword } from '../apps/api/src/auth/passwords';
-import type { Knex } from '../packages/db/src/index';
+import type { Knex } from '@platform/db';
 import { seedParty } from './seed';
 
 const PASSWORD = 'Bench-Password-1!';

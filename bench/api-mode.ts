@@ -1,4 +1,4 @@
-import type { Knex } from '../packages/db/src/index';
+import type { Knex } from '@platform/db';
 import type { BenchContext } from './context';
 import { createProperties, seedBenchAccount, signIn, type ApiClient } from './api-client';
 import { round } from './drain';

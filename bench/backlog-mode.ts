@@ -1,7 +1,7 @@
-import type { Knex } from '../packages/db/src/index';
+import type { Knex } from '@platform/db';
+import { eventually } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { round } from './drain';
-import { waitFor } from './processes';
 import { seedBacklog, seedParty, seedRegistration } from './seed';
 import { startDispatcher } from './stack';
 
@@ -70,15 +70,13 @@ export async function backlogMode(
   const measured = Math.min(MEASURED, options.count);
   await target.reset(false);
   const dispatcher = await startDispatcher(context.stack(db.url));
-  await waitFor(
-    async () => (await target.stats()).received >= measured,
-    context.timeoutMs,
-    `the target did not receive ${measured} deliveries`,
-  );
-  await waitFor(
+  await eventually(async () => (await target.stats()).received >= measured, {
+    timeoutMs: context.timeoutMs,
+    what: `the target did not receive ${measured} deliveries`,
+  });
+  await eventually(
     async () => Number((await db.knex('webhooks').where({ state: 3 }).count({ n: '*' }))[0]!.n) >= measured,
-    context.timeoutMs,
-    `${measured} webhooks did not become Successful`,
+    { timeoutMs: context.timeoutMs, what: `${measured} webhooks did not become Successful` },
   );
   const rssMb = await dispatcher.stop();
   // from the first attempt's start to the measured-th completion

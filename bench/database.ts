@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startEmbeddedPostgres } from '../packages/db/src/embedded';
-import { createKnex, migrate, type Knex } from '../packages/db/src/index';
-import { freePort, ROOT } from './processes';
+import { startEmbeddedPostgres } from '@platform/db/embedded';
+import { createKnex, type Knex } from '@platform/db';
+import { adminQuery, cloneDatabase, createTemplateDatabase, freePort, ROOT } from '@platform/testkit';
 
 /** A database of one bench mode. */
 export interface BenchDatabase {
@@ -21,22 +21,6 @@ export interface BenchCluster {
   create(mode: string): Promise<BenchDatabase>;
   /** Drops every database of the run and stops an embedded cluster. */
   close(): Promise<void>;
-}
-
-/** `url` with its database name replaced. */
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-async function adminQuery(adminUrl: string, sql: string): Promise<void> {
-  const knex = createKnex(adminUrl, { pool: { max: 1 }, applicationName: 'platform-bench' });
-  try {
-    await knex.raw(sql);
-  } finally {
-    await knex.destroy();
-  }
 }
 
 /**
@@ -82,22 +66,15 @@ export async function openCluster(databaseUrl: string | undefined): Promise<Benc
   const run = `bench_${randomBytes(4).toString('hex')}`;
   const template = `${run}_template`;
   const created: string[] = [];
-  await adminQuery(adminUrl, `create database ${template}`);
   created.push(template);
-  const knex = createKnex(withDatabase(adminUrl, template), { pool: { max: 2 } });
-  try {
-    await migrate(knex);
-  } finally {
-    await knex.destroy();
-  }
+  await createTemplateDatabase(adminUrl, template);
   const open: Knex[] = [];
   return {
     server,
     create: async (mode) => {
       const name = `${run}_${mode}`;
-      await adminQuery(adminUrl, `create database ${name} template ${template}`);
+      const url = await cloneDatabase(adminUrl, template, name);
       created.push(name);
-      const url = withDatabase(adminUrl, name);
       const modeKnex = createKnex(url, { pool: { max: 8 }, applicationName: 'platform-bench' });
       open.push(modeKnex);
       return { name, url, knex: modeKnex };

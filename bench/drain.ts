@@ -1,5 +1,6 @@
-import type { Knex } from '../packages/db/src/index';
-import { waitFor, type Target } from './processes';
+import type { Knex } from '@platform/db';
+import { eventually } from '@platform/testkit';
+import type { Target } from './processes';
 
 /** How a drain went, read from the database after it. */
 export interface DrainFigures {
@@ -23,16 +24,14 @@ export async function waitForDrain(
   expected: number,
   timeoutMs: number,
 ): Promise<void> {
-  await waitFor(
-    async () => (await target.stats()).received >= expected,
-    timeoutMs,
-    `the target did not receive ${expected} deliveries`,
-  );
-  await waitFor(
-    async () => (await successful(knex)) >= expected,
-    timeoutMs,
-    `${expected} webhooks did not become Successful`,
-  );
+  await eventually(async () => (await target.stats()).received >= expected, {
+    timeoutMs: timeoutMs,
+    what: `the target did not receive ${expected} deliveries`,
+  });
+  await eventually(async () => (await successful(knex)) >= expected, {
+    timeoutMs: timeoutMs,
+    what: `${expected} webhooks did not become Successful`,
+  });
 }
 
 async function successful(knex: Knex): Promise<number> {

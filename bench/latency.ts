@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Knex } from '../packages/db/src/index';
+import type { Knex } from '@platform/db';
+import { eventually } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { round } from './drain';
-import { waitFor } from './processes';
 import { createProperties, seedBenchAccount, signIn } from './api-client';
 import { ENTITY_BYTES } from './seed';
 import { startApi, startDispatcher } from './stack';
@@ -105,11 +105,10 @@ export async function latencyMode(context: BenchContext, options: { rate: number
     await Promise.all(writes);
     const elapsed = (performance.now() - started) / 1000;
     if (failures.length > 0) throw new Error(`${failures.length} writes failed, e.g. ${failures[0]}`);
-    await waitFor(
-      async () => (await target.stats()).received >= total,
-      context.timeoutMs,
-      `the target did not receive ${total} deliveries`,
-    );
+    await eventually(async () => (await target.stats()).received >= total, {
+      timeoutMs: context.timeoutMs,
+      what: `the target did not receive ${total} deliveries`,
+    });
     const records = await target.records<DeliveryRecord[]>();
     const measured = records.filter(([, , , seq]) => seq > warmup);
     const fromCommit = measured.map(([, receivedAt, , , lastModified]) => receivedAt - lastModified);

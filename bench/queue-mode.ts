@@ -5,7 +5,7 @@ import {
   type AttemptResult,
   type ClaimedWebhook,
   type Knex,
-} from '../packages/db/src/index';
+} from '@platform/db';
 import type { BenchContext } from './context';
 import { round } from './drain';
 import { seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';

@@ -21,7 +21,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createSecretBox } from '../packages/db/src/index';
+import { createSecretBox } from '@platform/db';
+import { setChildNodeArgs, stopAll } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { openCluster, type BenchCluster } from './database';
 import { apiMode } from './api-mode';
@@ -29,7 +30,7 @@ import { backlogMode } from './backlog-mode';
 import { groupsMode } from './groups';
 import { latencyMode } from './latency';
 import { queueMode } from './queue-mode';
-import { setChildNodeArgs, startTarget, stopAll } from './processes';
+import { startTarget } from './processes';
 import { throughputMode } from './throughput';
 
 const { values } = parseArgs({

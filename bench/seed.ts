@@ -1,4 +1,5 @@
-import { enqueueEntityChange, notifyWebhookDue, type Knex, type SecretBox } from '../packages/db/src/index';
+import { enqueueEntityChange, notifyWebhookDue, type Knex, type SecretBox } from '@platform/db';
+import { seedRegistration as seedTestRegistration } from '@platform/testkit';
 
 /** Size of the JSON of one seeded entity: the "~1 KB bodies" of the workload. */
 export const ENTITY_BYTES = 1024;
@@ -52,19 +53,11 @@ export async function seedRegistration(
     signingSecret: string;
   },
 ): Promise<BenchRegistration> {
-  const [registration] = await knex('webhook_registrations')
-    .insert({
-      party_id: options.partyId,
-      target_url: options.targetUrl,
-      should_group: options.shouldGroup,
-      auth_type: 0,
-      signing_secret: options.secrets.seal(options.signingSecret),
-    })
-    .returning('id');
-  const [event] = await knex('webhook_events')
-    .insert({ registration_id: registration.id, entity_name: 'Property', type: 2 })
-    .returning('id');
-  return { partyId: options.partyId, registrationId: registration.id, eventId: event.id };
+  const { id, eventIds } = await seedTestRegistration(knex, {
+    ...options,
+    events: [{ entityName: 'Property', type: 2 }],
+  });
+  return { partyId: options.partyId, registrationId: id, eventId: eventIds[0]! };
 }
 
 /**

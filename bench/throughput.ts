@@ -1,5 +1,5 @@
 import { signStandardWebhook, USER_AGENT } from '../apps/dispatcher/src/delivery-request';
-import { deliveryBody } from '../packages/db/src/index';
+import { deliveryBody } from '@platform/db';
 import type { BenchContext } from './context';
 import { drainFigures, round, waitForDrain } from './drain';
 import { measureRawHttp, type RawRequest } from './raw-http';

@@ -1,15 +1,21 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../packages/db/src/embedded';
-import { createKnex, enqueueEntityChange, migrate, type Knex } from '../packages/db/src/index';
-import { freePort } from '../packages/db/src/testing';
-import { seedRegistration, TEST_SECRET_KEY } from '../apps/dispatcher/src/testing';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '@platform/db/embedded';
+import { createKnex, enqueueEntityChange, migrate, type Knex } from '@platform/db';
+import {
+  freePort,
+  ROOT,
+  seedRegistration,
+  spawnNode,
+  startDispatcher as startTestDispatcher,
+  TEST_SECRET_KEY,
+  waitForHealthy,
+  type DispatcherProcess,
+  type SpawnOptions,
+} from '@platform/testkit';
 import { neverAnswers2xx, startChaosTarget, type Behaviour, type Delivery } from './target';
 
-const ROOT = resolve(import.meta.dirname, '..');
 /** The dispatchers' lease: how long a killed dispatcher's webhooks wait before going again. */
 const LEASE_MS = 5_000;
 /** The dispatchers' retry schedule, shortened so a webhook's seven tries take about 3.5 s. */
@@ -166,14 +172,8 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** A node process of the stack; `kill` is SIGKILL, `stop` SIGTERM. */
-interface Proc {
-  child: ChildProcess;
-  exited: Promise<void>;
-}
-
 /** A dispatcher process: its DISPATCHER_ID (what its leases carry) and its /healthz. */
-interface DispatcherProc extends Proc {
+interface DispatcherProc extends DispatcherProcess {
   id: string;
   healthz: string;
 }
@@ -185,32 +185,12 @@ interface Kill {
   leased: number[];
 }
 
-function spawnNode(file: string, env: Record<string, string>, log: (line: string) => void): Proc {
-  // TypeScript through tsx; a built bundle (.mjs) by plain Node, as production runs it
-  const loader = file.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, file], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n')) if (line.trim()) log(line.slice(0, 300));
-  });
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  return { child, exited };
-}
-
-async function waitHealthy(url: string, proc: Proc, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (proc.child.exitCode !== null) throw new Error(`${what} exited at start-up`);
-    const ok = await fetch(url)
-      .then((response) => response.status === 200)
-      .catch(() => false);
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${what} not healthy within 60 s`);
-    await sleep(100);
-  }
+/** Hands each line a process writes to stderr to `log`, shortened (its stdout is not read). */
+function stderrLines(log: (line: string) => void): SpawnOptions['onOutput'] {
+  return (chunk, stream) => {
+    if (stream !== 'stderr') return;
+    for (const line of chunk.split('\n')) if (line.trim()) log(line.slice(0, 300));
+  };
 }
 
 /**
@@ -253,8 +233,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       behaviours.set(id, behaviour);
     }
 
-    // the dispatchers run as production runs them: the bundle `pnpm build` makes
-    await promisify(execFile)(process.execPath, ['apps/dispatcher/build.mjs'], { cwd: ROOT });
     const common = {
       NODE_ENV: 'development',
       DATABASE_URL: databaseUrl,
@@ -264,17 +242,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ALLOW_PRIVATE_TARGETS: 'true',
     };
     const apiPort = await freePort();
-    const api = spawnNode(
-      'apps/api/src/main.ts',
-      { ...common, API_PORT: String(apiPort), API_HOST: '127.0.0.1' },
-      (l) => log(`api: ${l}`),
-    );
+    const api = spawnNode('apps/api/src/main.ts', {
+      env: { ...common, API_PORT: String(apiPort), API_HOST: '127.0.0.1' },
+      label: 'the API',
+      onOutput: stderrLines((l) => log(`api: ${l}`)),
+    });
     cleanups.push(async () => {
-      api.child.kill('SIGKILL');
+      api.process.kill('SIGKILL');
       await api.exited;
     });
     const healthz = `http://127.0.0.1:${apiPort}/healthz`;
-    await waitHealthy(healthz, api, 'the API');
+    await waitForHealthy(healthz, api, 60_000);
 
     // the dispatchers: short timeout, lease and retry waits so a run settles in seconds; each
     // has its own DISPATCHER_ID, so the webhooks leased to a killed one can be told apart
@@ -283,36 +261,31 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const startDispatcher = async (): Promise<void> => {
       for (;;) {
         const id = `chaos-${++dispatcherNumber}`;
-        const statusPort = await freePort();
-        const proc = spawnNode(
-          'apps/dispatcher/dist/main.mjs',
-          {
-            ...common,
-            DISPATCHER_ID: id,
-            DISPATCHER_PORT: String(statusPort),
-            DISPATCHER_CONCURRENCY: '16',
-            WEBHOOK_TIMEOUT: '1s',
-            DISPATCHER_LEASE: `${LEASE_MS}ms`,
-            DISPATCHER_POLL_INTERVAL: '500ms',
-            DISPATCHER_SHUTDOWN_TIMEOUT: '2s',
-            WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE,
-          },
-          (l) => log(`${id}: ${l}`),
-        );
-        const dispatcher = { ...proc, id, healthz: `http://127.0.0.1:${statusPort}/healthz` };
         try {
-          await waitHealthy(dispatcher.healthz, proc, id);
-          dispatchers.add(dispatcher);
+          // as production runs it: the bundle `pnpm build` makes
+          const proc = await startTestDispatcher(
+            databaseUrl,
+            {
+              ...common,
+              DISPATCHER_ID: id,
+              DISPATCHER_CONCURRENCY: '16',
+              WEBHOOK_TIMEOUT: '1s',
+              DISPATCHER_LEASE: `${LEASE_MS}ms`,
+              DISPATCHER_POLL_INTERVAL: '500ms',
+              DISPATCHER_SHUTDOWN_TIMEOUT: '2s',
+              WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE,
+            },
+            { bundle: true, timeoutMs: 60_000, onOutput: stderrLines((l) => log(`${id}: ${l}`)) },
+          );
+          dispatchers.add({ ...proc, id, healthz: `http://127.0.0.1:${proc.port}/healthz` });
           return;
         } catch {
-          proc.child.kill('SIGKILL'); // the database may be down: try again
-          await proc.exited;
-          await sleep(500);
+          await sleep(500); // the database may be down: try again
         }
       }
     };
     cleanups.push(async () => {
-      for (const proc of dispatchers) proc.child.kill('SIGKILL');
+      for (const proc of dispatchers) proc.process.kill('SIGKILL');
       await Promise.all([...dispatchers].map((proc) => proc.exited));
     });
     await Promise.all([startDispatcher(), startDispatcher()]);
@@ -416,7 +389,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const victim = victims[Math.floor(random() * victims.length)]!;
       dispatchers.delete(victim);
       const at = Date.now();
-      victim.child.kill('SIGKILL');
+      victim.process.kill('SIGKILL');
       await victim.exited;
       // what the victim held (in flight, claimed but not sent, or delivered with the result not
       // yet written): the webhooks this kill may make reach the target twice. Its leases still

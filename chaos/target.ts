@@ -1,5 +1,4 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { bodyOf, startTestTarget, type TargetAnswer } from '@platform/testkit';
 
 /** How a path of the chaos target answers (besides the webhooks of `neverAnswers2xx`). */
 export const BEHAVIOURS = {
@@ -55,66 +54,46 @@ export interface ChaosTarget {
 }
 
 /**
- * A recording webhook target on 127.0.0.1: `/<behaviour>` answers as BEHAVIOURS and
- * `neverAnswers2xx` say, and every request is recorded with the entity and sequence number its
- * body carries, so the suite can count losses, duplicates and ordering violations as a receiver
- * sees them.
+ * A recording webhook target on 127.0.0.1 (the kit's, scripted): `/<behaviour>` answers as
+ * BEHAVIOURS and `neverAnswers2xx` say, and every request is recorded with the entity and sequence
+ * number its body carries, so the suite can count losses, duplicates and ordering violations as a
+ * receiver sees them.
  */
 export async function startChaosTarget(random: () => number): Promise<ChaosTarget> {
   const deliveries: Delivery[] = [];
   const randomFailures = new Map<number, number>();
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((request, response: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const behaviour = (request.url ?? '').slice(1) as Behaviour;
-      const webhookId = Number(request.headers['webhook-id']);
-      const odds = BEHAVIOURS[behaviour];
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as { entity: { id: number; seq: number } };
-      const { id: entityId, seq } = body.entity;
-      let answer: 200 | 500 | 'hang' | 'reset';
-      if (neverAnswers2xx(behaviour, entityId, seq)) {
-        answer = behaviour === 'reset' ? 'reset' : 500;
-      } else if ((randomFailures.get(webhookId) ?? 0) >= MAX_RANDOM_FAILURES) {
-        answer = 200;
-      } else {
-        const roll = random();
-        answer =
-          roll < odds.hang ? 'hang' : roll < odds.hang + odds.reset ? 'reset' : roll < odds.fail ? 500 : 200;
-        if (answer !== 200) randomFailures.set(webhookId, (randomFailures.get(webhookId) ?? 0) + 1);
-      }
-      deliveries.push({
-        webhookId,
-        behaviour,
-        entityId,
-        seq,
-        receivedAt: Date.now(),
-        status: typeof answer === 'number' ? answer : null,
-      });
-      if (answer === 'reset') {
-        request.socket.destroy();
-      } else if (answer === 'hang') {
-        // past the dispatcher's timeout; then let go of the socket
-        setTimeout(() => request.socket.destroy(), 5_000).unref();
-      } else {
-        setTimeout(() => response.writeHead(answer).end(), 2 + random() * 8);
-      }
+  const target = await startTestTarget((request): TargetAnswer => {
+    const behaviour = request.path.slice(1) as Behaviour;
+    const webhookId = Number(request.webhookId);
+    const odds = BEHAVIOURS[behaviour];
+    const { id: entityId, seq } = bodyOf<{ entity: { id: number; seq: number } }>(request).entity;
+    let answer: 200 | 500 | 'hang' | 'reset';
+    if (neverAnswers2xx(behaviour, entityId, seq)) {
+      answer = behaviour === 'reset' ? 'reset' : 500;
+    } else if ((randomFailures.get(webhookId) ?? 0) >= MAX_RANDOM_FAILURES) {
+      answer = 200;
+    } else {
+      const roll = random();
+      answer =
+        roll < odds.hang ? 'hang' : roll < odds.hang + odds.reset ? 'reset' : roll < odds.fail ? 500 : 200;
+      if (answer !== 200) randomFailures.set(webhookId, (randomFailures.get(webhookId) ?? 0) + 1);
+    }
+    deliveries.push({
+      webhookId,
+      behaviour,
+      entityId,
+      seq,
+      receivedAt: request.receivedAt,
+      status: typeof answer === 'number' ? answer : null,
     });
+    if (answer === 'reset') return { reset: true };
+    // the dispatcher's timeout ends it
+    if (answer === 'hang') return { hang: true };
+    return { status: answer, body: '', delayMs: 2 + random() * 8 };
   });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: (behaviour) => `http://127.0.0.1:${port}/${behaviour}`,
+    url: (behaviour) => `${target.origin}/${behaviour}`,
     deliveries,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => target.close(),
   };
 }

@@ -8,24 +8,30 @@
  * without, a new embedded cluster in `.data/e2e-<random>` (removed at the end), beside the
  * developer's `.data/postgres`.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
-  closeSync,
+  createWriteStream,
   existsSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
+import {
+  adminQuery,
+  eventually,
+  freePort,
+  ROOT,
+  spawnNode,
+  withDatabase,
+  type NodeProcess,
+} from '@platform/testkit';
 import { startWebhookTarget, type WebhookTargetServer } from './fixtures/webhook-target';
 
-const root = resolve(import.meta.dirname, '..');
 const resultsDir = join(import.meta.dirname, 'test-results');
 
 /** Seven attempts (spec part 8) that all fall due within a couple of seconds. */
@@ -34,49 +40,12 @@ const RETRY_SCHEDULE = '0s,200ms,200ms,200ms,200ms,200ms,200ms';
 const START_TIMEOUT_MS = 240_000;
 const STOP_TIMEOUT_MS = 60_000;
 
-/** A free TCP port on 127.0.0.1 (the stack binds it moments later). */
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 async function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolveFree) => {
     const server = createServer();
     server.once('error', () => resolveFree(false));
     server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)));
   });
-}
-
-/** Runs one statement on the server of `url` (its maintenance database), through knex as the stack does. */
-async function adminStatement(url: string, sql: string): Promise<void> {
-  const { createKnex } = await import('../packages/db/src/knex');
-  const knex = createKnex(url, { pool: { max: 1 }, applicationName: 'e2e-setup' });
-  try {
-    await knex.raw(sql);
-  } finally {
-    await knex.destroy();
-  }
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
-
-function lastLines(file: string, count = 40): string {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-count).join('\n');
-  } catch {
-    return '(no log)';
-  }
 }
 
 function postmasterRunning(clusterDir: string): boolean {
@@ -91,7 +60,7 @@ function postmasterRunning(clusterDir: string): boolean {
 
 /** Removes what runs that were killed before their teardown left in .data (a day old, Postgres down). */
 function removeStaleRunDirs(): void {
-  const dataRoot = join(root, '.data');
+  const dataRoot = join(ROOT, '.data');
   for (const name of existsSync(dataRoot) ? readdirSync(dataRoot) : []) {
     const dir = join(dataRoot, name);
     if (!/^e2e-[0-9a-f]{8}$/.test(name) || Date.now() - statSync(dir).mtimeMs < 86_400_000) continue;
@@ -101,55 +70,33 @@ function removeStaleRunDirs(): void {
 
 /** Builds the admin UI from the current sources, so the suite never tests a stale build. */
 function buildAdmin(outDir: string): void {
-  const vite = join(root, 'apps/admin/node_modules/vite/bin/vite.js');
+  const vite = join(ROOT, 'apps/admin/node_modules/vite/bin/vite.js');
   const result = spawnSync(
     process.execPath,
     [vite, 'build', '--logLevel', 'error', '--outDir', outDir, '--emptyOutDir'],
-    { cwd: join(root, 'apps/admin'), stdio: 'inherit' },
+    { cwd: join(ROOT, 'apps/admin'), stdio: 'inherit' },
   );
   if (result.status !== 0) throw new Error(`The admin UI did not build (vite exited ${result.status})`);
 }
 
-async function waitForStack(
-  stack: ChildProcess,
-  urls: string[],
-  logFile: string,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/** Resolves once every one of `urls` has answered 200; fails early if the stack exits. */
+async function waitForStack(stack: NodeProcess, urls: string[], timeoutMs: number): Promise<void> {
   const pending = new Set(urls);
-  while (pending.size > 0) {
-    if (stack.exitCode !== null || stack.signalCode !== null) {
-      throw new Error(`The stack exited during start-up; its log ends:\n${lastLines(logFile)}`);
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `The stack did not answer ${[...pending].join(', ')} in time; its log ends:\n${lastLines(logFile)}`,
-      );
-    }
-    for (const url of [...pending]) {
-      const response = await fetch(url, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
-      if (response?.status === 200) pending.delete(url);
-    }
-    await sleep(250);
-  }
-}
-
-async function stopProcess(child: ChildProcess, timeoutMs: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  child.kill('SIGTERM');
-  const inTime = await Promise.race([exited.then(() => true), sleep(timeoutMs).then(() => false)]);
-  if (!inTime) {
-    console.warn(`[e2e] the stack did not stop within ${timeoutMs} ms of SIGTERM; killing it`);
-    child.kill('SIGKILL');
-    await exited;
-  }
+  await eventually(
+    async () => {
+      for (const url of [...pending]) {
+        const response = await fetch(url, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+        if (response?.status === 200) pending.delete(url);
+      }
+      return pending.size === 0;
+    },
+    { timeoutMs, what: `the stack answering ${urls.join(', ')}`, watch: stack },
+  );
 }
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
   const runId = randomBytes(4).toString('hex');
-  const dataDir = join(root, '.data', `e2e-${runId}`);
+  const dataDir = join(ROOT, '.data', `e2e-${runId}`);
   const logFile = join(resultsDir, 'stack.log');
   const cleanups: (() => Promise<void>)[] = [];
   const teardown = async () => {
@@ -169,8 +116,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     buildAdmin(adminDist);
 
     const ports = { api: await freePort(), dispatcher: await freePort(), postgres: await freePort() };
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
+    // on top of this process's environment; undefined leaves a variable unset
+    const env: Record<string, string | undefined> = {
       NODE_ENV: 'development',
       LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'info',
       API_HOST: '127.0.0.1',
@@ -185,30 +132,30 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       WEBHOOK_TIMEOUT: '60s',
       // NOTIFY and the next due time wake the dispatcher; this only bounds a missed wake-up
       DISPATCHER_POLL_INTERVAL: '1s',
+      // the seed's default password, which the tests sign in with
+      DEMO_PASSWORD: undefined,
     };
-    // the seed's default password, which the tests sign in with
-    delete env.DEMO_PASSWORD;
     const serverUrl = process.env.DATABASE_URL;
     if (serverUrl) {
       const database = `e2e_${runId}`;
-      await adminStatement(serverUrl, `create database ${database}`);
-      cleanups.push(() => adminStatement(serverUrl, `drop database if exists ${database} with (force)`));
+      await adminQuery(serverUrl, `create database ${database}`);
+      cleanups.push(() => adminQuery(serverUrl, `drop database if exists ${database} with (force)`));
       env.DATABASE_URL = withDatabase(serverUrl, database);
     } else {
-      delete env.DATABASE_URL;
+      env.DATABASE_URL = undefined;
       env.EMBEDDED_POSTGRES_PORT = String(ports.postgres);
     }
 
     const target: WebhookTargetServer = await startWebhookTarget();
-    const log = openSync(logFile, 'a');
-    const stack = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
-      cwd: root,
+    const log = createWriteStream(logFile, { flags: 'a' });
+    const stack = spawnNode('scripts/start.ts', {
       env,
-      stdio: ['ignore', log, log],
+      label: `the stack (log: ${logFile})`,
+      onOutput: (chunk) => log.write(chunk),
     });
-    closeSync(log);
     cleanups.push(async () => {
-      await stopProcess(stack, STOP_TIMEOUT_MS);
+      await stack.stop(STOP_TIMEOUT_MS);
+      log.end();
       const busy = [];
       for (const port of Object.values(ports)) if (!(await portIsFree(port))) busy.push(port);
       if (busy.length) console.warn(`[e2e] ports still in use after the stack stopped: ${busy.join(', ')}`);
@@ -221,7 +168,6 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     await waitForStack(
       stack,
       [`${api}/healthz`, `${api}/admin/`, `http://127.0.0.1:${ports.dispatcher}/healthz`],
-      logFile,
       START_TIMEOUT_MS,
     );
 

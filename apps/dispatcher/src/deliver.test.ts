@@ -2,7 +2,7 @@ import { lookup } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Deliverer, redactCredentials, RESPONSE_EXCERPT_BYTES, type DeliveryRequest } from './deliver';
-import { refusingUrl, startTestTarget, type TestTarget } from './testing';
+import { refusingUrl, startTestTarget, type TestTarget } from '@platform/testkit';
 
 const TIMEOUT_MS = 400;
 

@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { createSecretBox } from '@platform/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProperty } from '../../api/src/features/webhooks/webhook-test-support';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/src/testing';
+import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/src/test-support';
 import {
+  type AttemptRow,
   attemptsOf,
   bodyOf,
+  type DispatcherProcess,
   eventually,
   propertyChange,
   refusingUrl,
@@ -13,13 +15,11 @@ import {
   seedRegistration,
   startDispatcher,
   startTestTarget,
-  waitForWebhook,
-  webhookRow,
-  type AttemptRow,
-  type DispatcherProcess,
   type TargetAnswer,
   type TestTarget,
-} from './testing';
+  waitForWebhook,
+  webhookRow,
+} from '@platform/testkit';
 
 // Delivery as the real dispatcher process does it, against real targets on 127.0.0.1, with the
 // outcome read back from the tables it writes. The schedule is short and every step differs, so

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox, generatePrivateKeyPem, loadSigningKey } from '@platform/db';
-import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
+import { createTestDatabase, eventually, type TestDatabase } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from './clock';
 import { loadConfig } from './config';
 import { createDispatcher, type Dispatcher } from './dispatcher';
 import { createLogger } from './logger';
-import { eventually } from './testing';
 
 describe('createDispatcher', () => {
   let db: TestDatabase;

@@ -3,22 +3,22 @@ import { enqueueEntityChange, notifyWebhookDue } from '@platform/db';
 import type { BlockedGroupRead, Page, WebhookRead } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProperty, patchProperty } from '../../api/src/features/webhooks/webhook-test-support';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/src/testing';
+import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/src/test-support';
 import {
   attemptsOf,
   bodyOf,
+  type DispatcherProcess,
   propertyChange,
+  type ReceivedRequest,
   seedChange,
   seedRegistration,
+  type SeedRegistrationOptions,
   startDispatcher,
   startTestTarget,
+  type TestTarget,
   waitForWebhook,
   webhookRow,
-  type DispatcherProcess,
-  type ReceivedRequest,
-  type SeedRegistrationOptions,
-  type TestTarget,
-} from './testing';
+} from '@platform/testkit';
 
 // Group order (design part 3, spec 6.3) and the operator actions that end or repeat a webhook, as
 // the real dispatcher process and the real API do them. The schedule is fast, so a webhook is

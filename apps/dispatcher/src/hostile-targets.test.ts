@@ -12,23 +12,24 @@ import {
   type LookupFunction,
   type Socket,
 } from 'node:net';
-import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
-import { WebhookState } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Deliverer, RESPONSE_EXCERPT_BYTES, type DeliveryOutcome, type DeliveryRequest } from './deliver';
 import {
   attemptsOf,
+  createTestDatabase,
   eventually,
   propertyChange,
   seedChange,
   seedRegistration,
   startDispatcher,
   startTestTarget,
+  type TargetAnswer,
+  type TestDatabase,
+  type TestTarget,
   waitForWebhook,
   webhookRow,
-  type TargetAnswer,
-  type TestTarget,
-} from './testing';
+} from '@platform/testkit';
+import { WebhookState } from '@platform/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Deliverer, RESPONSE_EXCERPT_BYTES, type DeliveryOutcome, type DeliveryRequest } from './deliver';
 
 // Issue 8, "Hostile targets": each hostile answer fails its attempt cleanly, within the timeout,
 // with memory bounded and no effect on other deliveries. Every target is a real server on

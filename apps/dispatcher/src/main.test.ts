@@ -3,28 +3,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createTestDatabase, freePort, type TestDatabase } from '@platform/db/testing';
+import { createTestDatabase, eventually, freePort, type TestDatabase } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config';
 import { LISTENER_APPLICATION_NAME } from './listener';
 import { createStatusServer } from './server';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-
-/** Polls `check` until it returns true, failing after `timeoutMs`. */
-async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (
-      await Promise.resolve()
-        .then(check)
-        .catch(() => false)
-    )
-      return;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('the dispatcher process', () => {
   let db: TestDatabase;

@@ -1,5 +1,5 @@
 import { enqueueEntityChange } from '@platform/db';
-import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
+import { createTestDatabase, eventually, type TestDatabase } from '@platform/testkit';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -287,11 +287,10 @@ describe('the schedule', () => {
     const job = maintenance({ repairSchedule: '* * * * * *' }); // every second
     job.start();
     try {
-      const deadline = Date.now() + 5_000;
-      while ((await db.knex('webhooks').where({ id: promotable }).first('state')).state !== 1) {
-        if (Date.now() > deadline) throw new Error('the sweep did not run');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await eventually(
+        async () => (await db.knex('webhooks').where({ id: promotable }).first('state')).state === 1,
+        { timeoutMs: 5_000, what: 'the sweep running' },
+      );
     } finally {
       await job.stop();
     }

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { queueStats } from '@platform/db';
-import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
+import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDispatcherMetrics, MetricsRegistry } from './metrics';
 import { createStatusServer } from './server';

@@ -15,21 +15,22 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
-import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
-import { isPrivateHost, WebhookState } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   attemptsOf,
+  createTestDatabase,
+  type DispatcherProcess,
   propertyChange,
   seedChange,
   seedRegistration,
   startDispatcher,
   startTestTarget,
+  type TestDatabase,
+  type TestTarget,
   waitForWebhook,
   webhookRow,
-  type DispatcherProcess,
-  type TestTarget,
-} from './testing';
+} from '@platform/testkit';
+import { isPrivateHost, WebhookState } from '@platform/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** The wait before the second (and last) attempt. */
 const RETRY_MS = 2_000;

@@ -1,95 +1,53 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { enqueueEntityChange, notifyWebhookDue } from '@platform/db';
-import { createTestDatabase, freePort, type TestDatabase } from '@platform/db/testing';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
+  createTestDatabase,
   eventually,
   propertyChange,
   seedRegistration,
+  startDispatcher,
   startTestTarget,
-  TEST_SECRET_KEY,
+  type DispatcherProcess,
+  type TestDatabase,
   type TestTarget,
-} from './testing';
+} from '@platform/testkit';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 // Crash safety, shutdown and several replicas, proven with real dispatcher processes against a
 // real Postgres and a real HTTP target on 127.0.0.1.
 
-const ROOT = resolve(import.meta.dirname, '../../..');
-
-interface Replica {
-  /** The dispatcher's own pid: it runs as `node --import tsx`, so a SIGKILL hits it, not a wrapper. */
-  child: ChildProcess;
+/** A dispatcher process that names itself in its leases (`DISPATCHER_ID`). */
+interface Replica extends DispatcherProcess {
   id: string;
-  port: number;
-  logs: Record<string, unknown>[];
-  exited: Promise<number | null>;
   /** Successful deliveries this replica counted (`dispatcher_deliveries_total{outcome="success"}`). */
   successes(): Promise<number>;
 }
 
 const replicas: Replica[] = [];
 
-/** Starts a dispatcher process and resolves once it reports healthy. */
+/**
+ * Starts a dispatcher process and resolves once it reports healthy. It runs as
+ * `node --import tsx`, so a SIGKILL hits the dispatcher itself, not a wrapper.
+ */
 async function startReplica(
   databaseUrl: string,
   id: string,
   env: Record<string, string> = {},
 ): Promise<Replica> {
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'dispatcher-replica-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/dispatcher/src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      DATABASE_URL: databaseUrl,
-      DISPATCHER_PORT: String(port),
-      DISPATCHER_ID: id,
-      DATA_DIR: dataDir,
-      SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY.toString('base64'),
-      ALLOW_PRIVATE_TARGETS: 'true',
-      DISPATCHER_POLL_INTERVAL: '500ms',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const dispatcher = await startDispatcher(databaseUrl, {
+    LOG_LEVEL: 'info',
+    DISPATCHER_ID: id,
+    DISPATCHER_POLL_INTERVAL: '500ms',
+    ...env,
   });
-  const logs: Record<string, unknown>[] = [];
-  let pending = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    const parts = (pending + chunk.toString()).split('\n');
-    pending = parts.pop()!;
-    for (const line of parts) {
-      if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
-    }
-  });
-  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-  const exited = new Promise<number | null>((resolveExit) =>
-    child.once('close', (code) => {
-      rmSync(dataDir, { recursive: true, force: true });
-      resolveExit(code);
-    }),
-  );
   const replica: Replica = {
-    child,
+    ...dispatcher,
     id,
-    port,
-    logs,
-    exited,
     successes: async () => {
-      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      const text = await (await fetch(`http://127.0.0.1:${dispatcher.port}/metrics`)).text();
       return Number(/^dispatcher_deliveries_total\{outcome="success"\} (\d+)$/m.exec(text)?.[1] ?? NaN);
     },
   };
   replicas.push(replica);
-  await eventually(
-    async () => child.exitCode !== null || (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200,
-    { timeoutMs: 30_000, what: `dispatcher ${id} healthy` },
-  );
-  if (child.exitCode !== null) throw new Error(`dispatcher ${id} exited at start-up with ${child.exitCode}`);
   return replica;
 }
 
@@ -135,7 +93,8 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   for (const replica of replicas.splice(0)) {
-    if (replica.child.exitCode === null && replica.child.signalCode === null) replica.child.kill('SIGKILL');
+    if (replica.process.exitCode === null && replica.process.signalCode === null)
+      replica.process.kill('SIGKILL');
     await replica.exited;
   }
   await target.close();
@@ -197,7 +156,7 @@ describe('several dispatchers', () => {
       const victim = await startReplica(db.url, 'victim', settings);
       const ids = await seedBacklog(40);
       await eventually(() => target.requests.length >= 10, { what: 'a batch in flight' });
-      victim.child.kill('SIGKILL');
+      victim.process.kill('SIGKILL');
       await victim.exited;
       const inFlightAtKill = new Set(target.requests.map((r) => Number(r.webhookId)));
       const firstSeenAt = new Map(target.requests.map((r) => [Number(r.webhookId), r.receivedAt]));
@@ -294,7 +253,7 @@ describe('SIGTERM', () => {
       });
       const ids = await seedBacklog(30);
       await eventually(() => target.requests.length >= 10, { what: 'a batch in flight' });
-      replica.child.kill('SIGTERM');
+      replica.process.kill('SIGTERM');
       expect(await replica.exited).toBe(0);
 
       const delivered = new Set(target.requests.map((r) => Number(r.webhookId)));
@@ -329,7 +288,7 @@ describe('SIGTERM', () => {
       });
       const ids = await seedBacklog(3);
       await eventually(() => target.requests.length === 3, { what: 'three deliveries in flight' });
-      replica.child.kill('SIGTERM');
+      replica.process.kill('SIGTERM');
       expect(await replica.exited).toBe(0);
       expect(replica.logs).toContainEqual(
         expect.objectContaining({

@@ -16,12 +16,10 @@
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createSecretBox } from '@platform/db';
-import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
-import { WebhookAuthType, WebhookState } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from './logger';
 import {
   attemptsOf,
+  createTestDatabase,
+  type DispatcherProcess,
   eventually,
   propertyChange,
   refusingUrl,
@@ -29,12 +27,15 @@ import {
   seedRegistration,
   startDispatcher,
   startTestTarget,
-  testSecrets,
   TEST_SECRET_KEY,
-  webhookRow,
-  type DispatcherProcess,
+  type TestDatabase,
+  testSecrets,
   type TestTarget,
-} from './testing';
+  webhookRow,
+} from '@platform/testkit';
+import { WebhookAuthType, WebhookState } from '@platform/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from './logger';
 
 const TIMEOUT_MS = 1_000;
 const AUTH_TYPES = [

@@ -1,5 +1,5 @@
 import { generatePrivateKeyPem, loadSigningKey, WEBHOOK_TOKEN_TTL_MS, type SigningKey } from '@platform/db';
-import { createTestDatabase, type TestDatabase } from '@platform/db/testing';
+import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { decodePermissions, permissionByName, TokenScope } from '@platform/shared';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

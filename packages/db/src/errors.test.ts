@@ -2,7 +2,7 @@ import knexFactory from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isDatabaseUnavailable } from './errors';
 import { createKnex } from './knex';
-import { createTestDatabase, freePort, type TestDatabase } from './testing';
+import { createTestDatabase, freePort, type TestDatabase } from '@platform/testkit';
 
 let db: TestDatabase;
 beforeAll(async () => {

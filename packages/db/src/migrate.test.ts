@@ -1,7 +1,7 @@
 import { PERMISSIONS } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate';
-import { createTestDatabase, type TestDatabase } from './testing';
+import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 
 let db: TestDatabase;
 beforeAll(async () => {

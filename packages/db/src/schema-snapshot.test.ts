@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEMA_FILE, schemaSnapshot } from './schema-snapshot';
-import { createTestDatabase, type TestDatabase } from './testing';
+import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 
 let db: TestDatabase;
 

@@ -16,7 +16,14 @@ import {
   type JWTPayload,
 } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, testPrivateKeyPem, type TestApi } from '../testing';
+import {
+  buildAccount,
+  buildParty,
+  login,
+  startTestApi,
+  testPrivateKeyPem,
+  type TestApi,
+} from '../test-support';
 import { TokenService } from './tokens';
 
 const MINUTE = 60_000;

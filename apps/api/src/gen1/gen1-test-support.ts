@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { TEST_PASSWORD, type TestApi } from '../testing';
+import { TEST_PASSWORD, type TestApi } from '../test-support';
 
 /** Shared helpers of the Gen1 tests. */
 

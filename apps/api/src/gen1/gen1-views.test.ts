@@ -1,7 +1,14 @@
 import { permissionByName } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../http/test-support';
-import { buildAccount, buildParty, buildWorld, startTestApi, type TestApi, type World } from '../testing';
+import {
+  buildAccount,
+  buildParty,
+  buildWorld,
+  startTestApi,
+  type TestApi,
+  type World,
+} from '../test-support';
 import { gen1Login, getJson } from './gen1-test-support';
 import { TIMELINE_EMBED_LIMIT, toGen1, type Gen1Record } from './gen1-view-service';
 import { entranceFields, flatsView, GEN1_VIEWS, orderTimelineView, type Gen1View } from './gen1-views';

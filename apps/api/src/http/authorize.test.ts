@@ -14,7 +14,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app';
 import { register } from '../features/webhooks/webhook-test-support';
 import type { Principal } from '../auth/principal';
-import { buildAccount, buildParty, login, startTestApi, testPrivateKeyPem, type TestApi } from '../testing';
+import {
+  buildAccount,
+  buildParty,
+  login,
+  startTestApi,
+  testPrivateKeyPem,
+  type TestApi,
+} from '../test-support';
 import { defineRoute, type RouteAuth } from './route';
 import { authorize } from './router';
 

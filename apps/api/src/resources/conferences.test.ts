@@ -24,7 +24,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../testing';
+} from '../test-support';
 import { RESOURCES } from './index';
 import {
   capturedChanges,

@@ -8,7 +8,7 @@ import { expectProblem, postRaw, rawRequest, writableCounts } from '../http/test
 import { testConfig } from '../config';
 import { buildOpenApiDocument } from '../http/openapi';
 import { ROUTES } from '../routes';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../testing';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../test-support';
 import { attachmentDisposition } from './file-service';
 import {
   buildProperty,

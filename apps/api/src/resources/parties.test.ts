@@ -1,7 +1,7 @@
 import type { ContactDetailsRead, PartyRead } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
-import { buildAccount, buildWorld, startTestApi, type TestApi, type World } from '../testing';
+import { buildAccount, buildWorld, startTestApi, type TestApi, type World } from '../test-support';
 import {
   capturedChanges,
   countRows,

@@ -8,7 +8,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../testing';
+} from '../test-support';
 import {
   buildProperty,
   buildUnit,

@@ -7,7 +7,7 @@
 import type { PermissionResource } from '@platform/shared';
 import { expect } from 'vitest';
 import { expectProblem } from '../http/test-support';
-import { expectAccessRules, type TestApi, type World } from '../testing';
+import { expectAccessRules, type TestApi, type World } from '../test-support';
 
 /** A live registration of `partyId` subscribed to `entityName` events (direct insert); its id. */
 export async function subscribe(

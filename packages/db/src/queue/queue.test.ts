@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookState } from '@platform/shared';
-import { createTestDatabase, type TestDatabase } from '../testing';
+import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { claimWebhooks } from './claim';
 import { nextDueAt } from './next-due';
 import { completeWebhooks, type AttemptResult } from './complete';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
-import { createTestDatabase, type TestDatabase } from '../testing';
+import { createTestDatabase, waitForLockWaiter, type TestDatabase } from '@platform/testkit';
 import { enqueueEntityChange } from './enqueue';
 import { unitChange } from './queue-test-support';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups, type GroupCursor } from './repair';
@@ -66,18 +66,6 @@ async function endHeadWithoutRelease(
     .update({ state, completed_at: new Date() })
     .returning('id');
   return head.id;
-}
-
-/** Resolves once some session of this database waits for a lock. */
-async function waitForLockWaiter(): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const { rows } = await db.knex.raw(
-      `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    );
-    if (rows.length > 0) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('nobody waits for a lock');
 }
 
 /** The whole sweep, in pages of `limit` groups. */
@@ -212,7 +200,7 @@ describe('the repair sweep', () => {
     });
     await didEnqueue;
     const repairing = repairGroups(db.knex, found);
-    await waitForLockWaiter();
+    await waitForLockWaiter(db.knex);
     release();
     await producer;
     const repair = await repairing;

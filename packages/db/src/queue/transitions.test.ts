@@ -6,7 +6,7 @@ import {
   type WebhookTransitionCause,
 } from '@platform/shared';
 import { createKnex, type Knex } from '../knex';
-import { createTestDatabase, type TestDatabase } from '../testing';
+import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { abortRegistrationWebhooks } from './abort-registration-webhooks';
 import { claimWebhooks, type ClaimedWebhook } from './claim';
 import { completeWebhooks, type AttemptResult } from './complete';

@@ -11,7 +11,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../../testing';
+} from '../../test-support';
 import { accountRowOf, databaseSnapshot, freshAccount } from './account-test-support';
 
 let api: TestApi;

@@ -15,7 +15,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../../testing';
+} from '../../test-support';
 import {
   databaseSnapshot,
   expectedScope,

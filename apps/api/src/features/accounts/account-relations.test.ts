@@ -20,7 +20,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../../testing';
+} from '../../test-support';
 import { databaseSnapshot, expectedScope, readJson } from './account-test-support';
 
 let api: TestApi;

@@ -20,7 +20,7 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../../testing';
+} from '../../test-support';
 
 let api: TestApi;
 let world: World;

@@ -15,7 +15,7 @@ import {
   TEST_PASSWORD,
   type TestApi,
   type World,
-} from '../../testing';
+} from '../../test-support';
 import { expectProblem, writableCounts } from '../../http/test-support';
 import { MAX_RECOVERY_FAILURES } from './recovery-service';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../testing';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
 import { createProperty, patchProperty, register, setState, webhooksOf } from './webhook-test-support';
 import type { WebhookStatsRead } from './webhook-stats-service';
 

@@ -1,6 +1,6 @@
 import type { WebhookRegistrationCreated } from '@platform/shared';
 import { expect } from 'vitest';
-import type { TestApi } from '../../testing';
+import type { TestApi } from '../../test-support';
 
 /** A valid registration body subscribing to every Property event; overrides win. */
 export function registrationBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {

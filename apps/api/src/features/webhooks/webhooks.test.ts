@@ -1,8 +1,9 @@
 import { deliveryBody, enqueueEntityChange, releaseGroups } from '@platform/db';
 import type { BlockedGroupRead, WebhookDetailRead, WebhookRead } from '@platform/shared';
+import { waitForLockWaiter } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../testing';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
 import {
   act,
   createProperty,
@@ -432,7 +433,7 @@ describe('abort and resolve', () => {
     });
     const resolving = act(api, world.pmc.full.token, hooks[0]!, 'resolve');
     // the resolve now waits for the group; the writer commits a Pending webhook meanwhile
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitForLockWaiter(api.db.knex);
     await writer.commit();
     expect((await resolving).status).toBe(200);
     // the release saw the webhook committed while it waited: it is the new head, not stranded

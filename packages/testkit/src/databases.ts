@@ -1,30 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
+import { createKnex, migrate, type Knex } from '@platform/db';
+import { startEmbeddedPostgres } from '@platform/db/embedded';
 import pg from 'pg';
-import { inject } from 'vitest';
-import { startEmbeddedPostgres } from './embedded';
-import { createKnex, type Knex } from './knex';
-import { migrate } from './migrate';
+import { freePort } from './ports';
+import { ROOT } from './processes';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseAdminUrl: string;
     databaseTemplate: string;
   }
-}
-
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /** `url` with its database name replaced. */
@@ -34,7 +21,8 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+/** Runs one statement (create or drop a database) on the server of `adminUrl`, on a connection of its own. */
+export async function adminQuery(adminUrl: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
@@ -82,6 +70,31 @@ export function claimDataDir(base: string): { dataDir: string; release(): void }
   }
 }
 
+/** Creates database `name` on the server of `adminUrl` and migrates it, to be cloned. */
+export async function createTemplateDatabase(adminUrl: string, name: string): Promise<void> {
+  await adminQuery(adminUrl, `create database ${name}`);
+  const knex = createKnex(withDatabase(adminUrl, name), { pool: { max: 2 } });
+  try {
+    await migrate(knex);
+  } finally {
+    await knex.destroy();
+  }
+}
+
+/** Creates database `name` as a copy of `template` (`CREATE DATABASE … TEMPLATE`); answers its URL. */
+export async function cloneDatabase(adminUrl: string, template: string, name: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await adminQuery(adminUrl, `create database ${name} template ${template}`);
+      return withDatabase(adminUrl, name);
+    } catch (error) {
+      // two clients cloning at the same instant can see "source database is being accessed"
+      if (attempt >= 20 || !String(error).includes('being accessed')) throw error;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
+}
+
 /**
  * Vitest global setup: uses `DATABASE_URL` or starts the embedded test cluster, migrates a
  * template database once, and hands both to the test files, which clone the template.
@@ -92,7 +105,7 @@ export async function setupTestDatabases(project: {
   let adminUrl = process.env.DATABASE_URL;
   let stopCluster = async () => {};
   if (!adminUrl) {
-    const { dataDir, release } = claimDataDir(resolve(import.meta.dirname, '../../../.data/test-postgres'));
+    const { dataDir, release } = claimDataDir(resolve(ROOT, '.data/test-postgres'));
     try {
       const cluster = await startEmbeddedPostgres({ dataDir, port: await freePort() });
       adminUrl = cluster.url;
@@ -104,13 +117,7 @@ export async function setupTestDatabases(project: {
   }
   const template = `test_template_${process.pid}_${randomBytes(3).toString('hex')}`;
   try {
-    await adminQuery(adminUrl, `create database ${template}`);
-    const knex = createKnex(withDatabase(adminUrl, template), { pool: { max: 2 } });
-    try {
-      await migrate(knex);
-    } finally {
-      await knex.destroy();
-    }
+    await createTemplateDatabase(adminUrl, template);
   } catch (error) {
     await stopCluster();
     throw error;
@@ -132,20 +139,12 @@ export interface TestDatabase {
 
 /** A fresh, migrated database for one test file, cloned from the template. */
 export async function createTestDatabase(): Promise<TestDatabase> {
+  // loaded here, not at the top: bench, chaos and Playwright import the kit outside vitest
+  const { inject } = await import('vitest');
   const adminUrl = inject('databaseAdminUrl');
   const template = inject('databaseTemplate');
   const name = `test_${randomBytes(6).toString('hex')}`;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await adminQuery(adminUrl, `create database ${name} template ${template}`);
-      break;
-    } catch (error) {
-      // two files cloning at the same instant can see "source database is being accessed"
-      if (attempt >= 20 || !String(error).includes('being accessed')) throw error;
-      await new Promise((r) => setTimeout(r, 50 * attempt));
-    }
-  }
-  const url = withDatabase(adminUrl, name);
+  const url = await cloneDatabase(adminUrl, template, name);
   const knex = createKnex(url, { pool: { max: 5 } });
   return {
     url,

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claimDataDir } from './testing';
+import { claimDataDir } from './databases';
 
 describe('claimDataDir (one embedded test cluster per concurrent test run)', () => {
   let root: string;

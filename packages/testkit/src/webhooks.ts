@@ -1,0 +1,74 @@
+import type { Knex } from '@platform/db';
+import { eventually } from './wait';
+
+// Reading what the dispatcher wrote.
+
+export interface WebhookRow {
+  id: number;
+  registration_id: number;
+  state: number;
+  attempt_count: number;
+  next_attempt_at: Date;
+  completed_at: Date | null;
+  locked_by: string | null;
+  group_key: string | null;
+  group_seq: number | null;
+}
+
+export interface AttemptRow {
+  number: number;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  error_kind: string | null;
+  response_body: string | null;
+}
+
+/** A webhook row straight from the table. */
+export async function webhookRow(knex: Knex, id: number): Promise<WebhookRow> {
+  return (await knex('webhooks')
+    .where({ id })
+    .first(
+      'id',
+      'registration_id',
+      'state',
+      'attempt_count',
+      'next_attempt_at',
+      'completed_at',
+      'locked_by',
+      'group_key',
+      'group_seq',
+    )) as WebhookRow;
+}
+
+/** The attempts of a webhook, oldest first. */
+export function attemptsOf(knex: Knex, id: number): Promise<AttemptRow[]> {
+  return knex('webhook_attempts')
+    .where({ webhook_id: id })
+    .orderBy('number')
+    .select('number', 'started_at', 'duration_ms', 'status_code', 'error_kind', 'response_body');
+}
+
+/** Waits until webhook `id` is in `state` (and, if given, has `attempts` attempt rows); answers the row. */
+export async function waitForWebhook(
+  knex: Knex,
+  id: number,
+  state: number,
+  options: { attempts?: number; timeoutMs?: number } = {},
+): Promise<WebhookRow> {
+  let last: WebhookRow | undefined;
+  try {
+    await eventually(
+      async () => {
+        last = await webhookRow(knex, id);
+        if (last.state !== state) return false;
+        if (options.attempts === undefined) return true;
+        return (await attemptsOf(knex, id)).length === options.attempts;
+      },
+      { timeoutMs: options.timeoutMs ?? 20_000, what: `webhook ${id} in state ${state}` },
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last seen: ${JSON.stringify(last)}`);
+  }
+  return last!;
+}
