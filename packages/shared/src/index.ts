@@ -10,3 +10,4 @@ export * from './recovery';
 export * from './retry-schedule';
 export * from './resources/index';
 export * from './webhooks';
+export * from './webhook-stats';
