@@ -23,7 +23,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_RECOVERY_FAILURES } from '../features/recovery/recovery-service';
+import { MAX_RECOVERY_FAILURES } from '../../src/features/recovery/recovery-service';
 import {
   buildAccount,
   buildParty,
@@ -32,7 +32,7 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../testing';
+} from '../../src/testing';
 import {
   boundaryCases,
   caseArbitrary,
@@ -41,7 +41,7 @@ import {
   type FuzzCase,
   type Operation,
 } from './fuzz-cases';
-import { ROUTES } from '../routes';
+import { ROUTES } from '../../src/routes';
 import { rawClient, type RawRequest, type RawResponse } from './raw-http';
 import {
   captureLogger,

@@ -25,10 +25,10 @@ import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKe
 import { PartyType, TokenScope, type PartyType as PartyTypeValue } from '@platform/shared';
 import { base64url, decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { base32Decode, totp } from '../features/mfa/totp';
-import { gen1TokenService } from '../gen1/gen1-tokens';
-import { RESOURCES } from '../resources/index';
-import type { ResourceDefinition } from '../resources/resource';
+import { base32Decode, totp } from '../../src/features/mfa/totp';
+import { gen1TokenService } from '../../src/gen1/gen1-tokens';
+import { RESOURCES } from '../../src/resources/index';
+import type { ResourceDefinition } from '../../src/resources/resource';
 import {
   buildAccount,
   buildParty,
@@ -40,8 +40,8 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../testing';
-import { ROUTES } from '../routes';
+} from '../../src/testing';
+import { ROUTES } from '../../src/routes';
 import type { Operation } from './fuzz-cases';
 import {
   describeWrite,

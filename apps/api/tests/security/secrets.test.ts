@@ -13,7 +13,7 @@
  * sent: the Basic header, the API key, the bearer tokens it signs. That is the strongest case for
  * "no answer shows a credential": the dispatcher redacts them from what it stores.
  */
-import { base32Decode, totp } from '../features/mfa/totp';
+import { base32Decode, totp } from '../../src/features/mfa/totp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookState, type WebhookRegistrationCreated } from '@platform/shared';
 import {
@@ -25,7 +25,7 @@ import {
   type TargetScript,
   type TestTarget,
 } from '../../../dispatcher/src/testing';
-import { expectProblem } from '../http/test-support';
+import { expectProblem } from '../../src/http/test-support';
 import {
   buildAccount,
   buildWorld,
@@ -35,7 +35,7 @@ import {
   TEST_PASSWORD,
   type TestApi,
   type World,
-} from '../testing';
+} from '../../src/testing';
 import { captureLogger } from './security-support';
 
 const logs = captureLogger();

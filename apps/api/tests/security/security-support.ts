@@ -1,10 +1,10 @@
 import type { SigningKey } from '@platform/db';
 import { SignJWT, type JWTPayload } from 'jose';
 import pino, { type Logger } from 'pino';
-import { buildOpenApiDocument } from '../http/openapi';
-import type { RouteDefinition } from '../http/route';
-import { ROUTES } from '../routes';
-import type { TestApi } from '../testing';
+import { buildOpenApiDocument } from '../../src/http/openapi';
+import type { RouteDefinition } from '../../src/http/route';
+import { ROUTES } from '../../src/routes';
+import type { TestApi } from '../../src/testing';
 import { operationsOf, type OpenApiDocument } from './fuzz-cases';
 
 /** A logger at the most verbose level whose every line is kept, to read what the API logged. */
