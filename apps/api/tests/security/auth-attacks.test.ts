@@ -1,5 +1,5 @@
 /**
- * Auth attacks (issue 8): refresh-token replay and forged refresh tokens, webhook tokens out of
+ * Auth attacks: refresh-token replay and forged refresh tokens, webhook tokens out of
  * bounds, every resource read and written across parties, and brute force of
  * logins, recovery codes and second factors. Several are also proven, in more detail, beside the
  * code they attack (auth/tokens.test.ts, auth/webhook-token.test.ts, features/auth/auth.test.ts,

@@ -1,5 +1,5 @@
 /**
- * Forged tokens against every operation (issue 8). auth-attacks.test.ts sends each forged or
+ * Forged tokens against every operation. auth-attacks.test.ts sends each forged or
  * misused token to a read, a write and `/api/accounts/myself`; here every one of them goes to
  * EVERY operation of the OpenAPI document (enumerated as the fuzz run does), aimed at real rows
  * of the party whose account the forged token claims (the PMC of the test world), with a body
@@ -42,7 +42,7 @@ import {
   type WorldParty,
 } from '../../src/testing';
 import { ROUTES } from '../../src/routes';
-import type { Operation } from './fuzz-cases';
+import type { Operation } from './fuzz-document';
 import {
   describeWrite,
   documentedOperations,

@@ -1,7 +1,7 @@
 /**
- * Hostile clients (issue 8): a property-based fuzz run against every operation of the OpenAPI
+ * Hostile clients: a property-based fuzz run against every operation of the OpenAPI
  * document. Each operation gets at least FUZZ_CASES (default 200) requests, schema-valid ones sent
- * by a party the operation allows and hostile ones (see fuzz-cases.ts). Whatever comes in:
+ * by a party the operation allows and hostile ones (see fuzz-requests.ts). Whatever comes in:
  *
  * - the API never answers 5xx;
  * - every 4xx but 401 is RFC 9457 `application/problem+json` with its status, a 401 has no body;
@@ -33,14 +33,8 @@ import {
   type World,
   type WorldParty,
 } from '../../src/testing';
-import {
-  boundaryCases,
-  caseArbitrary,
-  renderCase,
-  type Caller,
-  type FuzzCase,
-  type Operation,
-} from './fuzz-cases';
+import type { Operation } from './fuzz-document';
+import { boundaryCases, caseArbitrary, renderCase, type Caller, type FuzzCase } from './fuzz-requests';
 import { ROUTES } from '../../src/routes';
 import { rawClient, type RawRequest, type RawResponse } from './raw-http';
 import {

@@ -1,5 +1,5 @@
 /**
- * Secrets (issue 8): webhook target credentials (Basic password, API key), signing secrets and
+ * Secrets: webhook target credentials (Basic password, API key), signing secrets and
  * TOTP secrets are sealed at rest and shown at most once, at creation; passwords, recovery codes
  * and MFA recovery codes are stored only as hashes; none of them ever reaches the API's log.
  *

@@ -5,7 +5,7 @@ import { buildOpenApiDocument } from '../../src/http/openapi';
 import type { RouteDefinition } from '../../src/http/route';
 import { ROUTES } from '../../src/routes';
 import type { TestApi } from '../../src/testing';
-import { operationsOf, type OpenApiDocument } from './fuzz-cases';
+import { operationsOf, type OpenApiDocument } from './fuzz-document';
 
 /** A logger at the most verbose level whose every line is kept, to read what the API logged. */
 export function captureLogger(): { logger: Logger; lines: string[] } {
