@@ -2,7 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'bench/*.test.ts', 'chaos/*.test.ts'],
+    include: [
+      'apps/*/src/**/*.test.ts',
+      'apps/*/tests/**/*.test.ts',
+      'packages/*/src/**/*.test.ts',
+      'bench/*.test.ts',
+      'chaos/*.test.ts',
+    ],
     globalSetup: ['./vitest.global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,

@@ -1,4 +1,5 @@
-import { signStandardWebhook, USER_AGENT } from '../apps/dispatcher/src/delivery-request';
+import { signStandardWebhook } from '../apps/dispatcher/src/delivery-request';
+import { WEBHOOK_USER_AGENT } from '@platform/shared';
 import { deliveryBody } from '@platform/db';
 import type { BenchContext } from './context';
 import { drainFigures, round, waitForDrain } from './drain';
@@ -40,7 +41,7 @@ export async function throughputMode(context: BenchContext, count: number) {
       body,
       headers: {
         'content-type': 'application/json',
-        'user-agent': USER_AGENT,
+        'user-agent': WEBHOOK_USER_AGENT,
         'webhook-id': id,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signStandardWebhook(context.signingSecret, id, timestamp, body),

@@ -7,7 +7,7 @@ import { permissionRoutes } from './features/permissions/permission-routes';
 import { recoveryRoutes } from './features/recovery/recovery-routes';
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
 import { webhookRoutes } from './features/webhooks/webhook-routes';
-import { webhookStatsRoutes } from './features/webhooks/webhook-stats-routes';
+import { webhookStatsRoutes } from './features/webhook-stats/webhook-stats-routes';
 import { resourceRouteList } from './resources/index';
 
 /** Every Gen2 route; the router and the OpenAPI document are both built from this list. */

@@ -1,9 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { deliveryBody, type ClaimedWebhook, type SecretBox } from '@platform/db';
-import { WebhookAuthType } from '@platform/shared';
+import { WEBHOOK_USER_AGENT, WebhookAuthType } from '@platform/shared';
 import type { DeliveryRequest } from './deliver';
-
-export const USER_AGENT = 'PlatformWebhooks/1.0 (+https://platform.example.com/docs/webhooks)';
 
 /** Issues the service-signed bearer token a registration of auth type 2 or 3 carries. */
 export type BearerTokenSource = (registration: { id: number; partyId: number }) => Promise<string>;
@@ -53,7 +51,10 @@ export async function buildDeliveryRequest(
   webhook: ClaimedWebhook,
   deps: { secrets: SecretBox; bearerToken: BearerTokenSource; now: () => Date },
 ): Promise<DeliveryRequest> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': WEBHOOK_USER_AGENT,
+  };
   // every credential value the request carries, so the answer's excerpt never stores one
   const credentials: string[] = [];
   let bearer: string | undefined;

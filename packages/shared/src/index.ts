@@ -12,3 +12,4 @@ export * from './retry-schedule';
 export * from './resources/index';
 export * from './webhook-states';
 export * from './webhooks';
+export * from './webhook-stats';

@@ -351,6 +351,12 @@ export const PaginatedListOfWebhookRegistrationRead = Page(WebhookRegistrationRe
   id: 'PaginatedListOfWebhookRegistrationRead',
 });
 
+/**
+ * The `user-agent` of every delivery: the dispatcher sends it, the console shows it among the
+ * headers a delivery carried.
+ */
+export const WEBHOOK_USER_AGENT = 'PlatformWebhooks/1.0 (+https://platform.example.com/docs/webhooks)';
+
 /** The body a webhook delivers (spec 6.2 and design part 4). */
 export const WebhookDeliveryBody = z
   .object({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deliveryHeaders, DISPATCHER_USER_AGENT, MASK } from './delivery-headers';
+import { WEBHOOK_USER_AGENT } from '@platform/shared';
+import { deliveryHeaders, MASK } from './delivery-headers';
 
 const byName = (headers: ReturnType<typeof deliveryHeaders>) =>
   Object.fromEntries(headers.map((h) => [h.name, h]));
@@ -17,7 +18,7 @@ describe('delivery headers', () => {
       'webhook-signature',
     ]);
     expect(headers['content-type']!.value).toBe('application/json');
-    expect(headers['user-agent']!.value).toBe(DISPATCHER_USER_AGENT);
+    expect(headers['user-agent']!.value).toBe(WEBHOOK_USER_AGENT);
     expect(headers['webhook-id']!.value).toBe('42');
     expect(headers['webhook-timestamp']!.value).toBe(String(Date.parse('2026-11-22T12:00:00Z') / 1000));
     expect(headers['webhook-signature']).toMatchObject({ value: `v1,${MASK}`, masked: true });

@@ -1,10 +1,4 @@
-import { WebhookAuthType } from '@platform/shared';
-
-/**
- * The dispatcher's `user-agent` (apps/dispatcher/src/delivery-request.ts). Repeated here because
- * the console cannot import the dispatcher; keep the two equal.
- */
-export const DISPATCHER_USER_AGENT = 'PlatformWebhooks/1.0 (+https://platform.example.com/docs/webhooks)';
+import { WEBHOOK_USER_AGENT, WebhookAuthType } from '@platform/shared';
 
 /** Stands in for a secret the console never sees. */
 export const MASK = '••••••••';
@@ -33,7 +27,7 @@ export function deliveryHeaders(input: {
     : undefined;
   const headers: SentHeader[] = [
     { name: 'content-type', value: 'application/json', masked: false },
-    { name: 'user-agent', value: DISPATCHER_USER_AGENT, masked: false },
+    { name: 'user-agent', value: WEBHOOK_USER_AGENT, masked: false },
     { name: 'webhook-id', value: String(input.webhookId), masked: false, note: 'Stable across retries.' },
     {
       name: 'webhook-timestamp',

@@ -1,3 +1,4 @@
+import type { WebhookStatsRead } from '@platform/shared';
 import type { ReactNode } from 'react';
 import { PageHeader } from '../../../components/ui/page-header';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
@@ -12,7 +13,7 @@ import {
   formatRelative,
 } from '../../../lib/format';
 import { WEBHOOK_STATE_DESCRIPTIONS, webhookStateName } from '../../../lib/webhook-states';
-import { STATS_REFRESH_MS, useWebhookStats, type WebhookStats } from '../api/get-webhook-stats';
+import { STATS_REFRESH_MS, useWebhookStats } from '../api/get-webhook-stats';
 import { AttemptsChart } from './attempts-chart';
 
 function Metric({
@@ -43,7 +44,7 @@ function successTone(rate: number | null): 'good' | 'warn' | 'bad' | undefined {
   return rate >= 0.9 ? 'warn' : 'bad';
 }
 
-function Figures({ stats }: { stats: WebhookStats }) {
+function Figures({ stats }: { stats: WebhookStatsRead }) {
   const { latencyMs } = stats;
   return (
     <>

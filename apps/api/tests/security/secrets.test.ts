@@ -1,5 +1,5 @@
 /**
- * Secrets (issue 8): webhook target credentials (Basic password, API key), signing secrets and
+ * Secrets: webhook target credentials (Basic password, API key), signing secrets and
  * TOTP secrets are sealed at rest and shown at most once, at creation; passwords, recovery codes
  * and MFA recovery codes are stored only as hashes; none of them ever reaches the API's log.
  *
@@ -13,7 +13,7 @@
  * sent: the Basic header, the API key, the bearer tokens it signs. That is the strongest case for
  * "no answer shows a credential": the dispatcher redacts them from what it stores.
  */
-import { base32Decode, totp } from '../features/mfa/totp';
+import { base32Decode, totp } from '../../src/features/mfa/totp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookState, type WebhookRegistrationCreated } from '@platform/shared';
 import {
@@ -24,8 +24,8 @@ import {
   type DispatcherProcess,
   type TargetScript,
   type TestTarget,
-} from '../../../dispatcher/src/testing';
-import { expectProblem } from '../http/test-support';
+} from '@platform/testkit';
+import { expectProblem } from '../../src/http/test-support';
 import {
   buildAccount,
   buildWorld,
@@ -35,8 +35,8 @@ import {
   TEST_PASSWORD,
   type TestApi,
   type World,
-} from '../testing';
-import { captureLogger } from './security-support';
+} from '../../src/test-support';
+import { captureLogger } from './security-test-support';
 
 const logs = captureLogger();
 let api: TestApi;

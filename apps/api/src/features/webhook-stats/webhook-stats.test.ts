@@ -1,7 +1,13 @@
+import type { WebhookStatsRead } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
-import { createProperty, patchProperty, register, setState, webhooksOf } from './webhook-test-support';
-import type { WebhookStatsRead } from './webhook-stats-service';
+import {
+  createProperty,
+  patchProperty,
+  register,
+  setState,
+  webhooksOf,
+} from '../webhooks/webhook-test-support';
 
 let api: TestApi;
 let world: World;

@@ -1,11 +1,11 @@
 import type { SigningKey } from '@platform/db';
 import { SignJWT, type JWTPayload } from 'jose';
 import pino, { type Logger } from 'pino';
-import { buildOpenApiDocument } from '../http/openapi';
-import type { RouteDefinition } from '../http/route';
-import { ROUTES } from '../routes';
-import type { TestApi } from '../testing';
-import { operationsOf, type OpenApiDocument } from './fuzz-cases';
+import { buildOpenApiDocument } from '../../src/http/openapi';
+import type { RouteDefinition } from '../../src/http/route';
+import { ROUTES } from '../../src/routes';
+import type { TestApi } from '../../src/test-support';
+import { operationsOf, type OpenApiDocument } from './fuzz-document';
 
 /** A logger at the most verbose level whose every line is kept, to read what the API logged. */
 export function captureLogger(): { logger: Logger; lines: string[] } {

@@ -1,7 +1,7 @@
 /**
- * Hostile clients (issue 8): a property-based fuzz run against every operation of the OpenAPI
+ * Hostile clients: a property-based fuzz run against every operation of the OpenAPI
  * document. Each operation gets at least FUZZ_CASES (default 200) requests, schema-valid ones sent
- * by a party the operation allows and hostile ones (see fuzz-cases.ts). Whatever comes in:
+ * by a party the operation allows and hostile ones (see fuzz-requests.ts). Whatever comes in:
  *
  * - the API never answers 5xx;
  * - every 4xx but 401 is RFC 9457 `application/problem+json` with its status, a 401 has no body;
@@ -23,7 +23,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_RECOVERY_FAILURES } from '../features/recovery/recovery-service';
+import { MAX_RECOVERY_FAILURES } from '../../src/features/recovery/recovery-service';
 import {
   buildAccount,
   buildParty,
@@ -32,16 +32,10 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../testing';
-import {
-  boundaryCases,
-  caseArbitrary,
-  renderCase,
-  type Caller,
-  type FuzzCase,
-  type Operation,
-} from './fuzz-cases';
-import { ROUTES } from '../routes';
+} from '../../src/test-support';
+import type { Operation } from './fuzz-document';
+import { boundaryCases, caseArbitrary, renderCase, type Caller, type FuzzCase } from './fuzz-requests';
+import { ROUTES } from '../../src/routes';
 import { rawClient, type RawRequest, type RawResponse } from './raw-http';
 import {
   captureLogger,
@@ -50,7 +44,7 @@ import {
   recordWrites,
   unexplainedCounts,
   type WriteRecord,
-} from './security-support';
+} from './security-test-support';
 
 const CASES = Math.max(1, Number(process.env.FUZZ_CASES ?? 200));
 const SEED = process.env.FUZZ_SEED === undefined ? 20_261_122 : Number(process.env.FUZZ_SEED);

@@ -1,57 +1,10 @@
-import { WebhookState } from '@platform/shared';
-import { z } from 'zod';
+import { WebhookState, type WebhookStatsRead } from '@platform/shared';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { scopeToParties } from '../../http/scope';
 
-// The schema belongs in packages/shared/src/webhooks.ts beside the other webhook DTOs (one
-// contract, typed once for the API and the admin console); it lives here until it moves.
-const timestamp = z.iso.datetime({ offset: true });
-const count = z.number().int().min(0);
-const milliseconds = z.number().min(0).nullable();
-
 /** How many minutes the attempt figures of the operator overview cover. */
 export const STATS_WINDOW_MINUTES = 60;
-
-/** GET /api/webhook-stats: the operator overview of the caller's webhooks, in one answer. */
-export const WebhookStatsRead = z
-  .object({
-    generatedAt: timestamp.meta({ description: 'The database time the figures were taken at.' }),
-    countsByState: z.array(z.object({ state: z.number().int(), count })).meta({
-      description: 'Webhooks per state (1 Created … 7 Resolved), every state listed, zeros included.',
-    }),
-    window: z
-      .object({ from: timestamp, to: timestamp, minutes: z.number().int() })
-      .meta({ description: 'The attempt figures below cover [from, to): the last hour, whole minutes.' }),
-    attemptsPerMinute: z.array(z.object({ minute: timestamp, attempts: count, failures: count })).meta({
-      description: 'Delivery attempts and failed attempts per minute, oldest first, one entry per minute.',
-    }),
-    attempts: count.meta({ description: 'Delivery attempts in the window.' }),
-    failures: count.meta({ description: 'Attempts in the window that failed (not a 2xx).' }),
-    successRate: z
-      .number()
-      .min(0)
-      .max(1)
-      .nullable()
-      .meta({ description: 'Share of the window’s attempts that succeeded; null without attempts.' }),
-    latencyMs: z
-      .object({ p50: milliseconds, p90: milliseconds, p99: milliseconds })
-      .meta({ description: 'Attempt duration percentiles in the window; null without attempts.' }),
-    dueBacklog: count.meta({
-      description:
-        'Webhooks due for an attempt and not being delivered (Created or Retrying, due time passed).',
-    }),
-    oldestDueSeconds: z
-      .number()
-      .min(0)
-      .nullable()
-      .meta({ description: 'How long the longest-waiting due webhook has been due; null when none is.' }),
-    blockedGroups: count.meta({
-      description: 'Groups held by a Failed webhook (as GET /api/webhook-groups?blocked=true lists them).',
-    }),
-  })
-  .meta({ id: 'WebhookStatsRead' });
-export type WebhookStatsRead = z.infer<typeof WebhookStatsRead>;
 
 const ALL_STATES = Object.values(WebhookState);
 

@@ -1,11 +1,11 @@
 /**
- * Forged tokens against every operation (issue 8). auth-attacks.test.ts sends each forged or
+ * Forged tokens against every operation. auth-attacks.test.ts sends each forged or
  * misused token to a read, a write and `/api/accounts/myself`; here every one of them goes to
  * EVERY operation of the OpenAPI document (enumerated as the fuzz run does), aimed at real rows
  * of the party whose account the forged token claims (the PMC of the test world), with a body
  * that writes: had any route skipped or weakened its token check, the request would change that
  * party's data. Each answer must be a bare 401, and the write-recording trigger of
- * security-support.ts (every INSERT, UPDATE and DELETE of every table, not only row counts) must
+ * security-test-support.ts (every INSERT, UPDATE and DELETE of every table, not only row counts) must
  * record nothing during the whole run. Operations declared `auth: 'public'` (login, refresh,
  * recovery: the anonymous flows) take no token and are left out; `/healthz`, the JWKS and the
  * document itself are not operations of the document.
@@ -25,10 +25,10 @@ import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKe
 import { PartyType, TokenScope, type PartyType as PartyTypeValue } from '@platform/shared';
 import { base64url, decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { base32Decode, totp } from '../features/mfa/totp';
-import { gen1TokenService } from '../gen1/gen1-tokens';
-import { RESOURCES } from '../resources/index';
-import type { ResourceDefinition } from '../resources/resource';
+import { base32Decode, totp } from '../../src/features/mfa/totp';
+import { gen1TokenService } from '../../src/gen1/gen1-tokens';
+import { RESOURCES } from '../../src/resources/index';
+import type { ResourceDefinition } from '../../src/resources/resource';
 import {
   buildAccount,
   buildParty,
@@ -40,9 +40,9 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../testing';
-import { ROUTES } from '../routes';
-import type { Operation } from './fuzz-cases';
+} from '../../src/test-support';
+import { ROUTES } from '../../src/routes';
+import type { Operation } from './fuzz-document';
 import {
   describeWrite,
   documentedOperations,
@@ -51,7 +51,7 @@ import {
   unexplainedCounts,
   type WriteRecord,
   tokenMaker,
-} from './security-support';
+} from './security-test-support';
 
 const MINUTE = 60_000;
 /** Requests in flight at once. */

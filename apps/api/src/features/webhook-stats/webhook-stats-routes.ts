@@ -1,6 +1,6 @@
-import { PartyType } from '@platform/shared';
+import { PartyType, WebhookStatsRead } from '@platform/shared';
 import { defineRoute, type RouteDefinition } from '../../http/route';
-import { readWebhookStats, STATS_WINDOW_MINUTES, WebhookStatsRead } from './webhook-stats-service';
+import { readWebhookStats, STATS_WINDOW_MINUTES } from './webhook-stats-service';
 
 export const webhookStatsRoutes: RouteDefinition[] = [
   defineRoute({

@@ -1,5 +1,5 @@
 /**
- * Auth attacks (issue 8): refresh-token replay and forged refresh tokens, webhook tokens out of
+ * Auth attacks: refresh-token replay and forged refresh tokens, webhook tokens out of
  * bounds, every resource read and written across parties, and brute force of
  * logins, recovery codes and second factors. Several are also proven, in more detail, beside the
  * code they attack (auth/tokens.test.ts, auth/webhook-token.test.ts, features/auth/auth.test.ts,
@@ -11,15 +11,15 @@ import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKe
 import { PartyType, TokenScope, type PartyType as PartyTypeValue } from '@platform/shared';
 import { decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from '../features/auth/auth-service';
-import { MFA_PER_ACCOUNT } from '../features/mfa/mfa-service';
-import { base32Decode, totp } from '../features/mfa/totp';
-import { MAX_RECOVERY_FAILURES } from '../features/recovery/recovery-service';
-import { gen1TokenService } from '../gen1/gen1-tokens';
-import { allTableCounts, expectProblem, expectUnauthenticated } from '../http/test-support';
-import { RESOURCES } from '../resources/index';
-import { resourceRoutes } from '../resources/resource-routes';
-import type { ResourceDefinition } from '../resources/resource';
+import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from '../../src/features/auth/auth-service';
+import { MFA_PER_ACCOUNT } from '../../src/features/mfa/mfa-service';
+import { base32Decode, totp } from '../../src/features/mfa/totp';
+import { MAX_RECOVERY_FAILURES } from '../../src/features/recovery/recovery-service';
+import { gen1TokenService } from '../../src/gen1/gen1-tokens';
+import { allTableCounts, expectProblem, expectUnauthenticated } from '../../src/http/test-support';
+import { RESOURCES } from '../../src/resources/index';
+import { resourceRoutes } from '../../src/resources/resource-routes';
+import type { ResourceDefinition } from '../../src/resources/resource';
 import {
   buildAccount,
   buildParty,
@@ -31,8 +31,8 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../testing';
-import { tokenMaker } from './security-support';
+} from '../../src/test-support';
+import { tokenMaker } from './security-test-support';
 
 let api: TestApi;
 let world: World;
