@@ -1,5 +1,5 @@
 /**
- * `pnpm bench`: the dispatcher benchmark (issue 5; the targets are issue 7's). Prints one JSON
+ * `pnpm bench`: the dispatcher and API benchmarks. Prints one JSON
  * object per mode on stdout; progress goes to stderr. See docs/performance.md for the method.
  *
  *   pnpm bench                      throughput, a short latency run, 100 groups, queue and a short API run

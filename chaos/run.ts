@@ -1,5 +1,5 @@
 /**
- * `pnpm test:chaos`: the full chaos run of issue 8 (10,000 webhooks over 200 groups and ungrouped
+ * `pnpm test:chaos`: the full chaos run (10,000 webhooks over 200 groups and ungrouped
  * ones, two dispatchers SIGKILLed at least 10 times, one Postgres restart, flaky, hanging and
  * resetting targets). Prints the figures as one JSON line (stdout) and readable lines (stderr);
  * exits 1 when a promise of docs/reliability.md broke. `--seed N` repeats a run.

@@ -31,7 +31,7 @@ import { WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Deliverer, RESPONSE_EXCERPT_BYTES, type DeliveryOutcome, type DeliveryRequest } from './deliver';
 
-// Issue 8, "Hostile targets": each hostile answer fails its attempt cleanly, within the timeout,
+// Hostile targets: each hostile answer fails its attempt cleanly, within the timeout,
 // with memory bounded and no effect on other deliveries. Every target is a real server on
 // 127.0.0.1; names are resolved by a resolver handed to the Deliverer (its `lookup` option), so
 // the private-address check under test is the one production runs, on the addresses we choose.

@@ -1,5 +1,5 @@
 /**
- * Issue 8, "Hostile targets", through the real dispatcher process: with private targets not
+ * Hostile targets, through the real dispatcher process: with private targets not
  * allowed (production's default), a registration pointing at the machine itself or at the cloud
  * metadata service never gets a request out of the dispatcher. Every attempt is recorded as
  * `private-address` and retried on the schedule like any failure, and the live local targets behind

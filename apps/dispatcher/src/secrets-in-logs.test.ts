@@ -1,5 +1,5 @@
 /**
- * Issue 8, "Secrets", the dispatcher's side: it opens registration credentials and signing secrets
+ * Secrets, the dispatcher's side: it opens registration credentials and signing secrets
  * and signs bearer tokens to deliver, and none of them, in any form, ever reaches its output.
  *
  * The real dispatcher process runs at LOG_LEVEL=trace, and every byte it writes to stdout and

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The dispatcher's queue steps as functions, so each is one round trip and one commit (issue 7):
+ * The dispatcher's queue steps as functions, so each is one round trip and one commit:
  * a claim, and the recording of a batch of results (seven statements before). Both hand back the
  * webhooks they lease as one JSON array, built by one function (`webhook_deliveries`), so a
  * claimed webhook and a group's next webhook leased on its release look alike. Operators' abort and resolve release groups

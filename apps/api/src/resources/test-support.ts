@@ -339,7 +339,7 @@ async function idsHandedOut(api: TestApi, table: string): Promise<number> {
 }
 
 /**
- * A rolled-back write leaves no change and no webhook (issue 4): while a deferred constraint
+ * A rolled-back write leaves no change and no webhook (change capture shares the write's transaction): while a deferred constraint
  * trigger fails every insert and update of `table` at commit, each of `writes` (requests the API
  * would otherwise answer with success) must answer 500, and `table`, entity_changes and webhooks
  * must hold exactly what they held before. The id sequences of entity_changes and webhooks prove
