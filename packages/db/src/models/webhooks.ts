@@ -1,4 +1,3 @@
-import type { WebhookAuthType, WebhookEventType } from '@platform/shared';
 import type { RelationMappings } from 'objection';
 import { BaseModel, EntityModel } from './base-model';
 
@@ -7,7 +6,7 @@ export class WebhookEvent extends EntityModel {
   static override tableName = 'webhook_events';
   registration_id!: number;
   entity_name!: string;
-  type!: WebhookEventType;
+  type!: number;
 }
 
 /**
@@ -20,7 +19,7 @@ export class WebhookRegistration extends EntityModel {
   target_url!: string;
   should_group!: boolean;
   should_group_continue_after_fail!: boolean;
-  auth_type!: WebhookAuthType;
+  auth_type!: number;
   auth_credentials!: string | null;
   signing_secret!: string;
   created_by_account_id!: number | null;
