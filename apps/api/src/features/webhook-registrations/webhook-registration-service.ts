@@ -31,7 +31,6 @@ import { privateTargetProblem } from './private-target';
 import {
   presentRegistration,
   REGISTRATION_COLUMNS,
-  type EventRow,
   type RegistrationRow,
 } from './webhook-registration-presenter';
 
