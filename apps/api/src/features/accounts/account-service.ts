@@ -31,6 +31,7 @@ import { sendMail } from '../mail/mail-outbox';
 import { runWrite } from '../write-path';
 import {
   ACCOUNT_COLUMNS,
+  ACCOUNT_FIELDS,
   PARTY_COLUMNS,
   presentAccount,
   presentParty,
@@ -98,9 +99,6 @@ async function visibleAccount(
 function visibleParties(knex: Knex, principal: Principal): Knex.QueryBuilder {
   return scopeToParties(knex('parties as p').select(PARTY_COLUMNS).whereNull('p.deleted'), 'p.id', principal);
 }
-
-/** What an account write answers with: the columns of its read shape. */
-const RETURNED_ACCOUNT_COLUMNS = ACCOUNT_COLUMNS.map((column) => column.slice(2));
 
 /** A 400 naming `field` unless `groupId` is a live account group of party `partyId`. */
 async function requireGroupOfParty(knex: Knex, groupId: number, partyId: number, field: string) {
@@ -199,7 +197,7 @@ export async function createAccount(
         must_change_password: passwordHash !== null,
         created: now,
       })
-      .returning(RETURNED_ACCOUNT_COLUMNS);
+      .returning([...ACCOUNT_FIELDS]);
     return presentAccount(inserted);
   });
 }
@@ -225,7 +223,7 @@ export function updateAccount(
     const [updated] = await Account.query(trx)
       .patch(patchColumns(patch, now))
       .where({ id })
-      .returning(RETURNED_ACCOUNT_COLUMNS);
+      .returning([...ACCOUNT_FIELDS]);
     return presentAccount(updated!);
   });
 }

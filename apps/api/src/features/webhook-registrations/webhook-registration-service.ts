@@ -31,6 +31,7 @@ import { privateTargetProblem } from './private-target';
 import {
   presentRegistration,
   REGISTRATION_COLUMNS,
+  REGISTRATION_FIELDS,
   type RegistrationRow,
 } from './webhook-registration-presenter';
 
@@ -183,7 +184,7 @@ export async function createRegistration(
         created_by_account_id: principal.accountId,
         created: now,
       })
-      .returning(REGISTRATION_COLUMNS.map((column) => column.slice(2)));
+      .returning([...REGISTRATION_FIELDS]);
     // one insert of every event; the relation sets their registration_id
     const events = await registration
       .$relatedQuery('events', trx)
@@ -218,7 +219,7 @@ export async function updateRegistration(
     const [row] = await WebhookRegistration.query(trx)
       .patch({ target_url: patch.targetUrl, last_modified: now })
       .where({ id })
-      .returning(REGISTRATION_COLUMNS.map((column) => column.slice(2)));
+      .returning([...REGISTRATION_FIELDS]);
     return (await withEvents(trx, [row!]))[0]!;
   });
 }
