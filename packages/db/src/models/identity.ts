@@ -1,18 +1,13 @@
 import type { PartyType } from '@platform/shared';
+import type { RelationMappings } from 'objection';
 import { BaseModel, EntityModel } from './base-model';
 
 export class Party extends EntityModel {
   static override tableName = 'parties';
   type!: PartyType;
   name!: string;
-  managedByPartyId!: number | null;
-  conferenceEnabled!: boolean;
-}
-
-export class AccountGroup extends EntityModel {
-  static override tableName = 'account_groups';
-  partyId!: number | null;
-  name!: string;
+  managed_by_party_id!: number | null;
+  conference_enabled!: boolean;
 }
 
 export class Permission extends BaseModel {
@@ -23,67 +18,68 @@ export class Permission extends BaseModel {
   action!: number;
 }
 
-export class AccountGroupPermission extends BaseModel {
-  static override tableName = 'account_group_permissions';
-  static override idColumn = ['group_id', 'permission_id'];
-  groupId!: number;
-  permissionId!: number;
-}
+/** An account group: the permissions it grants are the permissions of its accounts. */
+export class AccountGroup extends EntityModel {
+  static override tableName = 'account_groups';
+  party_id!: number | null;
+  name!: string;
+  permissions?: Permission[];
 
-export class Account extends EntityModel {
-  static override tableName = 'accounts';
-  partyId!: number;
-  groupId!: number;
-  email!: string;
-  firstName!: string | null;
-  lastName!: string | null;
-  passwordHash!: string | null;
-  mustChangePassword!: boolean;
-  allowSkipMfa!: boolean;
-  mfaSecret!: string | null;
-  mfaEnabled!: boolean;
-  recoveryFailures!: number;
-  recoveryBlockedUntil!: Date | null;
+  static override get relationMappings(): RelationMappings {
+    return {
+      permissions: {
+        relation: BaseModel.ManyToManyRelation,
+        modelClass: Permission,
+        join: {
+          from: 'account_groups.id',
+          through: {
+            from: 'account_group_permissions.group_id',
+            to: 'account_group_permissions.permission_id',
+          },
+          to: 'permissions.id',
+        },
+      },
+    };
+  }
 }
 
 export class AccountContactDetail extends EntityModel {
   static override tableName = 'account_contact_details';
-  accountId!: number;
+  account_id!: number;
   type!: string;
   value!: string;
   label!: string | null;
-  isPrimary!: boolean;
+  is_primary!: boolean;
 }
 
-export class RefreshToken extends BaseModel {
-  static override tableName = 'refresh_tokens';
-  static override idColumn = 'jti';
-  jti!: string;
-  familyId!: string;
-  accountId!: number;
-  issuedAt!: Date;
-  expiresAt!: Date;
-  usedAt!: Date | null;
-  revokedAt!: Date | null;
-}
+/** An account. Its secrets (password hash, MFA secret) are columns no response shows. */
+export class Account extends EntityModel {
+  static override tableName = 'accounts';
+  party_id!: number;
+  group_id!: number;
+  email!: string;
+  first_name!: string | null;
+  last_name!: string | null;
+  password_hash!: string | null;
+  must_change_password!: boolean;
+  mfa_enabled!: boolean;
+  party?: Party;
+  contactDetails?: AccountContactDetail[];
 
-export class RecoveryCode extends BaseModel {
-  static override tableName = 'recovery_codes';
-  id!: number;
-  accountId!: number;
-  codeHash!: string;
-  expiresAt!: Date;
-  usedAt!: Date | null;
-  created!: Date;
-}
-
-export class MailOutbox extends BaseModel {
-  static override tableName = 'mail_outbox';
-  id!: number;
-  toAddress!: string;
-  subject!: string;
-  textBody!: string;
-  kind!: string;
-  created!: Date;
-  sentAt!: Date | null;
+  static override get relationMappings(): RelationMappings {
+    return {
+      party: {
+        relation: BaseModel.BelongsToOneRelation,
+        modelClass: Party,
+        join: { from: 'accounts.party_id', to: 'parties.id' },
+      },
+      /** The live (not soft-deleted) contact details. */
+      contactDetails: {
+        relation: BaseModel.HasManyRelation,
+        modelClass: AccountContactDetail,
+        filter: (query) => query.whereNull('account_contact_details.deleted'),
+        join: { from: 'accounts.id', to: 'account_contact_details.account_id' },
+      },
+    };
+  }
 }

@@ -1,63 +1,39 @@
-import type { WebhookAuthType, WebhookEventType, WebhookState } from '@platform/shared';
+import type { RelationMappings } from 'objection';
 import { BaseModel, EntityModel } from './base-model';
 
-export class WebhookRegistration extends EntityModel {
-  static override tableName = 'webhook_registrations';
-  partyId!: number;
-  targetUrl!: string;
-  shouldGroup!: boolean;
-  shouldGroupContinueAfterFail!: boolean;
-  authType!: WebhookAuthType;
-  authCredentials!: string | null;
-  signingSecret!: string;
-  createdByAccountId!: number | null;
-}
-
+/** An event (entity name and change type) a registration subscribes to. */
 export class WebhookEvent extends EntityModel {
   static override tableName = 'webhook_events';
-  registrationId!: number;
-  entityName!: string;
-  type!: WebhookEventType;
+  registration_id!: number;
+  entity_name!: string;
+  type!: number;
 }
 
-export class EntityChange extends BaseModel {
-  static override tableName = 'entity_changes';
-  id!: number;
-  entityName!: string;
-  type!: WebhookEventType;
-  entityId!: number;
-  entity!: Record<string, unknown>;
-  initiatorPartyId!: number;
-  initiatorAccountId!: number | null;
-  created!: Date;
-}
+/**
+ * A webhook registration. `auth_credentials` and `signing_secret` are sealed columns no response
+ * shows; the webhooks themselves and their queue are plain SQL (`queue/`), not models.
+ */
+export class WebhookRegistration extends EntityModel {
+  static override tableName = 'webhook_registrations';
+  party_id!: number;
+  target_url!: string;
+  should_group!: boolean;
+  should_group_continue_after_fail!: boolean;
+  auth_type!: number;
+  auth_credentials!: string | null;
+  signing_secret!: string;
+  created_by_account_id!: number | null;
+  events?: WebhookEvent[];
 
-export class Webhook extends BaseModel {
-  static override tableName = 'webhooks';
-  id!: number;
-  registrationId!: number;
-  eventId!: number;
-  entityChangeId!: number;
-  state!: WebhookState;
-  attemptCount!: number;
-  nextAttemptAt!: Date;
-  groupKey!: string | null;
-  groupSeq!: number | null;
-  lockedBy!: string | null;
-  created!: Date;
-  lastModified!: Date | null;
-  completedAt!: Date | null;
-}
-
-export class WebhookAttempt extends BaseModel {
-  static override tableName = 'webhook_attempts';
-  id!: number;
-  webhookId!: number;
-  number!: number;
-  startedAt!: Date;
-  durationMs!: number;
-  statusCode!: number | null;
-  errorKind!: string | null;
-  responseBody!: string | null;
-  created!: Date;
+  static override get relationMappings(): RelationMappings {
+    return {
+      /** The live events, in id order (the order a registration lists them). */
+      events: {
+        relation: BaseModel.HasManyRelation,
+        modelClass: WebhookEvent,
+        filter: (query) => query.whereNull('webhook_events.deleted').orderBy('webhook_events.id'),
+        join: { from: 'webhook_registrations.id', to: 'webhook_events.registration_id' },
+      },
+    };
+  }
 }

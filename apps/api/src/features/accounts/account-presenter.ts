@@ -1,32 +1,24 @@
+import type { Account, Party } from '@platform/db';
 import type { AccountRead, PartyRead } from '@platform/shared';
 
-export interface AccountRow {
-  id: number;
-  party_id: number;
-  group_id: number;
-  email: string;
-  first_name: string | null;
-  last_name: string | null;
-  must_change_password: boolean;
-  mfa_enabled: boolean;
-  created: Date;
-  last_modified: Date | null;
-  deleted: Date | null;
-}
+/** The columns of an account a response may show: never its password hash or MFA secret. */
+export const ACCOUNT_FIELDS = [
+  'id',
+  'party_id',
+  'group_id',
+  'email',
+  'first_name',
+  'last_name',
+  'must_change_password',
+  'mfa_enabled',
+  'created',
+  'last_modified',
+  'deleted',
+] as const;
 
-export const ACCOUNT_COLUMNS = [
-  'a.id',
-  'a.party_id',
-  'a.group_id',
-  'a.email',
-  'a.first_name',
-  'a.last_name',
-  'a.must_change_password',
-  'a.mfa_enabled',
-  'a.created',
-  'a.last_modified',
-  'a.deleted',
-];
+export type AccountRow = Pick<Account, (typeof ACCOUNT_FIELDS)[number]>;
+
+export const ACCOUNT_COLUMNS = ACCOUNT_FIELDS.map((field) => `a.${field}`);
 
 /** The AccountRead shape of an account row; secrets (hashes, MFA secret) never leave. */
 export function presentAccount(row: AccountRow): AccountRead {
@@ -45,27 +37,20 @@ export function presentAccount(row: AccountRow): AccountRead {
   };
 }
 
-export interface PartyRow {
-  id: number;
-  type: number;
-  name: string;
-  managed_by_party_id: number | null;
-  conference_enabled: boolean;
-  created: Date;
-  last_modified: Date | null;
-  deleted: Date | null;
-}
+const PARTY_FIELDS = [
+  'id',
+  'type',
+  'name',
+  'managed_by_party_id',
+  'conference_enabled',
+  'created',
+  'last_modified',
+  'deleted',
+] as const;
 
-export const PARTY_COLUMNS = [
-  'p.id',
-  'p.type',
-  'p.name',
-  'p.managed_by_party_id',
-  'p.conference_enabled',
-  'p.created',
-  'p.last_modified',
-  'p.deleted',
-];
+export type PartyRow = Pick<Party, (typeof PARTY_FIELDS)[number]>;
+
+export const PARTY_COLUMNS = PARTY_FIELDS.map((field) => `p.${field}`);
 
 /** The PartyRead shape of a party row. */
 export function presentParty(row: PartyRow): PartyRead {

@@ -10,7 +10,7 @@ import {
   type PartyRead,
   type Void,
 } from '@platform/shared';
-import type { Knex } from '@platform/db';
+import { Account, AccountGroup, type Knex } from '@platform/db';
 import type { AppDeps } from '../../deps';
 import type { Principal } from '../../auth/principal';
 import { hashPassword, passwordWeakness, verifyPassword } from '../../auth/passwords';
@@ -26,20 +26,16 @@ import { AppError, fieldError } from '../../http/errors';
 import { paginate, type PageQuery } from '../../http/pagination';
 import { consumeRateLimit, refundRateLimit, type RateLimitPolicy } from '../../http/rate-limit';
 import { scopeToParties } from '../../http/scope';
-import {
-  CONTACT_DETAIL_COLUMNS,
-  presentContactDetail,
-  type ContactDetailRow,
-} from '../contact-details/contact-detail-presenter';
+import { presentContactDetail, type ContactDetailRow } from '../contact-details/contact-detail-presenter';
 import { sendMail } from '../mail/mail-outbox';
 import { runWrite } from '../write-path';
 import {
   ACCOUNT_COLUMNS,
+  ACCOUNT_FIELDS,
   PARTY_COLUMNS,
   presentAccount,
   presentParty,
   type AccountRow,
-  type PartyRow,
 } from './account-presenter';
 
 export const ACCOUNT_COLLECTION: CollectionSpec = {
@@ -104,37 +100,34 @@ function visibleParties(knex: Knex, principal: Principal): Knex.QueryBuilder {
   return scopeToParties(knex('parties as p').select(PARTY_COLUMNS).whereNull('p.deleted'), 'p.id', principal);
 }
 
-async function accountRow(knex: Knex, id: number): Promise<AccountRow> {
-  return knex('accounts as a').select(ACCOUNT_COLUMNS).where('a.id', id).first();
-}
-
 /** A 400 naming `field` unless `groupId` is a live account group of party `partyId`. */
 async function requireGroupOfParty(knex: Knex, groupId: number, partyId: number, field: string) {
-  const group = await knex('account_groups')
-    .where({ id: groupId, party_id: partyId })
+  const group = await AccountGroup.query(knex)
+    .findOne({ id: groupId, party_id: partyId })
     .whereNull('deleted')
-    .first('id');
+    .select('id');
   if (!group) throw fieldError(field, `Account group ${groupId} is not a live group of party ${partyId}`);
 }
 
 /** A 409 when another live account (not one of `except`) has `email`, compared case-insensitively. */
 async function requireFreeEmail(knex: Knex, email: string, except: number[] = []) {
-  const taken = await knex('accounts')
-    .whereRaw('lower(email) = lower(?)', [email])
+  const taken = await Account.query(knex)
+    .findOne(knex.raw('lower(email) = lower(?)', [email]))
     .whereNull('deleted')
     .whereNotIn('id', except)
-    .first('id');
+    .select('id');
   if (taken) throw new AppError('Conflict', `An account with the email ${email} already exists`);
 }
 
-/** The columns a patch sets; absent fields are left alone, null clears a name. */
-function patchColumns(patch: AccountPatch): Record<string, unknown> {
-  const columns: Record<string, unknown> = {};
-  if (patch.email !== undefined) columns.email = patch.email;
-  if (patch.firstName !== undefined) columns.first_name = patch.firstName;
-  if (patch.lastName !== undefined) columns.last_name = patch.lastName;
-  if (patch.groupId !== undefined) columns.group_id = patch.groupId;
-  return columns;
+/** The columns a patch sets; absent (undefined) fields are left alone, null clears a name. */
+function patchColumns(patch: AccountPatch, now: Date) {
+  return {
+    email: patch.email,
+    first_name: patch.firstName,
+    last_name: patch.lastName,
+    group_id: patch.groupId,
+    last_modified: now,
+  };
 }
 
 /** A page of the accounts the caller may see, sorted as the list query says. */
@@ -193,7 +186,7 @@ export async function createAccount(
     if (!party) throw new AppError('NotFound', `Party ${write.partyId} was not found`);
     await requireGroupOfParty(trx, write.groupId, write.partyId, 'groupId');
     await requireFreeEmail(trx, write.email);
-    const [inserted] = await trx('accounts')
+    const inserted = await Account.query(trx)
       .insert({
         party_id: write.partyId,
         group_id: write.groupId,
@@ -204,8 +197,8 @@ export async function createAccount(
         must_change_password: passwordHash !== null,
         created: now,
       })
-      .returning('id');
-    return presentAccount(await accountRow(trx, inserted.id));
+      .returning([...ACCOUNT_FIELDS]);
+    return presentAccount(inserted);
   });
 }
 
@@ -227,10 +220,11 @@ export function updateAccount(
     }
     if (movesGroup) await requireGroupOfParty(trx, patch.groupId!, row.party_id, 'groupId');
     if (patch.email !== undefined) await requireFreeEmail(trx, patch.email, [id]);
-    await trx('accounts')
+    const [updated] = await Account.query(trx)
+      .patch(patchColumns(patch, now))
       .where({ id })
-      .update({ ...patchColumns(patch), last_modified: now });
-    return presentAccount(await accountRow(trx, id));
+      .returning([...ACCOUNT_FIELDS]);
+    return presentAccount(updated!);
   });
 }
 
@@ -264,9 +258,7 @@ export function bulkUpdateAccounts(
       }
       await requireFreeEmail(trx, patch.email, found);
     }
-    await trx('accounts')
-      .whereIn('id', found)
-      .update({ ...patchColumns(patch), last_modified: now });
+    await Account.query(trx).patch(patchColumns(patch, now)).whereIn('id', found);
     const changed = new Set(found);
     return [...new Set(ids)].filter((id) => changed.has(id));
   });
@@ -279,28 +271,24 @@ export function bulkUpdateAccounts(
  */
 export function deleteAccount(deps: AppDeps, principal: Principal, id: number): Promise<void> {
   return runWrite(deps, principal, async ({ trx, now }) => {
-    const row = await visibleAccount(trx, principal, id, true);
-    const party: { type: PartyType; deleted: Date | null } = await trx('parties')
-      .where({ id: row.party_id })
-      .first('type', 'deleted');
-    if (party.type === PartyType.Admin && party.deleted === null) {
+    await visibleAccount(trx, principal, id, true);
+    const party = await Account.relatedQuery('party', trx).for(id).first().select('type', 'deleted');
+    if (party!.type === PartyType.Admin && party!.deleted === null) {
       // serialises Admin deletions, so two Admins deleting each other cannot both succeed
       await trx.raw('select pg_advisory_xact_lock(hashtext(?))', ['delete-admin-account']);
-      const others = await trx('accounts as a')
-        .join('parties as p', 'p.id', 'a.party_id')
-        .where('p.type', PartyType.Admin)
-        .whereNull('p.deleted')
-        .whereNull('a.deleted')
-        .whereNot('a.id', id)
-        .first('a.id');
+      const others = await Account.query(trx)
+        .joinRelated('party')
+        .where('party.type', PartyType.Admin)
+        .whereNull('party.deleted')
+        .whereNull('accounts.deleted')
+        .whereNot('accounts.id', id)
+        .first()
+        .select('accounts.id');
       if (!others) throw new AppError('Conflict', 'The last Admin account of the platform cannot be deleted');
     }
-    await trx('accounts').where({ id }).update({ deleted: now });
+    await Account.query(trx).patch({ deleted: now }).where({ id });
     await trx('refresh_tokens').where({ account_id: id }).whereNull('revoked_at').update({ revoked_at: now });
-    await trx('account_contact_details')
-      .where({ account_id: id })
-      .whereNull('deleted')
-      .update({ deleted: now });
+    await Account.relatedQuery('contactDetails', trx).for(id).patch({ deleted: now });
   });
 }
 
@@ -333,20 +321,19 @@ export async function changePassword(
   const rateKey = String(id);
   // counted before the check, so concurrent guesses cannot overrun the limit; refunded on success
   await consumeRateLimit(deps.knex, PASSWORD_CHANGE_PER_ACCOUNT, rateKey, now);
-  const { password_hash: currentHash } = await deps
-    .knex('accounts')
-    .where({ id })
-    .first<{ password_hash: string | null }>('password_hash');
+  const { password_hash: currentHash } = (await Account.query(deps.knex)
+    .findById(id)
+    .select('password_hash'))!;
   if (!(await verifyPassword(currentHash, request.currentPassword))) {
     throw fieldError('currentPassword', 'Is not the current password of the account');
   }
   const newHash = await hashPassword(request.newPassword);
   await runWrite(deps, principal, async ({ trx, now: writeTime }) => {
     // the hash just verified must still be the current one: a concurrent change wins, not both
-    const changed = await trx('accounts')
+    const changed = await Account.query(trx)
+      .patch({ password_hash: newHash, must_change_password: false, last_modified: writeTime })
       .where({ id, password_hash: currentHash })
-      .whereNull('deleted')
-      .update({ password_hash: newHash, must_change_password: false, last_modified: writeTime });
+      .whereNull('deleted');
     if (changed === 0) throw new AppError('Conflict', 'The password was changed meanwhile; try again');
     const sessionStart = sessionIssuedAt * 1000;
     const currentSession = trx('refresh_tokens')
@@ -377,9 +364,7 @@ export async function changePassword(
 
 /** The principal account `row` would have, for computing what it may see. */
 async function principalOf(knex: Knex, row: AccountRow): Promise<Principal> {
-  const party: { name: string; type: PartyType } = await knex('parties')
-    .where({ id: row.party_id })
-    .first('name', 'type');
+  const party = (await Account.relatedQuery('party', knex).for(row.id).first().select('name', 'type'))!;
   return {
     accountId: row.id,
     partyId: row.party_id,
@@ -416,20 +401,17 @@ export async function listAccountContactDetails(
   page: PageQuery,
 ): Promise<Page<AccountContactDetailsRead>> {
   await visibleAccount(knex, principal, id);
-  const query = knex('account_contact_details as cd')
-    .select(CONTACT_DETAIL_COLUMNS)
-    .where('cd.account_id', id)
-    .whereNull('cd.deleted')
-    .orderBy('cd.id');
+  // the shared pager runs Knex builders: the relation's query is handed over as one
+  const query = Account.relatedQuery('contactDetails', knex)
+    .for(id)
+    .orderBy('account_contact_details.id')
+    .toKnexQuery();
   return paginate<ContactDetailRow, AccountContactDetailsRead>(query, page, presentContactDetail);
 }
 
 /** The party of a visible account. */
 export async function readAccountParty(knex: Knex, principal: Principal, id: number): Promise<PartyRead> {
   const account = await visibleAccount(knex, principal, id);
-  const party: PartyRow = await knex('parties as p')
-    .select(PARTY_COLUMNS)
-    .where('p.id', account.party_id)
-    .first();
-  return presentParty(party);
+  const party = await Account.relatedQuery('party', knex).for(account.id).first();
+  return presentParty(party!);
 }

@@ -1,28 +1,21 @@
+import type { AccountContactDetail } from '@platform/db';
 import type { AccountContactDetailsRead, ContactDetailType } from '@platform/shared';
 
-export interface ContactDetailRow {
-  id: number;
-  account_id: number;
-  type: string;
-  value: string;
-  label: string | null;
-  is_primary: boolean;
-  created: Date;
-  last_modified: Date | null;
-  deleted: Date | null;
-}
+const CONTACT_DETAIL_FIELDS = [
+  'id',
+  'account_id',
+  'type',
+  'value',
+  'label',
+  'is_primary',
+  'created',
+  'last_modified',
+  'deleted',
+] as const;
 
-export const CONTACT_DETAIL_COLUMNS = [
-  'cd.id',
-  'cd.account_id',
-  'cd.type',
-  'cd.value',
-  'cd.label',
-  'cd.is_primary',
-  'cd.created',
-  'cd.last_modified',
-  'cd.deleted',
-];
+export type ContactDetailRow = Pick<AccountContactDetail, (typeof CONTACT_DETAIL_FIELDS)[number]>;
+
+export const CONTACT_DETAIL_COLUMNS = CONTACT_DETAIL_FIELDS.map((field) => `cd.${field}`);
 
 /** The AccountContactDetailsRead shape of an account_contact_details row. */
 export function presentContactDetail(row: ContactDetailRow): AccountContactDetailsRead {

@@ -7,7 +7,7 @@ import {
   type ContactDetailType,
   type Page,
 } from '@platform/shared';
-import type { Knex } from '@platform/db';
+import { Account, AccountContactDetail, type Knex } from '@platform/db';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { applyListSort, type CollectionSpec, type ListQuery } from '../../http/collection';
@@ -108,11 +108,11 @@ async function demoteOtherPrimaries(
   detail: { id: number; accountId: number; type: string },
   now: Date,
 ): Promise<void> {
-  await trx('account_contact_details')
-    .where({ account_id: detail.accountId, type: detail.type, is_primary: true })
-    .whereNot('id', detail.id)
-    .whereNull('deleted')
-    .update({ is_primary: false, last_modified: now });
+  await Account.relatedQuery('contactDetails', trx)
+    .for(detail.accountId)
+    .patch({ is_primary: false, last_modified: now })
+    .where({ type: detail.type, is_primary: true })
+    .whereNot('id', detail.id);
 }
 
 /** Adds a contact detail to an account the caller may see (a User: only its own). */
@@ -126,17 +126,14 @@ export function createContactDetail(
     if (!visible.has(write.accountId)) {
       throw new AppError('NotFound', `Account ${write.accountId} was not found`);
     }
-    const [counted] = await trx('account_contact_details')
-      .where('account_id', write.accountId)
-      .whereNull('deleted')
-      .count<{ count: string }[]>({ count: '*' });
-    if (Number(counted?.count ?? 0) >= MAX_CONTACT_DETAILS_PER_ACCOUNT) {
+    const held = await Account.relatedQuery('contactDetails', trx).for(write.accountId).resultSize();
+    if (held >= MAX_CONTACT_DETAILS_PER_ACCOUNT) {
       throw fieldError(
         'accountId',
         `An account holds at most ${MAX_CONTACT_DETAILS_PER_ACCOUNT} contact details`,
       );
     }
-    const [row] = (await trx('account_contact_details')
+    const row = await AccountContactDetail.query(trx)
       .insert({
         account_id: write.accountId,
         type: write.type,
@@ -145,11 +142,11 @@ export function createContactDetail(
         is_primary: write.isPrimary ?? false,
         created: now,
       })
-      .returning(CONTACT_DETAIL_COLUMNS.map((column) => column.replace('cd.', '')))) as ContactDetailRow[];
-    if (row!.is_primary) {
-      await demoteOtherPrimaries(trx, { id: row!.id, accountId: row!.account_id, type: row!.type }, now);
+      .returning('*');
+    if (row.is_primary) {
+      await demoteOtherPrimaries(trx, { id: row.id, accountId: row.account_id, type: row.type }, now);
     }
-    return presentContactDetail(row!);
+    return presentContactDetail(row);
   });
 }
 
@@ -206,15 +203,16 @@ export function bulkUpdateContactDetails(
       );
     }
     if (merged.length === 0) return [];
-    const changes: Record<string, unknown> = { last_modified: now };
-    if (patch.type !== undefined) changes.type = patch.type;
-    if (patch.value !== undefined) changes.value = patch.value;
-    if (patch.label !== undefined) changes.label = patch.label;
-    if (patch.isPrimary !== undefined) changes.is_primary = patch.isPrimary;
     const updated = new Set(merged.map((detail) => detail.id));
-    await trx('account_contact_details')
-      .whereIn('id', [...updated])
-      .update(changes);
+    await AccountContactDetail.query(trx)
+      .patch({
+        type: patch.type,
+        value: patch.value,
+        label: patch.label,
+        is_primary: patch.isPrimary,
+        last_modified: now,
+      })
+      .whereIn('id', [...updated]);
     for (const detail of primaries) await demoteOtherPrimaries(trx, detail, now);
     return [...new Set(ids)].filter((id) => updated.has(id));
   });

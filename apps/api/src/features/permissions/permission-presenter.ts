@@ -12,10 +12,6 @@ export interface PermissionRow {
   action: number;
 }
 
-export interface GroupPermissionRow extends PermissionRow {
-  group_id: number;
-}
-
 /** The PermissionRead shape of a `permissions` row. */
 export function presentPermission(row: PermissionRow): PermissionRead {
   return {
@@ -27,10 +23,10 @@ export function presentPermission(row: PermissionRow): PermissionRead {
   };
 }
 
-/** The AccountGroupPermissionMapping shape of a group's permission joined with the catalog. */
-export function presentGroupPermission(row: GroupPermissionRow): AccountGroupPermissionMapping {
+/** The AccountGroupPermissionMapping shape of a permission that group `groupId` grants. */
+export function presentGroupPermission(groupId: number, row: PermissionRow): AccountGroupPermissionMapping {
   return {
-    groupId: row.group_id,
+    groupId,
     permissionId: row.id,
     permissionName: row.name,
     resource: row.resource as PermissionResource,

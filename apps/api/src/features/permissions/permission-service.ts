@@ -4,13 +4,13 @@ import {
   type Page,
   type PermissionRead,
 } from '@platform/shared';
-import type { Knex } from '@platform/db';
+import { AccountGroup, type Knex } from '@platform/db';
 import type { Principal } from '../../auth/principal';
 import { applyListSort, type CollectionSpec, type ListQuery } from '../../http/collection';
 import { AppError } from '../../http/errors';
 import { paginate, type PageQuery } from '../../http/pagination';
 import { scopeToParties } from '../../http/scope';
-import { presentGroupPermission, presentPermission } from './permission-presenter';
+import { presentGroupPermission, presentPermission, type PermissionRow } from './permission-presenter';
 
 export const PERMISSION_COLLECTION: CollectionSpec = {
   fields: {
@@ -58,10 +58,10 @@ export async function listGroupPermissions(
 ): Promise<Page<AccountGroupPermissionMapping>> {
   const group = await visibleGroups(knex, principal).where('g.id', groupId).first('g.id');
   if (!group) throw new AppError('NotFound', `Account group ${groupId} was not found`);
-  const query = knex('account_group_permissions as gp')
-    .join('permissions as p', 'p.id', 'gp.permission_id')
-    .where('gp.group_id', groupId)
-    .select('gp.group_id', ...PERMISSION_COLUMNS)
-    .orderBy('p.id');
-  return paginate(query, page, presentGroupPermission);
+  // the shared pager runs Knex builders: the relation's query is handed over as one
+  const query = AccountGroup.relatedQuery('permissions', knex)
+    .for(groupId)
+    .orderBy('permissions.id')
+    .toKnexQuery();
+  return paginate(query, page, (row: PermissionRow) => presentGroupPermission(groupId, row));
 }

@@ -1,46 +1,28 @@
+import type { WebhookEvent, WebhookRegistration } from '@platform/db';
 import type { WebhookEventRead, WebhookRegistrationRead } from '@platform/shared';
 
 /** The columns of a registration a response may show: never its credentials or signing secret. */
-export const REGISTRATION_COLUMNS = [
-  'r.id',
-  'r.party_id',
-  'r.target_url',
-  'r.should_group',
-  'r.should_group_continue_after_fail',
-  'r.auth_type',
-  'r.created_by_account_id',
-  'r.created',
-  'r.last_modified',
-  'r.deleted',
+export const REGISTRATION_FIELDS = [
+  'id',
+  'party_id',
+  'target_url',
+  'should_group',
+  'should_group_continue_after_fail',
+  'auth_type',
+  'created_by_account_id',
+  'created',
+  'last_modified',
+  'deleted',
 ] as const;
 
-export interface RegistrationRow {
-  id: number;
-  party_id: number;
-  target_url: string;
-  should_group: boolean;
-  should_group_continue_after_fail: boolean;
-  auth_type: number;
-  created_by_account_id: number | null;
-  created: Date;
-  last_modified: Date | null;
-  deleted: Date | null;
-}
+export const REGISTRATION_COLUMNS = REGISTRATION_FIELDS.map((field) => `r.${field}`);
 
-export interface EventRow {
-  id: number;
-  registration_id: number;
-  entity_name: string;
-  type: number;
-  created: Date;
-  last_modified: Date | null;
-  deleted: Date | null;
-}
+export type RegistrationRow = Pick<WebhookRegistration, (typeof REGISTRATION_FIELDS)[number]>;
 
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
 
 /** The WebhookEventRead shape of a webhook_events row. */
-export function presentEvent(row: EventRow): WebhookEventRead {
+export function presentEvent(row: WebhookEvent): WebhookEventRead {
   return {
     id: row.id,
     entityName: row.entity_name,
@@ -52,7 +34,7 @@ export function presentEvent(row: EventRow): WebhookEventRead {
 }
 
 /** The WebhookRegistrationRead shape of a registration and its events; secrets are not in the row. */
-export function presentRegistration(row: RegistrationRow, events: EventRow[]): WebhookRegistrationRead {
+export function presentRegistration(row: RegistrationRow, events: WebhookEvent[]): WebhookRegistrationRead {
   return {
     id: row.id,
     partyId: row.party_id,

@@ -9,7 +9,7 @@ import {
   type WebhookRegistrationWrite,
   type WebhookTargetAuthorizationWrite,
 } from '@platform/shared';
-import { abortRegistrationWebhooks, type Knex } from '@platform/db';
+import { abortRegistrationWebhooks, WebhookRegistration, type Knex } from '@platform/db';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import {
@@ -29,7 +29,7 @@ import { privateTargetProblem } from './private-target';
 import {
   presentRegistration,
   REGISTRATION_COLUMNS,
-  type EventRow,
+  REGISTRATION_FIELDS,
   type RegistrationRow,
 } from './webhook-registration-presenter';
 
@@ -58,23 +58,11 @@ export function visibleRegistrations(knex: Knex, principal: Principal): Knex.Que
   return scopeToParties(query, 'r.party_id', principal);
 }
 
-/** The read shapes of `rows`, each with its live events in id order. */
+/** The read shapes of `rows`, each with its live events (one query for all of them). */
 async function withEvents(knex: Knex, rows: RegistrationRow[]): Promise<WebhookRegistrationRead[]> {
   if (rows.length === 0) return [];
-  const events: EventRow[] = await knex('webhook_events')
-    .whereIn(
-      'registration_id',
-      rows.map((row) => row.id),
-    )
-    .whereNull('deleted')
-    .orderBy('id');
-  const byRegistration = new Map<number, EventRow[]>();
-  for (const event of events) {
-    const list = byRegistration.get(event.registration_id) ?? [];
-    list.push(event);
-    byRegistration.set(event.registration_id, list);
-  }
-  return rows.map((row) => presentRegistration(row, byRegistration.get(row.id) ?? []));
+  const registrations = await WebhookRegistration.fetchGraph(rows, 'events', { transaction: knex });
+  return registrations.map((registration) => presentRegistration(registration, registration.events!));
 }
 
 async function pageWithEvents(
@@ -182,7 +170,7 @@ export async function createRegistration(
   const credentials = credentialsOf(write.targetAuthorization);
   return runWrite(deps, principal, async ({ trx, now }) => {
     const partyId = await registeringParty(trx, principal, write.partyId);
-    const [row] = (await trx('webhook_registrations')
+    const registration = await WebhookRegistration.query(trx)
       .insert({
         party_id: partyId,
         target_url: write.targetUrl,
@@ -194,19 +182,20 @@ export async function createRegistration(
         created_by_account_id: principal.accountId,
         created: now,
       })
-      .returning(REGISTRATION_COLUMNS.map((column) => column.slice(2)))) as RegistrationRow[];
-    const events = (await trx('webhook_events')
+      .returning([...REGISTRATION_FIELDS]);
+    // one insert of every event; the relation sets their registration_id
+    const events = await registration
+      .$relatedQuery('events', trx)
       .insert(
         write.enabledEvents.map((event) => ({
-          registration_id: row!.id,
           entity_name: event.entityName,
           type: event.type,
           created: now,
         })),
       )
-      .returning('*')) as EventRow[];
+      .returning('*');
     events.sort((a, b) => a.id - b.id);
-    return { ...presentRegistration(row!, events), signingSecret };
+    return { ...presentRegistration(registration, events), signingSecret };
   });
 }
 
@@ -225,10 +214,10 @@ export async function updateRegistration(
       .first();
     if (!current) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
     if (patch.targetUrl === undefined) return (await withEvents(trx, [current]))[0]!;
-    const [row] = (await trx('webhook_registrations')
+    const [row] = await WebhookRegistration.query(trx)
+      .patch({ target_url: patch.targetUrl, last_modified: now })
       .where({ id })
-      .update({ target_url: patch.targetUrl, last_modified: now })
-      .returning(REGISTRATION_COLUMNS.map((column) => column.slice(2)))) as RegistrationRow[];
+      .returning([...REGISTRATION_FIELDS]);
     return (await withEvents(trx, [row!]))[0]!;
   });
 }
