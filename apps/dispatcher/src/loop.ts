@@ -154,6 +154,9 @@ export class DeliveryLoop {
       }
       const wanted = Math.min(room, batchSize);
       let claimed: ClaimedWebhook[];
+      // stamped before the statement: the lease starts somewhere in its round trip, and a stalled
+      // event loop must not make a late answer look fresh
+      const claimedAt = clock.now();
       try {
         claimed = await claimWebhooks(knex, { batch: wanted, leaseMs, dispatcherId });
         failures = 0;
@@ -163,7 +166,7 @@ export class DeliveryLoop {
         await this.sleep(Math.min(pollMs, 100 * 2 ** Math.min(failures, 6)));
         continue;
       }
-      this.take(claimed);
+      this.take(claimed, claimedAt);
       if (claimed.length === wanted) continue; // a full batch: more may be due right now
       // everything due is claimed: sleep until new work is announced or the next retry falls due
       this.mayHaveWork = false;
@@ -174,9 +177,11 @@ export class DeliveryLoop {
     }
   }
 
-  /** Buffers webhooks leased to us and launches what free slots allow; hands them back when stopping. */
-  private take(leased: readonly ClaimedWebhook[]): void {
-    const claimedAt = this.clock.now();
+  /**
+   * Buffers webhooks leased to us and launches what free slots allow; hands them back when
+   * stopping. `claimedAt` is when the statement that leased them was sent.
+   */
+  private take(leased: readonly ClaimedWebhook[], claimedAt: number): void {
     const deliverable = leased.filter((webhook) => !webhook.registration_deleted);
     if (!this.running) {
       void this.handBack(deliverable.map((webhook) => webhook.id));
@@ -323,6 +328,7 @@ export class DeliveryLoop {
     while (this.results.length > 0) {
       const batch = this.results.splice(0, 500);
       for (let attempt = 1; ; attempt++) {
+        const leasedAt = this.clock.now();
         try {
           const { applied, leased } = await completeWebhooks(knex, { dispatcherId, leaseMs }, batch);
           if (applied.length < batch.length) {
@@ -332,7 +338,7 @@ export class DeliveryLoop {
             );
           }
           // the next webhooks of the groups these results released, already leased to us
-          this.take(leased);
+          this.take(leased, leasedAt);
           // A retry may fall due before the loop's timer, computed while its row was still
           // leased; it sends no NOTIFY, so move the timer. Nothing else written here becomes
           // due: a released group's next webhook came back leased, a blocked group waits.
