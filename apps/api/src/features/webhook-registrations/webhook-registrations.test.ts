@@ -640,15 +640,9 @@ describe('DELETE /api/webhook-registrations/{id}', () => {
 
     const now = api.clock.now().toISOString();
     const after = await webhooksOf(api, doomed.id);
-    expect(after.map((w) => w.state)).toEqual([
-      Aborted,
-      Aborted,
-      Successful,
-      Aborted,
-      Aborted,
-      Aborted,
-      Resolved,
-    ]);
+    // the undelivered ones aborted, the final ones (Successful, Aborted, Resolved) as they were
+    const doomedAfter = [Aborted, Aborted, Successful, Aborted, Aborted, Aborted, Resolved];
+    expect(after.map((w) => w.state)).toEqual(doomedAfter);
     after.forEach((webhook, index) => {
       const wasFinal = FINAL_WEBHOOK_STATES.includes(states[index]!);
       expect(webhook.completed_at?.toISOString(), `webhook ${index}`).toBe(
@@ -680,15 +674,7 @@ describe('DELETE /api/webhook-registrations/{id}', () => {
     const history = await readJson<{ items: { id: number; state: WebhookState }[] }>(
       await api.fetch(`/api/webhooks?registrationId=${doomed.id}`, { token }),
     );
-    expect(history.items.map((w) => w.state)).toEqual([
-      Aborted,
-      Aborted,
-      Successful,
-      Aborted,
-      Aborted,
-      Aborted,
-      Resolved,
-    ]);
+    expect(history.items.map((w) => w.state)).toEqual(doomedAfter);
     await patchProperty(api, token, propertyId, { notes: 'after delete' });
     expect(await webhooksOf(api, doomed.id)).toHaveLength(7);
     expect(await webhooksOf(api, grouped.id)).toHaveLength(7);
