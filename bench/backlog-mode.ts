@@ -1,4 +1,5 @@
-import type { Knex } from '@platform/db';
+import { sqlList, type Knex } from '@platform/db';
+import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
 import { eventually } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { round } from './drain';
@@ -20,7 +21,7 @@ async function explainClaim(knex: Knex): Promise<{ plan: string[]; indexScan: bo
       `explain (analyze, buffers, costs off)
        select webhooks_lease(array(
          select id from webhooks
-          where state in (1, 2) and next_attempt_at <= now()
+          where state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}) and next_attempt_at <= now()
           order by next_attempt_at
           limit 64
             for update skip locked
@@ -75,14 +76,16 @@ export async function backlogMode(
     what: `the target did not receive ${measured} deliveries`,
   });
   await eventually(
-    async () => Number((await db.knex('webhooks').where({ state: 3 }).count({ n: '*' }))[0]!.n) >= measured,
+    async () =>
+      Number((await db.knex('webhooks').where({ state: WebhookState.Successful }).count({ n: '*' }))[0]!.n) >=
+      measured,
     { timeoutMs: context.timeoutMs, what: `${measured} webhooks did not become Successful` },
   );
   const rssMb = await dispatcher.stop();
   // from the first attempt's start to the measured-th completion
   const { rows } = await db.knex.raw<{ rows: { seconds: number }[] }>(
     `select extract(epoch from
-       (select completed_at from webhooks where state = 3 order by completed_at offset ? - 1 limit 1) -
+       (select completed_at from webhooks where state = ${WebhookState.Successful} order by completed_at offset ? - 1 limit 1) -
        (select min(started_at) from webhook_attempts))::float8 as seconds`,
     [measured],
   );

@@ -1,4 +1,5 @@
 import type { Knex } from '@platform/db';
+import { WebhookState } from '@platform/shared';
 import { eventually } from '@platform/testkit';
 import type { Target } from './processes';
 
@@ -36,7 +37,7 @@ export async function waitForDrain(
 
 async function successful(knex: Knex): Promise<number> {
   const { rows } = await knex.raw<{ rows: { n: number }[] }>(
-    'select count(*)::int as n from webhooks where state = 3',
+    `select count(*)::int as n from webhooks where state = ${WebhookState.Successful}`,
   );
   return rows[0]!.n;
 }
@@ -50,7 +51,7 @@ export async function drainFigures(knex: Knex, sinceId = 0): Promise<DrainFigure
   const { rows } = await knex.raw<{
     rows: { deliveries: number; attempts: number; seconds: number | null }[];
   }>(
-    `select count(*) filter (where w.state = 3)::int as deliveries,
+    `select count(*) filter (where w.state = ${WebhookState.Successful})::int as deliveries,
             (select count(*)::int from webhook_attempts a where a.webhook_id > :sinceId) as attempts,
             extract(epoch from max(w.completed_at) -
               (select min(a.started_at) from webhook_attempts a where a.webhook_id > :sinceId))::float8 as seconds

@@ -6,6 +6,7 @@ import {
   type ClaimedWebhook,
   type Knex,
 } from '@platform/db';
+import { WebhookState } from '@platform/shared';
 import type { BenchContext } from './context';
 import { round } from './drain';
 import { seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
@@ -99,7 +100,7 @@ async function drainWithoutHttp(knex: Knex, total: number) {
       statusCode: 200,
       errorKind: null,
       responseBody: '',
-      state: 3,
+      state: WebhookState.Successful,
       retryDelayMs: null,
       releasesGroup: true,
     }));

@@ -1,4 +1,5 @@
 import { enqueueEntityChange, notifyWebhookDue, type Knex, type SecretBox } from '@platform/db';
+import { WebhookState } from '@platform/shared';
 import { seedRegistration as seedTestRegistration } from '@platform/testkit';
 
 /** Size of the JSON of one seeded entity: the "~1 KB bodies" of the workload. */
@@ -85,7 +86,7 @@ export async function seedBacklog(knex: Knex, registration: BenchRegistration, c
   );
   await knex.raw(
     `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
-     select :registrationId::int, :eventId::int, id, 1, now() from entity_changes order by id`,
+     select :registrationId::int, :eventId::int, id, ${WebhookState.Created}, now() from entity_changes order by id`,
     { registrationId: registration.registrationId, eventId: registration.eventId },
   );
   await knex.raw('analyze entity_changes, webhooks');
@@ -111,7 +112,7 @@ export async function seedGroupedBacklog(
          from webhooks w join entity_changes c on c.id = w.entity_change_id
      )
      update webhooks w
-        set group_key = g.group_key, group_seq = g.seq, state = case when g.seq = 1 then 1 else 6 end
+        set group_key = g.group_key, group_seq = g.seq, state = case when g.seq = 1 then ${WebhookState.Created} else ${WebhookState.Pending} end
        from grouped g
       where g.id = w.id`,
     { groups },

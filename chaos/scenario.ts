@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@platform/db/embedded';
 import { createKnex, enqueueEntityChange, migrate, type Knex } from '@platform/db';
+import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
 import {
   freePort,
   ROOT,
@@ -15,6 +16,8 @@ import {
   type SpawnOptions,
 } from '@platform/testkit';
 import { neverAnswers2xx, startChaosTarget, type Behaviour, type Delivery } from './target';
+
+const { Successful, Failed, Aborted } = WebhookState;
 
 /** The dispatchers' lease: how long a killed dispatcher's webhooks wait before going again. */
 const LEASE_MS = 5_000;
@@ -396,7 +399,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       // hold them for LEASE_MS, so no other dispatcher can have taken them yet.
       const leased = (await knex('webhooks')
         .where('locked_by', victim.id)
-        .whereIn('state', [1, 2])
+        .whereIn('state', CLAIMABLE_WEBHOOK_STATES)
         .pluck('id')) as number[];
       kills.push({ at, dispatcherId: victim.id, leased });
       log(`killed ${victim.id} (${kills.length}), holding ${leased.length} webhooks`);
@@ -421,7 +424,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const expected = totalChanges * REGISTRATIONS.length;
     const deadline = Date.now() + options.settleMs;
     for (;;) {
-      const settled = Number((await knex('webhooks').whereIn('state', [3, 4, 5]).count({ n: '*' }))[0]!.n);
+      const settled = Number(
+        (await knex('webhooks').whereIn('state', [Successful, Failed, Aborted]).count({ n: '*' }))[0]!.n,
+      );
       if (Number(settled) >= expected) break;
       if (Date.now() > deadline) {
         log(`not settled: ${settled} of ${expected}`);
@@ -460,7 +465,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 interface WebhookRow {
   id: number;
   registration_id: number;
-  state: number;
+  state: WebhookState;
   group_key: string | null;
   attempt_count: number;
   entity_id: number;
@@ -511,11 +516,11 @@ async function report(input: {
       answered2xx.get(delivery.webhookId)!.push(delivery);
     }
   }
-  const successful = rows.filter((row) => row.state === 3);
-  const failed = rows.filter((row) => row.state === 4);
+  const successful = rows.filter((row) => row.state === Successful);
+  const failed = rows.filter((row) => row.state === Failed);
   const lost =
     Math.max(0, input.expected - rows.length) +
-    rows.filter((row) => ![3, 4].includes(row.state)).length +
+    rows.filter((row) => row.state !== Successful && row.state !== Failed).length +
     successful.filter((row) => !answered2xx.has(row.id)).length;
 
   // the webhooks leased to a dispatcher when it was killed, and when
@@ -532,7 +537,9 @@ async function report(input: {
   const triesOk = (row: WebhookRow) =>
     row.attempt_count === TRIES || (row.attempt_count > TRIES && leasedAt.has(row.id));
   const wrong = rows.filter(
-    (row) => (row.state === 3 && mustFail(row)) || (row.state === 4 && (!mustFail(row) || !triesOk(row))),
+    (row) =>
+      (row.state === Successful && mustFail(row)) ||
+      (row.state === Failed && (!mustFail(row) || !triesOk(row))),
   );
   for (const row of wrong) {
     detail(

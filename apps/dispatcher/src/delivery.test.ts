@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox } from '@platform/db';
+import { WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProperty } from '../../api/src/features/webhooks/webhook-test-support';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/src/test-support';
@@ -20,6 +21,8 @@ import {
   waitForWebhook,
   webhookRow,
 } from '@platform/testkit';
+
+const { Created, Retrying, Successful, Failed } = WebhookState;
 
 // Delivery as the real dispatcher process does it, against real targets on 127.0.0.1, with the
 // outcome read back from the tables it writes. The schedule is short and every step differs, so
@@ -89,7 +92,7 @@ describe('wake-ups', () => {
     const propertyId = await createProperty(api, accessToken, 'Notified');
     const [webhook] = await api.db.knex('webhooks').where({ registration_id: registration.id }).select('id');
     // 10 s, while the dispatcher's poll would take 60 s
-    await waitForWebhook(api.db.knex, webhook.id, 3, { timeoutMs: 10_000 });
+    await waitForWebhook(api.db.knex, webhook.id, Successful, { timeoutMs: 10_000 });
     expect(hook.requests).toHaveLength(1);
     expect(bodyOf(hook.requests[0]!)).toMatchObject({
       entity: { id: propertyId, name: 'Notified' },
@@ -103,7 +106,7 @@ describe('wake-ups', () => {
     const hook = await target((n) => (n === 1 ? { status: 500 } : { status: 200 }));
     const id = await oneWebhook(hook.url);
     // the enqueue's NOTIFY brings attempt 1; nothing notifies about the retry it schedules
-    await waitForWebhook(api.db.knex, id, 3, { timeoutMs: 10_000 });
+    await waitForWebhook(api.db.knex, id, Successful, { timeoutMs: 10_000 });
     const attempts = await attemptsOf(api.db.knex, id);
     expect(attempts.map((a) => [a.number, a.status_code])).toEqual([
       [1, 500],
@@ -117,7 +120,7 @@ describe('an attempt', () => {
   it('that succeeds makes the webhook Successful, with one attempt holding status, duration and answer', async () => {
     const hook = await target(() => ({ status: 201, body: 'accepted', delayMs: 40 }));
     const id = await oneWebhook(hook.url);
-    const row = await waitForWebhook(api.db.knex, id, 3);
+    const row = await waitForWebhook(api.db.knex, id, Successful);
     expect(row).toMatchObject({ attempt_count: 1, locked_by: null });
     expect(row.completed_at).toBeInstanceOf(Date);
     const attempts = await attemptsOf(api.db.knex, id);
@@ -194,7 +197,7 @@ describe('an attempt', () => {
       expect(first!.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - SLACK_MS);
     }
     // a failure is never final on attempt 1: Retrying (or already on its next attempt)
-    expect([1, 2]).toContain((await webhookRow(api.db.knex, id)).state);
+    expect([Created, Retrying]).toContain((await webhookRow(api.db.knex, id)).state);
     // the redirect's target on the same server was never asked
     expect(hook.requests.filter((r) => r.path !== '/hook')).toEqual([]);
   });
@@ -227,7 +230,7 @@ describe('an attempt', () => {
   it('stores the answer of a target that sends binary (NUL bytes), losing no result', async () => {
     const hook = await target(() => ({ status: 200, body: Buffer.from([0x6f, 0x6b, 0x00, 0xff]) }));
     const id = await oneWebhook(hook.url);
-    await waitForWebhook(api.db.knex, id, 3, { attempts: 1 });
+    await waitForWebhook(api.db.knex, id, Successful, { attempts: 1 });
     expect((await attemptsOf(api.db.knex, id))[0]!.response_body).toBe('ok\ufffd\ufffd');
     expect(hook.requests).toHaveLength(1);
   });
@@ -237,7 +240,7 @@ describe('the retry schedule', () => {
   it('makes seven attempts spaced by the schedule, then Failed; webhook-id stays the same', async () => {
     const hook = await target(() => ({ status: 500, body: 'still broken' }));
     const id = await oneWebhook(hook.url);
-    const row = await waitForWebhook(api.db.knex, id, 4, { attempts: 7 });
+    const row = await waitForWebhook(api.db.knex, id, Failed, { attempts: 7 });
     expect(row).toMatchObject({ attempt_count: 7, locked_by: null });
     expect(row.completed_at).toBeInstanceOf(Date);
     const attempts = await attemptsOf(api.db.knex, id);
@@ -263,7 +266,7 @@ describe('the retry schedule', () => {
     });
     const id = await oneWebhook(hook.url);
     // an hour's wait would outlast this limit by far: arriving at all proves the clamp
-    await waitForWebhook(api.db.knex, id, 3, { attempts: 3, timeoutMs: 20_000 });
+    await waitForWebhook(api.db.knex, id, Successful, { attempts: 3, timeoutMs: 20_000 });
     const [first, second, third] = await attemptsOf(api.db.knex, id);
     // the schedule says 600 ms; the target asked for 1 s, within twice the step
     expect(gap(first!, second!)).toBeGreaterThanOrEqual(1_000 - SLACK_MS);

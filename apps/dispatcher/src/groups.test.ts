@@ -1,6 +1,6 @@
 import type { Knex } from '@platform/db';
 import { enqueueEntityChange, notifyWebhookDue } from '@platform/db';
-import type { BlockedGroupRead, Page, WebhookRead } from '@platform/shared';
+import { WebhookState, type BlockedGroupRead, type Page, type WebhookRead } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProperty, patchProperty } from '../../api/src/features/webhooks/webhook-test-support';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/src/test-support';
@@ -19,6 +19,8 @@ import {
   waitForWebhook,
   webhookRow,
 } from '@platform/testkit';
+
+const { Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
 // Group order (design part 3, spec 6.3) and the operator actions that end or repeat a webhook, as
 // the real dispatcher process and the real API do them. The schedule is fast, so a webhook is
@@ -141,7 +143,7 @@ describe('a grouped registration', () => {
       .orderBy('id')
       .select('id', 'group_key', 'group_seq');
     expect(webhooks).toHaveLength(14);
-    for (const webhook of webhooks) await waitForWebhook(api.db.knex, webhook.id, 3);
+    for (const webhook of webhooks) await waitForWebhook(api.db.knex, webhook.id, Successful);
 
     for (const propertyId of [first, second]) {
       const group = webhooks.filter((w) => w.group_key === `Property:${propertyId}`);
@@ -174,7 +176,7 @@ describe('a grouped registration', () => {
         .orderBy('group_seq')
         .select('id')
     ).map((r: { id: number }) => r.id);
-    for (const id of ids) await waitForWebhook(api.db.knex, id, 3);
+    for (const id of ids) await waitForWebhook(api.db.knex, id, Successful);
     expect(hook.requests.map((r) => bodyOf(r).entity.seq)).toEqual(ids.map((_, i) => i + 1));
     expectOneAtATime(hook.requests);
   });
@@ -187,10 +189,10 @@ describe('a grouped registration', () => {
     const next = await change(partyId, registrationId, 1);
     const last = await change(partyId, registrationId, 1);
 
-    await waitForWebhook(api.db.knex, blocker, 4, { attempts: 7 });
+    await waitForWebhook(api.db.knex, blocker, Failed, { attempts: 7 });
     // the webhooks behind it are Pending, which the claim never takes, and none was sent
-    expect((await webhookRow(api.db.knex, next)).state).toBe(6);
-    expect((await webhookRow(api.db.knex, last)).state).toBe(6);
+    expect((await webhookRow(api.db.knex, next)).state).toBe(Pending);
+    expect((await webhookRow(api.db.knex, last)).state).toBe(Pending);
     expect(arrivals(hook).filter((id) => id !== blocker)).toEqual([]);
     const blocked = (await (
       await api.fetch(`/api/webhook-groups?blocked=true&registrationId=${registrationId}`, {
@@ -202,9 +204,9 @@ describe('a grouped registration', () => {
     ]);
 
     const resolvedAt = Date.now();
-    expect((await act(blocker, 'resolve')).state).toBe(7);
-    await waitForWebhook(api.db.knex, last, 3);
-    expect((await webhookRow(api.db.knex, next)).state).toBe(3);
+    expect((await act(blocker, 'resolve')).state).toBe(Resolved);
+    await waitForWebhook(api.db.knex, last, Successful);
+    expect((await webhookRow(api.db.knex, next)).state).toBe(Successful);
     expect(arrivals(hook)).toEqual([...Array(7).fill(blocker), next, last]);
     expect(hook.requestsFor(next)[0]!.receivedAt).toBeGreaterThanOrEqual(resolvedAt);
     expectOneAtATime(hook.requests.slice(7));
@@ -218,12 +220,12 @@ describe('a grouped registration', () => {
     const registrationId = await registration(partyId, hook.url, { shouldGroup: true });
     const blocker = await change(partyId, registrationId, 1, { fail: true });
     const next = await change(partyId, registrationId, 1);
-    await waitForWebhook(api.db.knex, blocker, 4, { attempts: 7 });
-    expect((await webhookRow(api.db.knex, next)).state).toBe(6);
+    await waitForWebhook(api.db.knex, blocker, Failed, { attempts: 7 });
+    expect((await webhookRow(api.db.knex, next)).state).toBe(Pending);
     expect(hook.requestsFor(next)).toEqual([]);
 
-    expect((await act(blocker, 'abort')).state).toBe(5);
-    await waitForWebhook(api.db.knex, next, 3, { attempts: 1 });
+    expect((await act(blocker, 'abort')).state).toBe(Aborted);
+    await waitForWebhook(api.db.knex, next, Successful, { attempts: 1 });
     expect(arrivals(hook)).toEqual([...Array(7).fill(blocker), next]);
   });
 
@@ -236,20 +238,20 @@ describe('a grouped registration', () => {
     // each change fans out to both registrations
     const failing = await fanOut(partyId, 1, { fail: true });
     const blocker = failing.get(grouped)!;
-    await waitForWebhook(api.db.knex, blocker, 4, { attempts: 7 });
+    await waitForWebhook(api.db.knex, blocker, Failed, { attempts: 7 });
 
     const sameEntity = await fanOut(partyId, 1);
     const otherEntity = await fanOut(partyId, 2);
     // the other group of the blocked registration goes, and the ungrouped registration delivers
     // everything, the blocked entity's change included
     for (const id of [otherEntity.get(grouped)!, sameEntity.get(plain)!, otherEntity.get(plain)!]) {
-      await waitForWebhook(api.db.knex, id, 3, { attempts: 1 });
+      await waitForWebhook(api.db.knex, id, Successful, { attempts: 1 });
     }
     const held = sameEntity.get(grouped)!;
-    expect((await webhookRow(api.db.knex, held)).state).toBe(6);
+    expect((await webhookRow(api.db.knex, held)).state).toBe(Pending);
     expect(groupedHook.requestsFor(held)).toEqual([]);
     // the ungrouped registration's failing webhook ran its own course, blocking nothing
-    await waitForWebhook(api.db.knex, failing.get(plain)!, 4, { attempts: 7 });
+    await waitForWebhook(api.db.knex, failing.get(plain)!, Failed, { attempts: 7 });
     expect(plainHook.requests).toHaveLength(9);
   });
 });
@@ -265,9 +267,9 @@ describe('a grouped registration with shouldGroupContinueAfterFail', () => {
     const failing = await change(partyId, registrationId, 1, { fail: true });
     const next = await change(partyId, registrationId, 1);
     const last = await change(partyId, registrationId, 1);
-    await waitForWebhook(api.db.knex, last, 3);
-    expect((await webhookRow(api.db.knex, failing)).state).toBe(4);
-    expect((await webhookRow(api.db.knex, next)).state).toBe(3);
+    await waitForWebhook(api.db.knex, last, Successful);
+    expect((await webhookRow(api.db.knex, failing)).state).toBe(Failed);
+    expect((await webhookRow(api.db.knex, next)).state).toBe(Successful);
     // still in order: the next went only after the last attempt of the Failed one
     expect(arrivals(hook)).toEqual([...Array(7).fill(failing), next, last]);
     expectOneAtATime(hook.requests);
@@ -280,18 +282,18 @@ describe('retry of a Failed webhook', () => {
     const hook = await target();
     const registrationId = await registration(partyId, hook.url);
     const id = await change(partyId, registrationId, 1, { fail: true });
-    await waitForWebhook(api.db.knex, id, 4, { attempts: 7 });
+    await waitForWebhook(api.db.knex, id, Failed, { attempts: 7 });
 
-    expect((await act(id, 'retry')).state).toBe(2);
+    expect((await act(id, 'retry')).state).toBe(Retrying);
     // one attempt, then Failed again: the claim made it attempt 8, past the schedule's end
-    await waitForWebhook(api.db.knex, id, 4, { attempts: 8 });
+    await waitForWebhook(api.db.knex, id, Failed, { attempts: 8 });
     expect((await attemptsOf(api.db.knex, id)).map((a) => a.number)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(hook.requestsFor(id)).toHaveLength(8);
 
     // once the target is mended, a retry delivers it
     hook.failing = false;
     await act(id, 'retry');
-    const row = await waitForWebhook(api.db.knex, id, 3, { attempts: 9 });
+    const row = await waitForWebhook(api.db.knex, id, Successful, { attempts: 9 });
     expect(row.attempt_count).toBe(9);
     expect(hook.requestsFor(id)).toHaveLength(9);
   });
@@ -302,12 +304,12 @@ describe('retry of a Failed webhook', () => {
     const registrationId = await registration(partyId, hook.url, { shouldGroup: true });
     const blocker = await change(partyId, registrationId, 1, { fail: true });
     const next = await change(partyId, registrationId, 1);
-    await waitForWebhook(api.db.knex, blocker, 4, { attempts: 7 });
+    await waitForWebhook(api.db.knex, blocker, Failed, { attempts: 7 });
 
     hook.failing = false;
     await act(blocker, 'retry');
-    await waitForWebhook(api.db.knex, next, 3, { attempts: 1 });
-    expect((await webhookRow(api.db.knex, blocker)).state).toBe(3);
+    await waitForWebhook(api.db.knex, next, Successful, { attempts: 1 });
+    expect((await webhookRow(api.db.knex, blocker)).state).toBe(Successful);
     expect(arrivals(hook)).toEqual([...Array(8).fill(blocker), next]);
     expectOneAtATime(hook.requests);
   });

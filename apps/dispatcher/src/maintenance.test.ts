@@ -1,5 +1,6 @@
 import { enqueueEntityChange } from '@platform/db';
-import { createTestDatabase, eventually, type TestDatabase } from '@platform/testkit';
+import { WebhookState } from '@platform/shared';
+import { createTestDatabase, eventually, setWebhookState, type TestDatabase } from '@platform/testkit';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { loadConfig } from './config';
 import { Maintenance, MAINTENANCE_JOBS, type MaintenanceOptions } from './maintenance';
 
 const DAY = 86_400_000;
+const { Created, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
 let db: TestDatabase;
 let partyId: number;
@@ -40,7 +42,7 @@ async function change(created: Date): Promise<number> {
 }
 
 async function webhook(options: {
-  state: number;
+  state: WebhookState;
   created: Date;
   completedAt?: Date | null;
   changeId?: number;
@@ -104,7 +106,11 @@ async function strandedGroup(): Promise<{ promotable: number }> {
     );
   }
   // the head ends without releasing its group: nothing would ever promote the next one
-  await db.knex('webhooks').where({ registration_id: registration.id, group_seq: 1 }).update({ state: 3 });
+  const [head] = await db
+    .knex('webhooks')
+    .where({ registration_id: registration.id, group_seq: 1 })
+    .pluck<number[]>('id');
+  await setWebhookState(db.knex, head!, Successful);
   const [next] = await db
     .knex('webhooks')
     .where({ registration_id: registration.id, group_seq: 2 })
@@ -138,33 +144,37 @@ describe('the prune job', () => {
     const doomed: Record<string, number> = {};
     // oldest first, as ids grow with time
     doomed.successful = await webhook({
-      state: 3,
+      state: Successful,
       created: daysAgo(40),
       completedAt: daysAgo(40),
       attempts: [daysAgo(40)],
     });
-    doomed.aborted = await webhook({ state: 5, created: daysAgo(39), completedAt: daysAgo(38) });
-    doomed.resolved = await webhook({ state: 7, created: daysAgo(38), completedAt: daysAgo(35) });
+    doomed.aborted = await webhook({ state: Aborted, created: daysAgo(39), completedAt: daysAgo(38) });
+    doomed.resolved = await webhook({ state: Resolved, created: daysAgo(38), completedAt: daysAgo(35) });
     // Failed waits for an operator, however old; its old attempts go, the row stays
     keep.failed = await webhook({
-      state: 4,
+      state: Failed,
       created: daysAgo(37),
       completedAt: daysAgo(36),
       attempts: [daysAgo(37), daysAgo(36)],
     });
-    keep.pendingOld = await webhook({ state: 6, created: daysAgo(36) });
+    keep.pendingOld = await webhook({ state: Pending, created: daysAgo(36) });
     // old, but completed within the retention
     keep.lateSuccess = await webhook({
-      state: 3,
+      state: Successful,
       created: daysAgo(33),
       completedAt: daysAgo(10),
       attempts: [daysAgo(31), daysAgo(10)],
     });
     for (let i = 0; i < 5; i++)
-      doomed[`bulk${i}`] = await webhook({ state: 3, created: daysAgo(32), completedAt: daysAgo(32) });
+      doomed[`bulk${i}`] = await webhook({
+        state: Successful,
+        created: daysAgo(32),
+        completedAt: daysAgo(32),
+      });
     const orphan = await change(daysAgo(31)); // no registration subscribed to it
     keep.recent = await webhook({
-      state: 3,
+      state: Successful,
       created: daysAgo(1),
       completedAt: daysAgo(1),
       attempts: [daysAgo(1)],
@@ -199,7 +209,7 @@ describe('the prune job', () => {
 
   it('honours the configured retention periods', async () => {
     const finished = await webhook({
-      state: 3,
+      state: Successful,
       created: daysAgo(5),
       completedAt: daysAgo(5),
       attempts: [daysAgo(5)],
@@ -226,7 +236,7 @@ describe('the repair job', () => {
     const report = await maintenance({ onRun: (...args) => reports.push(args) }).repair();
     expect(report).toEqual({ examined: 1, promoted: 1, recounted: 1 });
     expect(reports).toEqual([['repair', 'done', report]]);
-    expect(await db.knex('webhooks').where({ id: promotable }).first('state')).toEqual({ state: 1 });
+    expect(await db.knex('webhooks').where({ id: promotable }).first('state')).toEqual({ state: Created });
     expect(logs).toContainEqual(
       expect.objectContaining({
         level: 40,
@@ -249,7 +259,7 @@ describe('one replica at a time', () => {
     const release = await holdJobLock('repair');
     try {
       expect(await job.repair()).toBeNull();
-      expect(await db.knex('webhooks').where({ id: promotable }).first('state')).toEqual({ state: 6 });
+      expect(await db.knex('webhooks').where({ id: promotable }).first('state')).toEqual({ state: Pending });
       // the other job has a lock of its own
       expect(await job.prune()).not.toBeNull();
     } finally {
@@ -288,7 +298,7 @@ describe('the schedule', () => {
     job.start();
     try {
       await eventually(
-        async () => (await db.knex('webhooks').where({ id: promotable }).first('state')).state === 1,
+        async () => (await db.knex('webhooks').where({ id: promotable }).first('state')).state === Created,
         { timeoutMs: 5_000, what: 'the sweep running' },
       );
     } finally {

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { queueStats } from '@platform/db';
+import { WebhookState } from '@platform/shared';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDispatcherMetrics, MetricsRegistry } from './metrics';
@@ -84,7 +85,7 @@ describe('the queue gauges', () => {
 
   const webhook = async (
     registration: number,
-    state: number,
+    state: WebhookState,
     options: { dueInSeconds?: number; groupKey?: string } = {},
   ) => {
     await db.knex('webhooks').insert({
@@ -143,16 +144,16 @@ describe('the queue gauges', () => {
       blockedGroups: 0,
     });
 
-    await webhook(registrations.plain, 1, { dueInSeconds: -120 }); // due for two minutes
-    await webhook(registrations.plain, 2, { dueInSeconds: -5 }); // a retry, due
-    await webhook(registrations.plain, 2, { dueInSeconds: 300 }); // a retry, later
-    await webhook(registrations.plain, 1, { dueInSeconds: 60 }); // leased: in flight
-    await webhook(registrations.grouped, 6, { dueInSeconds: -500, groupKey: 'Unit:1' }); // Pending
-    await webhook(registrations.plain, 3, { dueInSeconds: -500 }); // Successful
-    await webhook(registrations.grouped, 4, { groupKey: 'Unit:1' }); // blocks its group
-    await webhook(registrations.grouped, 4, { groupKey: 'Unit:2' }); // blocks another
-    await webhook(registrations.continuing, 4, { groupKey: 'Unit:1' }); // released its group
-    await webhook(registrations.plain, 4); // ungrouped: blocks nothing
+    await webhook(registrations.plain, WebhookState.Created, { dueInSeconds: -120 }); // due for two minutes
+    await webhook(registrations.plain, WebhookState.Retrying, { dueInSeconds: -5 }); // a retry, due
+    await webhook(registrations.plain, WebhookState.Retrying, { dueInSeconds: 300 }); // a retry, later
+    await webhook(registrations.plain, WebhookState.Created, { dueInSeconds: 60 }); // leased: in flight
+    await webhook(registrations.grouped, WebhookState.Pending, { dueInSeconds: -500, groupKey: 'Unit:1' }); // Pending
+    await webhook(registrations.plain, WebhookState.Successful, { dueInSeconds: -500 }); // Successful
+    await webhook(registrations.grouped, WebhookState.Failed, { groupKey: 'Unit:1' }); // blocks its group
+    await webhook(registrations.grouped, WebhookState.Failed, { groupKey: 'Unit:2' }); // blocks another
+    await webhook(registrations.continuing, WebhookState.Failed, { groupKey: 'Unit:1' }); // released its group
+    await webhook(registrations.plain, WebhookState.Failed); // ungrouped: blocks nothing
 
     const stats = await queueStats(db.knex, { cap: 1000 });
     expect(stats).toMatchObject({ due: 2, blockedGroups: 2 });
@@ -161,14 +162,16 @@ describe('the queue gauges', () => {
   });
 
   it('stop counting at the cap', async () => {
-    for (let i = 0; i < 5; i++) await webhook(registrations.plain, 1, { dueInSeconds: -1 });
-    for (let i = 0; i < 3; i++) await webhook(registrations.grouped, 4, { groupKey: `Unit:${i}` });
+    for (let i = 0; i < 5; i++)
+      await webhook(registrations.plain, WebhookState.Created, { dueInSeconds: -1 });
+    for (let i = 0; i < 3; i++)
+      await webhook(registrations.grouped, WebhookState.Failed, { groupKey: `Unit:${i}` });
     expect(await queueStats(db.knex, { cap: 2 })).toMatchObject({ due: 2, blockedGroups: 2 });
   });
 
   it('are served on /metrics next to the delivery counters, and /healthz reports the loop', async () => {
-    await webhook(registrations.plain, 1, { dueInSeconds: -30 });
-    await webhook(registrations.grouped, 4, { groupKey: 'Unit:1' });
+    await webhook(registrations.plain, WebhookState.Created, { dueInSeconds: -30 });
+    await webhook(registrations.grouped, WebhookState.Failed, { groupKey: 'Unit:1' });
     let inFlight = 3;
     let queueDown = false;
     const metrics = createDispatcherMetrics({

@@ -1,4 +1,5 @@
 import { enqueueEntityChange, notifyWebhookDue } from '@platform/db';
+import { WebhookState } from '@platform/shared';
 import {
   createTestDatabase,
   eventually,
@@ -10,6 +11,8 @@ import {
   type TestDatabase,
   type TestTarget,
 } from '@platform/testkit';
+
+const { Created, Successful } = WebhookState;
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 // Crash safety, shutdown and several replicas, proven with real dispatcher processes against a
@@ -113,7 +116,7 @@ describe('several dispatchers', () => {
     expect(ids).toHaveLength(2000);
 
     await eventually(
-      async () => (await db.knex('webhooks').where({ state: 3 }).count({ n: '*' }))[0]!.n === 2000,
+      async () => (await db.knex('webhooks').where({ state: Successful }).count({ n: '*' }))[0]!.n === 2000,
       {
         timeoutMs: 90_000,
         what: '2,000 webhooks Successful',
@@ -130,9 +133,9 @@ describe('several dispatchers', () => {
         db.knex.raw('count(*)::int as n, count(distinct webhook_id)::int as webhooks, max(number) as max'),
       );
     expect(attempts).toEqual([{ n: 2000, webhooks: 2000, max: 1 }]);
-    expect(await db.knex('webhooks').where({ attempt_count: 1, state: 3 }).count({ n: '*' })).toEqual([
-      { n: 2000 },
-    ]);
+    expect(
+      await db.knex('webhooks').where({ attempt_count: 1, state: Successful }).count({ n: '*' }),
+    ).toEqual([{ n: 2000 }]);
     // both took part, and between them counted every delivery
     await eventually(async () => (await a.successes()) + (await b.successes()) === 2000, {
       what: 'metrics caught up',
@@ -171,7 +174,7 @@ describe('several dispatchers', () => {
       target.script = () => ({});
       await startReplica(db.url, 'survivor', settings);
       await eventually(
-        async () => (await db.knex('webhooks').where({ state: 3 }).count({ n: '*' }))[0]!.n === 40,
+        async () => (await db.knex('webhooks').where({ state: Successful }).count({ n: '*' }))[0]!.n === 40,
         {
           timeoutMs: 60_000,
           what: 'every webhook Successful',
@@ -225,7 +228,7 @@ describe('claiming ahead', () => {
         DISPATCHER_LEASE: '3s',
       });
       const ids = await seedBacklog(3);
-      await eventually(async () => (await statesOf(ids)).every((w) => w.state === 3), {
+      await eventually(async () => (await statesOf(ids)).every((w) => w.state === Successful), {
         timeoutMs: 30_000,
         what: 'three webhooks Successful',
       });
@@ -261,9 +264,9 @@ describe('SIGTERM', () => {
       expect(target.requests).toHaveLength(10); // nothing claimed after the signal
       for (const webhook of await statesOf(ids)) {
         if (delivered.has(webhook.id)) {
-          expect(webhook).toMatchObject({ state: 3, attempt_count: 1, locked_by: null });
+          expect(webhook).toMatchObject({ state: Successful, attempt_count: 1, locked_by: null });
         } else {
-          expect(webhook).toMatchObject({ state: 1, attempt_count: 0, locked_by: null });
+          expect(webhook).toMatchObject({ state: Created, attempt_count: 0, locked_by: null });
         }
       }
       const attempts = await db
@@ -298,7 +301,7 @@ describe('SIGTERM', () => {
       );
       // still leased: delivered again by whichever dispatcher claims them after the lease
       for (const webhook of await statesOf(ids)) {
-        expect(webhook).toMatchObject({ state: 1, attempt_count: 1, locked_by: 'impatient' });
+        expect(webhook).toMatchObject({ state: Created, attempt_count: 1, locked_by: 'impatient' });
       }
       expect(await db.knex('webhook_attempts').count({ n: '*' })).toEqual([{ n: 0 }]);
     },

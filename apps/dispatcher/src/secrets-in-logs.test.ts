@@ -274,7 +274,9 @@ describe('the dispatcher’s output holds no target credential', () => {
     const running = dispatcher;
 
     const isFinal = async (id: number) =>
-      [WebhookState.Successful, WebhookState.Failed].includes((await webhookRow(db.knex, id)).state as 3 | 4);
+      ([WebhookState.Successful, WebhookState.Failed] as WebhookState[]).includes(
+        (await webhookRow(db.knex, id)).state,
+      );
     await eventually(async () => (await Promise.all(firstIds.map(isFinal))).every(Boolean), {
       timeoutMs: 30_000,
       what: 'every webhook of the first change final',

@@ -1,6 +1,7 @@
-import { PERMISSIONS } from '@platform/shared';
+import { CLAIMABLE_WEBHOOK_STATES, PERMISSIONS } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate';
+import { sqlList } from './queue/sql';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 
 let db: TestDatabase;
@@ -46,7 +47,7 @@ describe('migrations', () => {
   it('serve the claim query from the partial due index', async () => {
     await db.knex.raw('set enable_seqscan = off');
     const { rows } = await db.knex.raw<{ rows: { 'QUERY PLAN': string }[] }>(
-      `explain select id from webhooks where state in (1, 2) and next_attempt_at <= now()
+      `explain select id from webhooks where state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}) and next_attempt_at <= now()
        order by next_attempt_at limit 100`,
     );
     expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('webhooks_due');

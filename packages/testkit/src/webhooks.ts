@@ -1,4 +1,5 @@
 import type { Knex } from '@platform/db';
+import type { WebhookState } from '@platform/shared';
 import { eventually } from './wait';
 
 // Reading what the dispatcher wrote.
@@ -6,7 +7,7 @@ import { eventually } from './wait';
 export interface WebhookRow {
   id: number;
   registration_id: number;
-  state: number;
+  state: WebhookState;
   attempt_count: number;
   next_attempt_at: Date;
   completed_at: Date | null;
@@ -53,7 +54,7 @@ export function attemptsOf(knex: Knex, id: number): Promise<AttemptRow[]> {
 export async function waitForWebhook(
   knex: Knex,
   id: number,
-  state: number,
+  state: WebhookState,
   options: { attempts?: number; timeoutMs?: number } = {},
 ): Promise<WebhookRow> {
   let last: WebhookRow | undefined;
@@ -71,4 +72,23 @@ export async function waitForWebhook(
     throw new Error(`${(error as Error).message}; last seen: ${JSON.stringify(last)}`);
   }
   return last!;
+}
+
+// Arranging a state.
+
+/**
+ * Test fixture: writes `state` (and, if given, `completed_at`) straight into webhooks `ids`,
+ * bypassing the state machine on purpose, to arrange what deliveries or a bug would have left
+ * behind. It moves no group lock and checks no transition. The only write of `webhooks.state`
+ * outside the queue's statements (`packages/db/src/queue/`), so a grep finds every fabricated one.
+ */
+export async function setWebhookState(
+  knex: Knex,
+  ids: number | readonly number[],
+  state: WebhookState,
+  options: { completedAt?: Date | null } = {},
+): Promise<void> {
+  await knex('webhooks')
+    .whereIn('id', typeof ids === 'number' ? [ids] : ids)
+    .update({ state, ...(options.completedAt !== undefined && { completed_at: options.completedAt }) });
 }

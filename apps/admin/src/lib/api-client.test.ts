@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { WebhookState } from '@platform/shared';
 import { ApiError, createApiClient, errorMessage, refreshTokens, withQuery } from './api-client';
 import { createSessionStore, RefreshFailedError, SessionExpiredError } from './session';
 import { fakeAccessToken } from './test-support';
@@ -36,9 +37,9 @@ describe('api client', () => {
     store.start({ accessToken: api.token(1), refreshToken: 'r1' });
     const client = createApiClient(store, api.fetcher);
     await expect(
-      client.request('/api/webhooks', { query: { state: 4, entityName: undefined } }),
+      client.request('/api/webhooks', { query: { state: WebhookState.Failed, entityName: undefined } }),
     ).resolves.toEqual({
-      path: '/api/webhooks?state=4',
+      path: `/api/webhooks?state=${WebhookState.Failed}`,
     });
   });
 

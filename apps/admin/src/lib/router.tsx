@@ -11,7 +11,7 @@ export function stripBase(pathname: string, base: string): string {
   return pathname || '/';
 }
 
-/** The browser URL of a console path (`/webhooks?state=4` → `/admin/webhooks?state=4`). */
+/** The browser URL of a console path (`/webhooks?page=2` → `/admin/webhooks?page=2`). */
 export function withBase(to: string, base: string): string {
   const root = base.endsWith('/') ? base.slice(0, -1) : base;
   return `${root}${to.startsWith('/') ? to : `/${to}`}`;

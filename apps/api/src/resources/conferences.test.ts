@@ -12,6 +12,7 @@ import {
   TopicRead,
   TopicTemplateRead,
   VotingSessionRead,
+  WebhookState,
 } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -415,10 +416,10 @@ describe('conference resources: create, read, list, search, batch, update, delet
 
       const webhooks = await webhookRows(api);
       expect(webhooks).toEqual([
-        { registration_id: all, state: 1, entity_change_id: changes[0].id },
-        { registration_id: all, state: 1, entity_change_id: changes[1].id },
-        { registration_id: updatesOnly, state: 1, entity_change_id: changes[1].id },
-        { registration_id: all, state: 1, entity_change_id: changes[2].id },
+        { registration_id: all, state: WebhookState.Created, entity_change_id: changes[0].id },
+        { registration_id: all, state: WebhookState.Created, entity_change_id: changes[1].id },
+        { registration_id: updatesOnly, state: WebhookState.Created, entity_change_id: changes[1].id },
+        { registration_id: all, state: WebhookState.Created, entity_change_id: changes[2].id },
       ]);
       expect(webhooks.map((w) => w.registration_id)).not.toContain(foreign);
     });

@@ -2,7 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sanitizeFileName, normalizeMediaType, type DocumentRead, type FileRead } from '@platform/shared';
+import {
+  sanitizeFileName,
+  normalizeMediaType,
+  WebhookState,
+  type DocumentRead,
+  type FileRead,
+} from '@platform/shared';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, postRaw, rawRequest, writableCounts } from '../http/test-support';
 import { testConfig } from '../config';
@@ -312,11 +318,11 @@ describe('Document through the resource registry', () => {
 
     const webhooks = await webhookRows(api);
     expect(webhooks).toEqual([
-      { registration_id: registration, state: 1, entity_change_id: changes[0].id },
-      { registration_id: registration, state: 1, entity_change_id: changes[1].id },
-      { registration_id: updatesOnly, state: 1, entity_change_id: changes[1].id },
-      { registration_id: registration, state: 1, entity_change_id: changes[2].id },
-      { registration_id: foreign, state: 1, entity_change_id: changes[3].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[0].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[1].id },
+      { registration_id: updatesOnly, state: WebhookState.Created, entity_change_id: changes[1].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[2].id },
+      { registration_id: foreign, state: WebhookState.Created, entity_change_id: changes[3].id },
     ]);
   });
 

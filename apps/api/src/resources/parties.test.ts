@@ -1,4 +1,4 @@
-import type { ContactDetailsRead, PartyRead } from '@platform/shared';
+import { WebhookState, type ContactDetailsRead, type PartyRead } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
 import { buildAccount, buildWorld, startTestApi, type TestApi, type World } from '../test-support';
@@ -291,10 +291,10 @@ describe('Party through the resource registry', () => {
     expect(rows[2].entity).toMatchObject({ name: 'Makler AG', deleted: expect.any(String) });
 
     expect(await webhooks()).toEqual([
-      { registration_id: registration, state: 1, entity_change_id: rows[0].id },
-      { registration_id: registration, state: 1, entity_change_id: rows[1].id },
-      { registration_id: updatesOnly, state: 1, entity_change_id: rows[1].id },
-      { registration_id: registration, state: 1, entity_change_id: rows[2].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: rows[0].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: rows[1].id },
+      { registration_id: updatesOnly, state: WebhookState.Created, entity_change_id: rows[1].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: rows[2].id },
     ]);
     const registrations = (await webhooks()).map((w) => w.registration_id);
     expect(registrations).not.toContain(foreign);
@@ -308,8 +308,8 @@ describe('Party through the resource registry', () => {
     await patch(`/api/parties/${created.id}`, token, { name: 'Pool 2' });
     const rows = await api.db.knex('webhooks').where({ registration_id: grouped }).orderBy('id');
     expect(rows.map((w) => [w.state, w.group_key, w.group_seq])).toEqual([
-      [1, `Party:${created.id}`, 1],
-      [6, `Party:${created.id}`, 2],
+      [WebhookState.Created, `Party:${created.id}`, 1],
+      [WebhookState.Pending, `Party:${created.id}`, 2],
     ]);
   });
 
@@ -553,11 +553,11 @@ describe('ContactDetails through the resource registry', () => {
     expect(rows[1].entity).toMatchObject({ label: 'Privat' });
     expect(rows[2].entity.deleted).not.toBeNull();
     expect(await webhooks()).toEqual([
-      { registration_id: registration, state: 1, entity_change_id: rows[0].id },
-      { registration_id: registration, state: 1, entity_change_id: rows[1].id },
-      { registration_id: registration, state: 1, entity_change_id: rows[2].id },
-      { registration_id: deletesOnly, state: 1, entity_change_id: rows[2].id },
-      { registration_id: foreign, state: 1, entity_change_id: rows[3].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: rows[0].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: rows[1].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: rows[2].id },
+      { registration_id: deletesOnly, state: WebhookState.Created, entity_change_id: rows[2].id },
+      { registration_id: foreign, state: WebhookState.Created, entity_change_id: rows[3].id },
     ]);
     expect((await webhooks()).map((w) => w.registration_id)).not.toContain(otherEntity);
   });

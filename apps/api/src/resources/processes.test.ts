@@ -1,3 +1,4 @@
+import { WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
 import {
@@ -282,9 +283,9 @@ describe('Process', () => {
     await api.fetch(`/api/processes/${created.id}`, { method: 'DELETE', token });
     const webhooks = await api.db.knex('webhooks').where({ registration_id: grouped }).orderBy('id');
     expect(webhooks.map((w) => [w.state, w.group_key, w.group_seq])).toEqual([
-      [1, `Process:${created.id}`, 1],
-      [6, `Process:${created.id}`, 2],
-      [6, `Process:${created.id}`, 3],
+      [WebhookState.Created, `Process:${created.id}`, 1],
+      [WebhookState.Pending, `Process:${created.id}`, 2],
+      [WebhookState.Pending, `Process:${created.id}`, 3],
     ]);
   });
 

@@ -1,3 +1,4 @@
+import { WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
 import { buildWorld, startTestApi, type TestApi, type World } from '../test-support';
@@ -174,10 +175,10 @@ describe('Property through the resource registry', () => {
 
     const webhooks = await webhookRows(api);
     expect(webhooks).toEqual([
-      { registration_id: registration, state: 1, entity_change_id: changes[0].id },
-      { registration_id: registration, state: 1, entity_change_id: changes[1].id },
-      { registration_id: updatesOnly, state: 1, entity_change_id: changes[1].id },
-      { registration_id: registration, state: 1, entity_change_id: changes[2].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[0].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[1].id },
+      { registration_id: updatesOnly, state: WebhookState.Created, entity_change_id: changes[1].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[2].id },
     ]);
     expect(webhooks.some((w) => w.registration_id === foreign)).toBe(false);
   });
@@ -189,8 +190,8 @@ describe('Property through the resource registry', () => {
     await api.fetch(`/api/properties/${created.id}`, { method: 'PATCH', token, json: { city: 'Potsdam' } });
     const webhooks = await api.db.knex('webhooks').where({ registration_id: grouped }).orderBy('id');
     expect(webhooks.map((w) => [w.state, w.group_key, w.group_seq])).toEqual([
-      [1, `Property:${created.id}`, 1],
-      [6, `Property:${created.id}`, 2],
+      [WebhookState.Created, `Property:${created.id}`, 1],
+      [WebhookState.Pending, `Property:${created.id}`, 2],
     ]);
   });
 

@@ -1,4 +1,4 @@
-import type { EntranceRead, UnitContractRead, UnitRead } from '@platform/shared';
+import { WebhookState, type EntranceRead, type UnitContractRead, type UnitRead } from '@platform/shared';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
@@ -299,10 +299,10 @@ describe('Entrance', () => {
       lastModified: expect.any(String),
     });
     expect(await webhookRows(api, { changeIds: changes.map((c) => c.id) })).toEqual([
-      { registration_id: registration, state: 1, entity_change_id: changes[0].id },
-      { registration_id: registration, state: 1, entity_change_id: changes[1].id },
-      { registration_id: updatesOnly, state: 1, entity_change_id: changes[1].id },
-      { registration_id: registration, state: 1, entity_change_id: changes[2].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[0].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[1].id },
+      { registration_id: updatesOnly, state: WebhookState.Created, entity_change_id: changes[1].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[2].id },
     ]);
   });
 
@@ -567,10 +567,10 @@ describe('Unit', () => {
     expect(changes[1].entity).toEqual(updated);
     expect(changes[2].entity.deleted).not.toBeNull();
     expect(await webhookRows(api, { changeIds: changes.map((c) => c.id) })).toEqual([
-      { registration_id: registration, state: 1, entity_change_id: changes[0].id },
-      { registration_id: registration, state: 1, entity_change_id: changes[1].id },
-      { registration_id: registration, state: 1, entity_change_id: changes[2].id },
-      { registration_id: deletesOnly, state: 1, entity_change_id: changes[2].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[0].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[1].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[2].id },
+      { registration_id: deletesOnly, state: WebhookState.Created, entity_change_id: changes[2].id },
     ]);
 
     // a write that fails after its change was recorded leaves neither the unit nor the change
@@ -604,10 +604,10 @@ describe('Unit', () => {
     await api.fetch(`/api/units/${unit.id}`, { method: 'DELETE', token });
     const webhooks = await api.db.knex('webhooks').where({ registration_id: grouped }).orderBy('id');
     expect(webhooks.map((w) => [w.state, w.group_key, w.group_seq])).toEqual([
-      [1, `Unit:${unit.id}`, 1],
-      [1, `Unit:${other.id}`, 1],
-      [6, `Unit:${unit.id}`, 2],
-      [6, `Unit:${unit.id}`, 3],
+      [WebhookState.Created, `Unit:${unit.id}`, 1],
+      [WebhookState.Created, `Unit:${other.id}`, 1],
+      [WebhookState.Pending, `Unit:${unit.id}`, 2],
+      [WebhookState.Pending, `Unit:${unit.id}`, 3],
     ]);
   });
 
@@ -899,10 +899,10 @@ describe('UnitContract', () => {
     });
     expect(changes[2].entity.deleted).not.toBeNull();
     expect(await webhookRows(api, { changeIds: changes.map((c) => c.id) })).toEqual([
-      { registration_id: registration, state: 1, entity_change_id: changes[0].id },
-      { registration_id: createsOnly, state: 1, entity_change_id: changes[0].id },
-      { registration_id: registration, state: 1, entity_change_id: changes[1].id },
-      { registration_id: registration, state: 1, entity_change_id: changes[2].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[0].id },
+      { registration_id: createsOnly, state: WebhookState.Created, entity_change_id: changes[0].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[1].id },
+      { registration_id: registration, state: WebhookState.Created, entity_change_id: changes[2].id },
     ]);
   });
 

@@ -4,7 +4,7 @@
  * and what change capture wrote (entity_changes, webhooks), including the contracts every
  * resource's writes are held to.
  */
-import type { PermissionResource } from '@platform/shared';
+import { WebhookState, type PermissionResource } from '@platform/shared';
 import { expect } from 'vitest';
 import { expectProblem } from '../http/test-support';
 import { expectAccessRules, type TestApi, type World } from '../test-support';
@@ -285,14 +285,19 @@ export async function expectCaptureContract(
     columns: ['registration_id', 'state', 'entity_change_id', 'group_key'],
   });
   const expectedWebhooks = [
-    { registration_id: all, state: 1, entity_change_id: changes[0].id, group_key: null },
-    { registration_id: all, state: 1, entity_change_id: changes[1].id, group_key: null },
-    { registration_id: updatesOnly, state: 1, entity_change_id: changes[1].id, group_key: null },
+    { registration_id: all, state: WebhookState.Created, entity_change_id: changes[0].id, group_key: null },
+    { registration_id: all, state: WebhookState.Created, entity_change_id: changes[1].id, group_key: null },
+    {
+      registration_id: updatesOnly,
+      state: WebhookState.Created,
+      entity_change_id: changes[1].id,
+      group_key: null,
+    },
   ];
   if (resource.deletable !== false) {
     expectedWebhooks.push({
       registration_id: all,
-      state: 1,
+      state: WebhookState.Created,
       entity_change_id: changes[2].id,
       group_key: null,
     });

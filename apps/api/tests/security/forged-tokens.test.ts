@@ -22,7 +22,8 @@
  */
 import { createPublicKey } from 'node:crypto';
 import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/db';
-import { PartyType, TokenScope, type PartyType as PartyTypeValue } from '@platform/shared';
+import { PartyType, TokenScope, WebhookState, type PartyType as PartyTypeValue } from '@platform/shared';
+import { setWebhookState } from '@platform/testkit';
 import { base64url, decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Decode, totp } from '../../src/features/mfa/totp';
@@ -310,15 +311,11 @@ async function buildFixtures(): Promise<Fixtures> {
     .pluck<number[]>('id');
   expect(hooks.length).toBeGreaterThanOrEqual(3);
   const [created, toResolve, failed] = hooks.map(Number) as [number, number, number];
+  await setWebhookState(api.deps.knex, failed, WebhookState.Failed, { completedAt: new Date() });
   await api.deps
     .knex('webhooks')
     .where({ id: failed })
-    .update({
-      state: 4,
-      attempt_count: 7,
-      next_attempt_at: new Date('2020-01-01'),
-      completed_at: new Date(),
-    });
+    .update({ attempt_count: 7, next_attempt_at: new Date('2020-01-01') });
   const detail = await post('/api/account-contact-details', {
     accountId: target.id,
     type: 'phone',

@@ -42,7 +42,7 @@ const CLAIM = `select webhooks_lease(array(
 
 /**
  * Claims up to `batch` due webhooks in one statement (design part 3): due heads and ungrouped rows
- * (states 1, 2; blocked rows are never in those states) in `next_attempt_at` order, skipping rows
+ * (Created, Retrying; blocked rows are never in those states) in `next_attempt_at` order, skipping rows
  * another dispatcher holds, and leases them (`webhooks_lease`) by pushing `next_attempt_at` to
  * now + lease. A dispatcher that dies loses its lease and the rows become due again
  * (at-least-once delivery). The selection reads only the `webhooks_due` index.

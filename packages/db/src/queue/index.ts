@@ -12,3 +12,4 @@ export * from './release-claims';
 export * from './release-groups';
 export * from './repair';
 export * from './retry-webhook';
+export { sqlList } from './sql';

@@ -4,7 +4,7 @@ import { sqlList } from './sql';
 
 /** The state of the queue as the dispatcher's metrics report it. */
 export interface QueueStats {
-  /** Webhooks due and not leased (states 1, 2, `next_attempt_at` passed), counted up to the cap. */
+  /** Webhooks due and not leased (Created or Retrying, `next_attempt_at` passed), counted up to the cap. */
   due: number;
   /** Seconds the longest-waiting due webhook has been due; 0 when none is. */
   oldestDueSeconds: number;

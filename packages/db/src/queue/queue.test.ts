@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookState } from '@platform/shared';
-import { createTestDatabase, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, setWebhookState, type TestDatabase } from '@platform/testkit';
 import { claimWebhooks } from './claim';
 import { nextDueAt } from './next-due';
 import { completeWebhooks, type AttemptResult } from './complete';
@@ -163,11 +163,11 @@ describe('releaseGroups and leaveGroups', () => {
     const [head, second, third, fourth] = await webhooksOf(grouped);
     // an operator aborts the second while the head still holds the group
     await db.knex.transaction(async (trx) => {
-      await trx('webhooks').where({ id: second.id }).update({ state: Aborted });
+      await setWebhookState(trx, second.id, Aborted);
       await leaveGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }]);
     });
     const promoted = await db.knex.transaction(async (trx) => {
-      await trx('webhooks').where({ id: head.id }).update({ state: Successful });
+      await setWebhookState(trx, head.id, Successful);
       return releaseGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }]);
     });
     expect(promoted).toEqual([third.id]);
@@ -185,7 +185,7 @@ describe('releaseGroups and leaveGroups', () => {
     await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
     const [head] = await webhooksOf(grouped);
     await db.knex.transaction(async (trx) => {
-      await trx('webhooks').where({ id: head.id }).update({ state: Successful });
+      await setWebhookState(trx, head.id, Successful);
       expect(await releaseGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }])).toEqual([]);
     });
     await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
-import { createTestDatabase, waitForLockWaiter, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, setWebhookState, waitForLockWaiter, type TestDatabase } from '@platform/testkit';
 import { enqueueEntityChange } from './enqueue';
 import { unitChange } from './queue-test-support';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups, type GroupCursor } from './repair';
@@ -43,7 +43,7 @@ const statesOf = async (registrationId: number, groupKey: string) =>
       .where({ registration_id: registrationId, group_key: groupKey })
       .orderBy('group_seq')
       .select('state')
-  ).map((r: { state: number }) => r.state);
+  ).map((r: { state: WebhookState }) => r.state);
 
 const openCount = async (registrationId: number, groupKey: string) =>
   (
@@ -63,9 +63,9 @@ async function endHeadWithoutRelease(
     .knex('webhooks')
     .where({ registration_id: registrationId, group_key: groupKey })
     .whereIn('state', CLAIMABLE_WEBHOOK_STATES)
-    .update({ state, completed_at: new Date() })
-    .returning('id');
-  return head.id;
+    .pluck<number[]>('id');
+  await setWebhookState(db.knex, head!, state, { completedAt: new Date() });
+  return head!;
 }
 
 /** The whole sweep, in pages of `limit` groups. */
@@ -96,10 +96,11 @@ describe('the repair sweep', () => {
     const plain = await registration();
     await chain(1, 3); // head + 2 Pending
     await chain(2, 2);
-    await db
+    const [head] = await db
       .knex('webhooks')
       .where({ registration_id: plain, group_key: 'Unit:2', group_seq: 1 })
-      .update({ state: Failed });
+      .pluck<number[]>('id');
+    await setWebhookState(db.knex, head!, Failed);
     expect(await sweep()).toEqual([]);
   });
 

@@ -6,7 +6,7 @@ import {
   type WebhookTransitionCause,
 } from '@platform/shared';
 import { createKnex, type Knex } from '../knex';
-import { createTestDatabase, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, setWebhookState, type TestDatabase } from '@platform/testkit';
 import { abortRegistrationWebhooks } from './abort-registration-webhooks';
 import { claimWebhooks, type ClaimedWebhook } from './claim';
 import { completeWebhooks, type AttemptResult } from './complete';
@@ -212,8 +212,8 @@ describe('the queue follows the shared state machine', () => {
     const plain = await registration();
     await change(1);
     const [id] = await webhooksOf(plain);
-    await knex('webhooks').where({ id }).update({ state: Successful });
-    await knex('webhooks').where({ id }).update({ state: Created });
+    await setWebhookState(knex, id!, Successful);
+    await setWebhookState(knex, id!, Created);
     const forbidden = (await observed()).filter((o) => !canTransition(o.from_state, o.to_state));
     expect(forbidden).toEqual([{ operation: 'arrange', from_state: Successful, to_state: Created }]);
     await knex.raw('truncate webhooks, webhook_groups, observed_transitions cascade');

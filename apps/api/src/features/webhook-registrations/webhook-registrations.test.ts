@@ -1,4 +1,10 @@
-import { WEBHOOK_ENTITY_NAMES, type WebhookRegistrationRead } from '@platform/shared';
+import {
+  FINAL_WEBHOOK_STATES,
+  WEBHOOK_ENTITY_NAMES,
+  WebhookState,
+  type WebhookRegistrationRead,
+} from '@platform/shared';
+import { setWebhookState } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
 import {
@@ -19,6 +25,8 @@ import {
   registrationBody,
   webhooksOf,
 } from '../webhooks/webhook-test-support';
+
+const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
 let api: TestApi;
 let world: World;
@@ -594,18 +602,27 @@ describe('DELETE /api/webhook-registrations/{id}', () => {
     const doomedHooks = await webhooksOf(api, doomed.id);
     expect(doomedHooks).toHaveLength(7);
     const completedEarlier = new Date('2026-01-01T00:00:00Z');
-    for (const [index, state] of [1, 2, 3, 4, 5, 6, 7].entries()) {
+    const states = [Created, Retrying, Successful, Failed, Aborted, Pending, Resolved];
+    for (const [index, state] of states.entries()) {
+      const id = doomedHooks[index]!.id;
+      await setWebhookState(api.db.knex, id, state, {
+        completedAt: FINAL_WEBHOOK_STATES.includes(state) ? completedEarlier : null,
+      });
       await api.db
         .knex('webhooks')
-        .where({ id: doomedHooks[index]!.id })
-        .update({
-          state,
-          completed_at: [3, 5, 7].includes(state) ? completedEarlier : null,
-          locked_by: state === 2 ? 'dispatcher-1' : null,
-        });
+        .where({ id })
+        .update({ locked_by: state === Retrying ? 'dispatcher-1' : null });
     }
     const groupedBefore = await webhooksOf(api, grouped.id);
-    expect(groupedBefore.map((w) => w.state)).toEqual([1, 6, 6, 6, 6, 6, 6]);
+    expect(groupedBefore.map((w) => w.state)).toEqual([
+      Created,
+      Pending,
+      Pending,
+      Pending,
+      Pending,
+      Pending,
+      Pending,
+    ]);
     const untouched = async () => ({
       kept: await webhooksOf(api, kept.id),
       foreign: await webhooksOf(api, foreign.id),
@@ -623,16 +640,18 @@ describe('DELETE /api/webhook-registrations/{id}', () => {
 
     const now = api.clock.now().toISOString();
     const after = await webhooksOf(api, doomed.id);
-    expect(after.map((w) => w.state)).toEqual([5, 5, 3, 5, 5, 5, 7]);
+    // the undelivered ones aborted, the final ones (Successful, Aborted, Resolved) as they were
+    const doomedAfter = [Aborted, Aborted, Successful, Aborted, Aborted, Aborted, Resolved];
+    expect(after.map((w) => w.state)).toEqual(doomedAfter);
     after.forEach((webhook, index) => {
-      const wasFinal = [2, 4, 6].includes(index);
+      const wasFinal = FINAL_WEBHOOK_STATES.includes(states[index]!);
       expect(webhook.completed_at?.toISOString(), `webhook ${index}`).toBe(
         wasFinal ? completedEarlier.toISOString() : now,
       );
       expect(webhook.locked_by).toBeNull();
     });
     // the grouped one: head and pendings all aborted, its group holds nothing open
-    expect((await webhooksOf(api, grouped.id)).map((w) => w.state)).toEqual([5, 5, 5, 5, 5, 5, 5]);
+    expect((await webhooksOf(api, grouped.id)).map((w) => w.state)).toEqual(Array(7).fill(Aborted));
     expect(await groupOf(api, grouped.id, `Property:${propertyId}`)).toEqual({ next_seq: 7, open_count: 0 });
     expect(await untouched()).toEqual(otherBefore);
 
@@ -652,10 +671,10 @@ describe('DELETE /api/webhook-registrations/{id}', () => {
     );
     expect(list.items.map((r) => r.id)).toEqual([kept.id]);
     // its webhooks stay readable for operators, as history
-    const history = await readJson<{ items: { id: number; state: number }[] }>(
+    const history = await readJson<{ items: { id: number; state: WebhookState }[] }>(
       await api.fetch(`/api/webhooks?registrationId=${doomed.id}`, { token }),
     );
-    expect(history.items.map((w) => w.state)).toEqual([5, 5, 3, 5, 5, 5, 7]);
+    expect(history.items.map((w) => w.state)).toEqual(doomedAfter);
     await patchProperty(api, token, propertyId, { notes: 'after delete' });
     expect(await webhooksOf(api, doomed.id)).toHaveLength(7);
     expect(await webhooksOf(api, grouped.id)).toHaveLength(7);
@@ -673,6 +692,6 @@ describe('DELETE /api/webhook-registrations/{id}', () => {
       404,
     );
     expect((await api.db.knex('webhook_registrations').where({ id: foreign.id }).first()).deleted).toBeNull();
-    expect((await webhooksOf(api, foreign.id)).map((w) => w.state)).toEqual([1]);
+    expect((await webhooksOf(api, foreign.id)).map((w) => w.state)).toEqual([Created]);
   });
 });

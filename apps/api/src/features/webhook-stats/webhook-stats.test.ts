@@ -1,13 +1,10 @@
-import type { WebhookStatsRead } from '@platform/shared';
+import { WebhookState, type WebhookStatsRead } from '@platform/shared';
+import { setWebhookState } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
-import {
-  createProperty,
-  patchProperty,
-  register,
-  setState,
-  webhooksOf,
-} from '../webhooks/webhook-test-support';
+import { createProperty, patchProperty, register, webhooksOf } from '../webhooks/webhook-test-support';
+
+const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
 let api: TestApi;
 let world: World;
@@ -52,13 +49,13 @@ async function attempt(
   }
 }
 
-const countOf = (figures: WebhookStatsRead, state: number) =>
+const countOf = (figures: WebhookStatsRead, state: WebhookState) =>
   figures.countsByState.find((entry) => entry.state === state)?.count;
 
 describe('GET /api/webhook-stats', () => {
   it('answers zeros and nulls without webhooks, with one entry per state and per minute', async () => {
     const figures = await stats(world.pmc.full.token);
-    expect(figures.countsByState).toEqual([1, 2, 3, 4, 5, 6, 7].map((state) => ({ state, count: 0 })));
+    expect(figures.countsByState).toEqual(Object.values(WebhookState).map((state) => ({ state, count: 0 })));
     expect(figures.attemptsPerMinute).toHaveLength(60);
     expect(figures.attemptsPerMinute.every((m) => m.attempts === 0 && m.failures === 0)).toBe(true);
     expect(Date.parse(figures.window.to) - Date.parse(figures.window.from)).toBe(60 * 60_000);
@@ -87,8 +84,8 @@ describe('GET /api/webhook-stats', () => {
     // ungrouped: three Created (due now); grouped: a Created head and two Pending
     const [u1, u2, u3] = (await webhooksOf(api, ungrouped.id)).map((w) => w.id);
     const [head] = (await webhooksOf(api, grouped.id)).map((w) => w.id);
-    await setState(api, u1!, 3);
-    await setState(api, head!, 4); // a Failed head: its group is blocked
+    await setWebhookState(api.db.knex, u1!, Successful);
+    await setWebhookState(api.db.knex, head!, Failed); // a Failed head: its group is blocked
     await api.db
       .knex('webhooks')
       .where({ id: u2 })
@@ -108,8 +105,18 @@ describe('GET /api/webhook-stats', () => {
     ]);
 
     const figures = await stats(token);
-    expect(figures.countsByState.map((entry) => entry.count)).toEqual([2, 0, 1, 1, 0, 2, 0]);
-    expect(countOf(figures, 6)).toBe(2);
+    expect(figures.countsByState).toEqual(
+      [
+        [Created, 2],
+        [Retrying, 0],
+        [Successful, 1],
+        [Failed, 1],
+        [Aborted, 0],
+        [Pending, 2],
+        [Resolved, 0],
+      ].map(([state, count]) => ({ state, count })),
+    );
+    expect(countOf(figures, Pending)).toBe(2);
     expect(figures.dueBacklog).toBe(1);
     expect(figures.oldestDueSeconds).toBeGreaterThanOrEqual(89);
     expect(figures.oldestDueSeconds).toBeLessThan(150);
@@ -135,10 +142,10 @@ describe('GET /api/webhook-stats', () => {
     // a continue-after-fail group is not held by its Failed webhook
     const continuing = await register(api, token, { shouldGroup: true, shouldGroupContinueAfterFail: true });
     await patchProperty(api, token, propertyId, { notes: 'fourth change' });
-    await setState(
-      api,
+    await setWebhookState(
+      api.db.knex,
       (await webhooksOf(api, continuing.id)).map((w) => w.id),
-      4,
+      Failed,
     );
     expect((await stats(token)).blockedGroups).toBe(1);
   });
@@ -153,13 +160,13 @@ describe('GET /api/webhook-stats', () => {
     await attempt(foreignHook!, [{ minutesAgo: 1, durationMs: 15, failed: true }]);
 
     const pmc = await stats(world.pmc.full.token);
-    expect(countOf(pmc, 1)).toBe(1);
+    expect(countOf(pmc, Created)).toBe(1);
     expect(pmc.attempts).toBe(0);
     const other = await stats(world.otherPmc.full.token);
-    expect(countOf(other, 1)).toBe(2);
+    expect(countOf(other, Created)).toBe(2);
     expect(other.attempts).toBe(1);
     const admin = await stats(world.admin.full.token);
-    expect(countOf(admin, 1)).toBe(3);
+    expect(countOf(admin, Created)).toBe(3);
     expect(admin.failures).toBe(1);
     expect((await webhooksOf(api, mine.id)).length).toBe(1);
   });

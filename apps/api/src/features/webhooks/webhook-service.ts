@@ -79,7 +79,7 @@ const timestampText = (name: string) =>
 /** GET /api/webhooks: paging and sorting, plus one optional filter per query parameter. */
 export const WebhookListQuery = listQuery(WEBHOOK_COLLECTION)
   .extend({
-    state: wholeNumberText('state', 1, 7)
+    state: wholeNumberText('state', WebhookState.Created, WebhookState.Resolved)
       .optional()
       .meta({ description: '1 Created … 7 Resolved (spec 3).' }),
     registrationId: wholeNumberText('registrationId', 1, 2147483647).optional(),

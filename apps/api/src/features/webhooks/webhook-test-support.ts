@@ -1,4 +1,4 @@
-import type { WebhookRegistrationCreated } from '@platform/shared';
+import type { WebhookRegistrationCreated, WebhookState } from '@platform/shared';
 import { expect } from 'vitest';
 import type { TestApi } from '../../test-support';
 
@@ -55,7 +55,7 @@ export async function patchProperty(
 
 export interface WebhookRowView {
   id: number;
-  state: number;
+  state: WebhookState;
   group_key: string | null;
   group_seq: number | null;
   attempt_count: number;
@@ -83,14 +83,6 @@ export async function groupOf(
     .where({ registration_id: registrationId, group_key: groupKey })
     .first('next_seq', 'open_count');
   return row as { next_seq: number; open_count: number };
-}
-
-/** Sets webhook states directly, as the dispatcher would after its attempts. */
-export async function setState(api: TestApi, ids: number | number[], state: number): Promise<void> {
-  await api.db
-    .knex('webhooks')
-    .whereIn('id', Array.isArray(ids) ? ids : [ids])
-    .update({ state });
 }
 
 /** Calls an operator action on a webhook. */

@@ -1,18 +1,17 @@
 import { deliveryBody, enqueueEntityChange, releaseGroups } from '@platform/db';
-import type { BlockedGroupRead, WebhookDetailRead, WebhookRead } from '@platform/shared';
-import { waitForLockWaiter } from '@platform/testkit';
+import {
+  WebhookState,
+  type BlockedGroupRead,
+  type WebhookDetailRead,
+  type WebhookRead,
+} from '@platform/shared';
+import { setWebhookState, waitForLockWaiter } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
-import {
-  act,
-  createProperty,
-  groupOf,
-  patchProperty,
-  register,
-  setState,
-  webhooksOf,
-} from './webhook-test-support';
+import { act, createProperty, groupOf, patchProperty, register, webhooksOf } from './webhook-test-support';
+
+const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
 let api: TestApi;
 let world: World;
@@ -59,14 +58,14 @@ describe('reading webhooks', () => {
     const secondProperty = await createProperty(api, token, 'Eichenhof');
     const [created, updated, createdSecond] = (await webhooksOf(api, registration.id)).map((w) => w.id);
     const [otherUpdated] = (await webhooksOf(api, other.id)).map((w) => w.id);
-    await setState(api, updated!, 3);
+    await setWebhookState(api.db.knex, updated!, Successful);
     const all = [created!, updated!, otherUpdated!, createdSecond!].sort((a, b) => a - b);
 
     expect(await ids(await api.fetch('/api/webhooks', { token }))).toEqual(all);
     expect(
       await ids(await api.fetch('/api/webhooks?SortByAttributeName=id&AscendingOrder=false', { token })),
     ).toEqual([...all].reverse());
-    expect(await ids(await api.fetch('/api/webhooks?state=3', { token }))).toEqual([updated]);
+    expect(await ids(await api.fetch(`/api/webhooks?state=${Successful}`, { token }))).toEqual([updated]);
     expect(await ids(await api.fetch(`/api/webhooks?registrationId=${other.id}`, { token }))).toEqual([
       otherUpdated,
     ]);
@@ -89,7 +88,7 @@ describe('reading webhooks', () => {
       await ids(
         await search({
           filters: [
-            { attribute: 'state', operator: 'in', value: [1, 6] },
+            { attribute: 'state', operator: 'in', value: [Created, Pending] },
             { attribute: 'eventType', operator: 'eq', value: 1 },
           ],
           sort: [{ attribute: 'id', ascending: false }],
@@ -117,7 +116,7 @@ describe('reading webhooks', () => {
       entityName: 'Property',
       entityId: propertyId,
       entityChangeId: change.id,
-      state: 3,
+      state: Successful,
       attemptCount: 0,
       nextAttemptAt: null,
       groupKey: null,
@@ -146,7 +145,7 @@ describe('reading webhooks', () => {
     });
     // the list shows no payload, and a due webhook its next attempt
     const listed = await readJson<{ items: WebhookRead[] }>(
-      await api.fetch(`/api/webhooks?state=1`, { token }),
+      await api.fetch(`/api/webhooks?state=${Created}`, { token }),
     );
     expect(listed.items[0]).not.toHaveProperty('payload');
     expect(listed.items[0]!.nextAttemptAt).toEqual(expect.any(String));
@@ -193,7 +192,7 @@ describe('reading webhooks', () => {
     for (const [query, field, message] of [
       ['state=8', 'state', /at most 7/],
       ['state=x', 'state', /whole number/],
-      ['state=1&state=2', 'state', /given once/],
+      [`state=${Created}&state=${Retrying}`, 'state', /given once/],
       ['registrationId=0', 'registrationId', /at least 1/],
       ['entityName=Account', 'entityName', /Account cannot be subscribed to.*supported: Party/],
       ['entityName=Nope', 'entityName', /Unknown entity name/],
@@ -225,7 +224,7 @@ describe('reading webhooks', () => {
     await createProperty(api, world.pmc.full.token);
     const [foreignHook] = (await webhooksOf(api, foreign.id)).map((w) => w.id);
     const [myHook] = (await webhooksOf(api, mine.id)).map((w) => w.id);
-    await setState(api, foreignHook!, 4);
+    await setWebhookState(api.db.knex, foreignHook!, Failed);
     const token = world.pmc.full.token;
 
     expect(await ids(await api.fetch('/api/webhooks', { token }))).toEqual([myHook]);
@@ -241,11 +240,11 @@ describe('reading webhooks', () => {
     for (const action of ['abort', 'resolve', 'retry'] as const) {
       await expectProblem(await act(api, token, foreignHook!, action), 404);
     }
-    expect((await webhooksOf(api, foreign.id))[0]!.state).toBe(4);
+    expect((await webhooksOf(api, foreign.id))[0]!.state).toBe(Failed);
     // Admin may act on any party's webhook
     expect(
       (await readJson<WebhookRead>(await act(api, world.admin.full.token, foreignHook!, 'retry'))).state,
-    ).toBe(2);
+    ).toBe(Retrying);
   });
 
   it('applies the access rules of every operation (others than Admin and PMC: 403)', async () => {
@@ -274,7 +273,7 @@ describe('reading webhooks', () => {
     });
     await expectAccessRules(api, world, { method: 'POST', path: fresh('/abort'), ...updates });
     await expectAccessRules(api, world, { method: 'POST', path: fresh('/resolve'), ...updates });
-    await setState(api, hooks.slice(next), 4);
+    await setWebhookState(api.db.knex, hooks.slice(next), Failed);
     await expectAccessRules(api, world, { method: 'POST', path: fresh('/retry'), ...updates });
   });
 });
@@ -283,7 +282,12 @@ describe('abort and resolve', () => {
   it('end the head of a group and make the next webhook of the group due', async () => {
     const { registration, groupKey, hooks } = await groupedChain(4);
     const token = world.pmc.full.token;
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([1, 6, 6, 6]);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([
+      Created,
+      Pending,
+      Pending,
+      Pending,
+    ]);
     await api.db
       .knex('webhooks')
       .where({ id: hooks[0] })
@@ -292,44 +296,60 @@ describe('abort and resolve', () => {
     const resolved = await readJson<WebhookRead>(await act(api, token, hooks[0]!, 'resolve'));
     expect(resolved).toMatchObject({
       id: hooks[0],
-      state: 7,
+      state: Resolved,
       attemptCount: 1,
       nextAttemptAt: null,
       completedAt: api.clock.now().toISOString(),
     });
     let rows = await webhooksOf(api, registration.id);
-    expect(rows.map((w) => w.state)).toEqual([7, 1, 6, 6]);
+    expect(rows.map((w) => w.state)).toEqual([Resolved, Created, Pending, Pending]);
     expect(rows[0]!.locked_by).toBeNull();
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 4, open_count: 3 });
 
     const aborted = await readJson<WebhookRead>(await act(api, token, hooks[1]!, 'abort'));
-    expect(aborted).toMatchObject({ state: 5, completedAt: api.clock.now().toISOString() });
+    expect(aborted).toMatchObject({ state: Aborted, completedAt: api.clock.now().toISOString() });
     rows = await webhooksOf(api, registration.id);
-    expect(rows.map((w) => w.state)).toEqual([7, 5, 1, 6]);
+    expect(rows.map((w) => w.state)).toEqual([Resolved, Aborted, Created, Pending]);
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 4, open_count: 2 });
   });
 
   it('take a Pending webhook out of its chain without promoting anything; promotion skips it', async () => {
     const { registration, groupKey, hooks } = await groupedChain(4);
     const token = world.pmc.full.token;
-    expect((await readJson<WebhookRead>(await act(api, token, hooks[1]!, 'abort'))).state).toBe(5);
-    expect((await readJson<WebhookRead>(await act(api, token, hooks[2]!, 'resolve'))).state).toBe(7);
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([1, 5, 7, 6]);
+    expect((await readJson<WebhookRead>(await act(api, token, hooks[1]!, 'abort'))).state).toBe(Aborted);
+    expect((await readJson<WebhookRead>(await act(api, token, hooks[2]!, 'resolve'))).state).toBe(Resolved);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([
+      Created,
+      Aborted,
+      Resolved,
+      Pending,
+    ]);
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 4, open_count: 2 });
     await act(api, token, hooks[0]!, 'resolve');
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([7, 5, 7, 1]);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([
+      Resolved,
+      Aborted,
+      Resolved,
+      Created,
+    ]);
     await act(api, token, hooks[3]!, 'resolve');
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 4, open_count: 0 });
     // a drained group: the next change is its head at once
     const propertyId = Number(groupKey.split(':')[1]);
     await patchProperty(api, token, propertyId, { notes: 'later' });
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([7, 5, 7, 7, 1]);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([
+      Resolved,
+      Aborted,
+      Resolved,
+      Resolved,
+      Created,
+    ]);
   });
 
   it('release a group held by a Failed webhook, which is then no longer listed as blocked', async () => {
     const { registration, groupKey, hooks } = await groupedChain(3);
     const token = world.pmc.full.token;
-    await setState(api, hooks[0]!, 4);
+    await setWebhookState(api.db.knex, hooks[0]!, Failed);
     const blocked = await readJson<{ items: BlockedGroupRead[]; totalCount: number }>(
       await api.fetch('/api/webhook-groups?blocked=true', { token }),
     );
@@ -364,8 +384,8 @@ describe('abort and resolve', () => {
       ).items,
     ).toEqual([]);
 
-    expect((await readJson<WebhookRead>(await act(api, token, hooks[0]!, 'abort'))).state).toBe(5);
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([5, 1, 6]);
+    expect((await readJson<WebhookRead>(await act(api, token, hooks[0]!, 'abort'))).state).toBe(Aborted);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([Aborted, Created, Pending]);
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 3, open_count: 2 });
     expect(
       (await readJson<{ items: unknown[] }>(await api.fetch('/api/webhook-groups?blocked=true', { token })))
@@ -377,10 +397,10 @@ describe('abort and resolve', () => {
     const { registration, groupKey, hooks } = await groupedChain(3, { shouldGroupContinueAfterFail: true });
     // as the dispatcher does: the head fails and, continuing after failure, releases its group
     await api.db.knex.transaction(async (trx) => {
-      await trx('webhooks').where({ id: hooks[0] }).update({ state: 4 });
+      await setWebhookState(trx, hooks[0]!, Failed);
       await releaseGroups(trx, [{ registrationId: registration.id, groupKey }]);
     });
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([4, 1, 6]);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([Failed, Created, Pending]);
     expect(
       (
         await readJson<{ items: unknown[] }>(
@@ -389,7 +409,11 @@ describe('abort and resolve', () => {
       ).items,
     ).toEqual([]);
     await act(api, world.pmc.full.token, hooks[0]!, 'resolve');
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([7, 1, 6]);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([
+      Resolved,
+      Created,
+      Pending,
+    ]);
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 3, open_count: 2 });
   });
 
@@ -399,14 +423,16 @@ describe('abort and resolve', () => {
     const propertyId = await createProperty(api, token);
     for (let i = 0; i < 6; i++) await patchProperty(api, token, propertyId, { notes: `n${i}` });
     const hooks = (await webhooksOf(api, registration.id)).map((w) => w.id);
-    for (const [index, state] of [1, 2, 3, 4, 5, 6, 7].entries()) await setState(api, hooks[index]!, state);
+    const states = [Created, Retrying, Successful, Failed, Aborted, Pending, Resolved];
+    for (const [index, state] of states.entries()) await setWebhookState(api.db.knex, hooks[index]!, state);
 
-    for (const [index, state] of [1, 2, 4].map((s) => [s - 1, s] as const)) {
-      const action = state === 2 ? 'resolve' : 'abort';
+    for (const state of [Created, Retrying, Failed]) {
+      const index = states.indexOf(state);
+      const action = state === Retrying ? 'resolve' : 'abort';
       const ended = await readJson<WebhookRead>(await act(api, token, hooks[index]!, action));
-      expect(ended.state, `from ${state}`).toBe(action === 'resolve' ? 7 : 5);
+      expect(ended.state, `from ${state}`).toBe(action === 'resolve' ? Resolved : Aborted);
     }
-    for (const index of [2, 4, 6]) {
+    for (const index of [Successful, Aborted, Resolved].map((state) => states.indexOf(state))) {
       const before = await api.db.knex('webhooks').where({ id: hooks[index] }).first();
       for (const action of ['abort', 'resolve'] as const) {
         const problem = await expectProblem(await act(api, token, hooks[index]!, action), 409);
@@ -414,7 +440,15 @@ describe('abort and resolve', () => {
       }
       expect(await api.db.knex('webhooks').where({ id: hooks[index] }).first()).toEqual(before);
     }
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([5, 7, 3, 5, 5, 6, 7]);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([
+      Aborted,
+      Resolved,
+      Successful,
+      Aborted,
+      Aborted,
+      Pending,
+      Resolved,
+    ]);
     expect(await api.db.knex('webhook_groups').count({ n: '*' })).toEqual([{ n: 0 }]);
     await expectProblem(await act(api, token, 999999999, 'abort'), 404);
   });
@@ -437,7 +471,7 @@ describe('abort and resolve', () => {
     await writer.commit();
     expect((await resolving).status).toBe(200);
     // the release saw the webhook committed while it waited: it is the new head, not stranded
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([7, 1]);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([Resolved, Created]);
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 2, open_count: 1 });
   });
 
@@ -466,21 +500,17 @@ describe('retry', () => {
   it('gives a Failed webhook one more attempt: Retrying, due now, attempts kept', async () => {
     const { registration, groupKey, hooks } = await groupedChain(2);
     const token = world.pmc.full.token;
+    await setWebhookState(api.db.knex, hooks[0]!, Failed, { completedAt: new Date() });
     await api.db
       .knex('webhooks')
       .where({ id: hooks[0] })
-      .update({
-        state: 4,
-        attempt_count: 7,
-        next_attempt_at: new Date('2020-01-01'),
-        completed_at: new Date(),
-      });
+      .update({ attempt_count: 7, next_attempt_at: new Date('2020-01-01') });
     const retried = await readJson<WebhookRead>(await act(api, token, hooks[0]!, 'retry'));
-    expect(retried).toMatchObject({ state: 2, attemptCount: 7, completedAt: null });
+    expect(retried).toMatchObject({ state: Retrying, attemptCount: 7, completedAt: null });
     const row = await api.db.knex('webhooks').where({ id: hooks[0] }).first();
     expect(Math.abs(row.next_attempt_at.getTime() - Date.now())).toBeLessThan(60_000);
     // still the head of its group: nothing else moved
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([2, 6]);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([Retrying, Pending]);
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 2, open_count: 2 });
   });
 
@@ -490,42 +520,46 @@ describe('retry', () => {
     const propertyId = await createProperty(api, token);
     for (let i = 0; i < 5; i++) await patchProperty(api, token, propertyId, { notes: `n${i}` });
     const hooks = (await webhooksOf(api, registration.id)).map((w) => w.id);
-    for (const [index, state] of [1, 2, 3, 5, 6, 7].entries()) {
-      await setState(api, hooks[index]!, state);
+    for (const [index, state] of [Created, Retrying, Successful, Aborted, Pending, Resolved].entries()) {
+      await setWebhookState(api.db.knex, hooks[index]!, state);
       const problem = await expectProblem(await act(api, token, hooks[index]!, 'retry'), 409);
       expect(problem.detail).toMatch(/^Only a Failed webhook can be retried/);
       expect((await api.db.knex('webhooks').where({ id: hooks[index] }).first()).state).toBe(state);
     }
     // a Failed webhook of a deleted registration (one a concurrent enqueue slipped in) stays put
     await api.fetch(`/api/webhook-registrations/${registration.id}`, { method: 'DELETE', token });
-    await setState(api, hooks[0]!, 4);
+    await setWebhookState(api.db.knex, hooks[0]!, Failed);
     const problem = await expectProblem(await act(api, token, hooks[0]!, 'retry'), 409);
     expect(problem.detail).toMatch(/registration of webhook \d+ was deleted/);
-    expect((await api.db.knex('webhooks').where({ id: hooks[0] }).first()).state).toBe(4);
+    expect((await api.db.knex('webhooks').where({ id: hooks[0] }).first()).state).toBe(Failed);
   });
 
   it('puts a Failed webhook of a continue-after-fail registration back in its group, next in line', async () => {
     const { registration, groupKey, hooks } = await groupedChain(3, { shouldGroupContinueAfterFail: true });
     const token = world.pmc.full.token;
     await api.db.knex.transaction(async (trx) => {
-      await trx('webhooks').where({ id: hooks[0] }).update({ state: 4 });
+      await setWebhookState(trx, hooks[0]!, Failed);
       await releaseGroups(trx, [{ registrationId: registration.id, groupKey }]);
     });
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([4, 1, 6]);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([Failed, Created, Pending]);
     // another webhook holds the group, so the retried one waits, ahead of the later ones
-    expect((await readJson<WebhookRead>(await act(api, token, hooks[0]!, 'retry'))).state).toBe(6);
+    expect((await readJson<WebhookRead>(await act(api, token, hooks[0]!, 'retry'))).state).toBe(Pending);
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 3, open_count: 3 });
     await act(api, token, hooks[1]!, 'resolve');
-    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([1, 7, 6]);
+    expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([
+      Created,
+      Resolved,
+      Pending,
+    ]);
 
     // once the group is idle, a retried Failed webhook is due at once
     await act(api, token, hooks[0]!, 'resolve');
     await api.db.knex.transaction(async (trx) => {
-      await trx('webhooks').where({ id: hooks[2] }).update({ state: 4 });
+      await setWebhookState(trx, hooks[2]!, Failed);
       await releaseGroups(trx, [{ registrationId: registration.id, groupKey }]);
     });
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 3, open_count: 0 });
-    expect((await readJson<WebhookRead>(await act(api, token, hooks[2]!, 'retry'))).state).toBe(2);
+    expect((await readJson<WebhookRead>(await act(api, token, hooks[2]!, 'retry'))).state).toBe(Retrying);
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 3, open_count: 1 });
   });
 });

@@ -1,4 +1,4 @@
-import type { WebhookAttemptRead } from '@platform/shared';
+import { WebhookState, type WebhookAttemptRead } from '@platform/shared';
 import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState } from '../../../components/ui/feedback';
 import { formatDuration } from '../../../lib/format';
@@ -34,7 +34,9 @@ export function AttemptTimeline({ attempts }: { attempts: readonly WebhookAttemp
           >
             <div className="timeline__header">
               <h3 className="timeline__title">Attempt {attempt.number}</h3>
-              <span className={`badge ${outcome.ok ? 'badge--state-3' : 'badge--state-4'}`}>
+              <span
+                className={`badge badge--state-${outcome.ok ? WebhookState.Successful : WebhookState.Failed}`}
+              >
                 {outcome.label}
               </span>
             </div>

@@ -1,3 +1,4 @@
+import { WebhookState } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
 import {
   activeFilterCount,
@@ -9,11 +10,10 @@ import {
 
 describe('webhook filters', () => {
   it('reads the filters from the address and writes them back', () => {
-    const search =
-      '?state=4&registrationId=3&entityName=Property&entityId=42&createdFrom=2026-11-22T10%3A00%3A00.000Z&page=2&pageSize=50';
+    const search = `?state=${WebhookState.Failed}&registrationId=3&entityName=Property&entityId=42&createdFrom=2026-11-22T10%3A00%3A00.000Z&page=2&pageSize=50`;
     const filters = filtersFromSearch(new URLSearchParams(search));
     expect(filters).toEqual({
-      state: 4,
+      state: WebhookState.Failed,
       registrationId: 3,
       entityName: 'Property',
       entityId: 42,
@@ -38,8 +38,8 @@ describe('webhook filters', () => {
   });
 
   it('asks the API for the newest first', () => {
-    expect(filtersToApiQuery({ state: 2, page: 3, pageSize: 100 })).toMatchObject({
-      state: 2,
+    expect(filtersToApiQuery({ state: WebhookState.Retrying, page: 3, pageSize: 100 })).toMatchObject({
+      state: WebhookState.Retrying,
       PageNumber: 3,
       PageSize: 100,
       SortByAttributeName: 'id',

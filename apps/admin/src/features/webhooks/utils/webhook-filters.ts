@@ -1,4 +1,4 @@
-import { webhookEntityName } from '@platform/shared';
+import { webhookEntityName, WebhookState } from '@platform/shared';
 
 /** The filters and page of the webhooks table, as kept in the address bar. */
 export interface WebhookFilters {
@@ -26,7 +26,7 @@ const instant = (text: string | null): string | undefined =>
 
 /** The filters of a query string; values the API would refuse are dropped, not sent. */
 export function filtersFromSearch(params: URLSearchParams): WebhookFilters {
-  const state = positiveInt(params.get('state'), 7);
+  const state = positiveInt(params.get('state'), WebhookState.Resolved);
   const pageSize = positiveInt(params.get('pageSize'));
   const entityName = params.get('entityName');
   return {
