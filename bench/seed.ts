@@ -1,6 +1,6 @@
 import { enqueueEntityChange, notifyWebhookDue, type Knex, type SecretBox } from '@platform/db';
 import { WebhookState } from '@platform/shared';
-import { seedRegistration as seedTestRegistration } from '@platform/testkit';
+import { seedParty as seedTestParty, seedRegistration as seedTestRegistration } from '@platform/testkit';
 
 /** Size of the JSON of one seeded entity: the "~1 KB bodies" of the workload. */
 export const ENTITY_BYTES = 1024;
@@ -35,10 +35,7 @@ export function benchEntity(id: number, seq: number, partyId: number, at: string
 }
 
 /** A Property Management Company party (spec 6.1.3: only those use webhooks). */
-export async function seedParty(knex: Knex, name = 'Bench PMC'): Promise<number> {
-  const [row] = await knex('parties').insert({ type: 2, name }).returning('id');
-  return row.id;
-}
+export const seedParty = (knex: Knex): Promise<number> => seedTestParty(knex, 'Bench PMC');
 
 /**
  * One registration of `partyId` for Property Updated, pointing at `targetUrl`, without target

@@ -5,15 +5,16 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '@platform/db/embed
 import { createKnex, enqueueEntityChange, migrate, type Knex } from '@platform/db';
 import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
 import {
+  type DispatcherProcess,
   freePort,
   ROOT,
+  seedParty,
   seedRegistration,
   spawnNode,
+  type SpawnOptions,
   startDispatcher as startTestDispatcher,
   TEST_SECRET_KEY,
   waitForHealthy,
-  type DispatcherProcess,
-  type SpawnOptions,
 } from '@platform/testkit';
 import { neverAnswers2xx, startChaosTarget, type Behaviour, type Delivery } from './target';
 
@@ -221,8 +222,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const target = await startChaosTarget(random);
   try {
     await migrate(knex);
-    const [party] = await knex('parties').insert({ type: 2, name: 'Chaos PMC' }).returning('id');
-    const partyId = party.id as number;
+    const partyId = await seedParty(knex, 'Chaos PMC');
     const behaviours = new Map<number, Behaviour>();
     for (const { behaviour, grouped } of REGISTRATIONS) {
       const { id } = await seedRegistration(knex, {

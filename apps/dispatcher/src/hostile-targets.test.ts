@@ -18,6 +18,7 @@ import {
   eventually,
   propertyChange,
   seedChange,
+  seedParty,
   seedRegistration,
   startDispatcher,
   startTestTarget,
@@ -399,11 +400,9 @@ describe('through the real dispatcher process', () => {
 
   /** A party of its own with one registration at `targetUrl`; answers the party's id. */
   async function registered(targetUrl: string): Promise<number> {
-    const [party] = (await db.knex('parties').insert({ type: 2, name: 'Hostile' }).returning('id')) as {
-      id: number;
-    }[];
-    await seedRegistration(db.knex, { partyId: party!.id, targetUrl });
-    return party!.id;
+    const partyId = await seedParty(db.knex, 'Hostile');
+    await seedRegistration(db.knex, { partyId, targetUrl });
+    return partyId;
   }
 
   /** `process_resident_memory_bytes` of the dispatcher, in MB. */

@@ -1,10 +1,10 @@
 import { createSecretBox, generatePrivateKeyPem, loadSigningKey } from '@platform/db';
-import { PartyType } from '@platform/shared';
 import {
   createTestDatabase,
   eventually,
   propertyChange,
   seedChange,
+  seedParty,
   seedRegistration,
   startTestTarget,
   TEST_SECRET_KEY,
@@ -59,11 +59,7 @@ beforeAll(async () => {
       skew += 10_000;
     }
   });
-  const [party] = (await db
-    .knex('parties')
-    .insert({ type: PartyType.PropertyManagementCompany, name: 'Stalled' })
-    .returning('id')) as { id: number }[];
-  partyId = party!.id;
+  partyId = await seedParty(db.knex, 'Stalled');
   await seedRegistration(db.knex, { partyId, targetUrl: target.url });
   dispatcher = createDispatcher({
     config: loadConfig({

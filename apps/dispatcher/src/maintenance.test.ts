@@ -1,6 +1,12 @@
 import { enqueueEntityChange } from '@platform/db';
 import { WebhookState } from '@platform/shared';
-import { createTestDatabase, eventually, setWebhookState, type TestDatabase } from '@platform/testkit';
+import {
+  createTestDatabase,
+  eventually,
+  seedParty,
+  setWebhookState,
+  type TestDatabase,
+} from '@platform/testkit';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -120,7 +126,7 @@ async function strandedGroup(): Promise<{ promotable: number }> {
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  [{ id: partyId }] = await db.knex('parties').insert({ type: 2, name: 'Acme' }).returning('id');
+  partyId = await seedParty(db.knex);
   [{ id: registrationId }] = await db
     .knex('webhook_registrations')
     .insert({ party_id: partyId, target_url: 'http://127.0.0.1:9/hook', signing_secret: 'x' })

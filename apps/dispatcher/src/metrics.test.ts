@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { queueStats } from '@platform/db';
 import { WebhookState } from '@platform/shared';
-import { createTestDatabase, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, seedParty, type TestDatabase } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDispatcherMetrics, MetricsRegistry } from './metrics';
 import { createStatusServer } from './server';
@@ -101,7 +101,7 @@ describe('the queue gauges', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    const [party] = await db.knex('parties').insert({ type: 2, name: 'Acme' }).returning('id');
+    const party = { id: await seedParty(db.knex) };
     const insert = async (shouldGroup: boolean, continueAfterFail: boolean) => {
       const [row] = await db
         .knex('webhook_registrations')

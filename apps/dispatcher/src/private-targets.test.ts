@@ -21,6 +21,7 @@ import {
   type DispatcherProcess,
   propertyChange,
   seedChange,
+  seedParty,
   seedRegistration,
   startDispatcher,
   startTestTarget,
@@ -118,9 +119,7 @@ describe('the real dispatcher with private targets disallowed (production’s de
       ]),
     );
 
-    const [party] = (await db.knex('parties').insert({ type: 2, name: 'Private' }).returning('id')) as {
-      id: number;
-    }[];
+    const party = { id: await seedParty(db.knex, 'Private') };
     const registrations = new Map<number, string>();
     for (const [what, { url }] of cases) {
       registrations.set((await seedRegistration(db.knex, { partyId: party!.id, targetUrl: url })).id, what);

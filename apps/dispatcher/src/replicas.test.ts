@@ -2,12 +2,13 @@ import { enqueueEntityChange, notifyWebhookDue } from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import {
   createTestDatabase,
+  type DispatcherProcess,
   eventually,
   propertyChange,
+  seedParty,
   seedRegistration,
   startDispatcher,
   startTestTarget,
-  type DispatcherProcess,
   type TestDatabase,
   type TestTarget,
 } from '@platform/testkit';
@@ -83,7 +84,7 @@ function receipts(): Map<number, number> {
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  [{ id: partyId }] = await db.knex('parties').insert({ type: 2, name: 'Acme' }).returning('id');
+  partyId = await seedParty(db.knex);
 });
 afterAll(() => db.drop());
 beforeEach(async () => {

@@ -24,6 +24,7 @@ import {
   propertyChange,
   refusingUrl,
   seedChange,
+  seedParty,
   seedRegistration,
   startDispatcher,
   startTestTarget,
@@ -108,8 +109,7 @@ describe('the dispatcher’s output holds no target credential', () => {
 
   /** A party of its own; answers its id. */
   async function party(name: string): Promise<number> {
-    const [row] = (await db.knex('parties').insert({ type: 2, name }).returning('id')) as { id: number }[];
-    return row!.id;
+    return seedParty(db.knex, name);
   }
 
   /** Credentials of `authType` whose secrets are remembered under `label`. */

@@ -7,6 +7,15 @@ import {
   type Knex,
   type SecretBox,
 } from '@platform/db';
+import { PartyType } from '@platform/shared';
+
+/** A Property Management Company party, the kind that registers webhooks (spec 6.1.3); its id. */
+export async function seedParty(knex: Knex, name = 'Acme'): Promise<number> {
+  const [row] = (await knex('parties')
+    .insert({ type: PartyType.PropertyManagementCompany, name })
+    .returning('id')) as { id: number }[];
+  return row!.id;
+}
 
 /** The key the seeded secrets are sealed with; handed to the dispatcher process. */
 export const TEST_SECRET_KEY = randomBytes(32);

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
-import { createTestDatabase, setWebhookState, waitForLockWaiter, type TestDatabase } from '@platform/testkit';
+import {
+  createTestDatabase,
+  seedParty,
+  setWebhookState,
+  type TestDatabase,
+  waitForLockWaiter,
+} from '@platform/testkit';
 import { enqueueEntityChange } from './enqueue';
 import { unitChange } from './queue-test-support';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups, type GroupCursor } from './repair';
@@ -82,7 +88,7 @@ async function sweep(limit = 100) {
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  [{ id: partyId }] = await db.knex('parties').insert({ type: 2, name: 'Acme' }).returning('id');
+  partyId = await seedParty(db.knex);
 });
 afterAll(() => db.drop());
 beforeEach(async () => {

@@ -6,7 +6,7 @@ import {
   type WebhookTransitionCause,
 } from '@platform/shared';
 import { createKnex, type Knex } from '../knex';
-import { createTestDatabase, setWebhookState, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, seedParty, setWebhookState, type TestDatabase } from '@platform/testkit';
 import { abortRegistrationWebhooks } from './abort-registration-webhooks';
 import { claimWebhooks, type ClaimedWebhook } from './claim';
 import { completeWebhooks, type AttemptResult } from './complete';
@@ -200,7 +200,7 @@ beforeAll(async () => {
     create trigger record_transition after insert or update on webhooks
       for each row execute function record_transition();
   `);
-  [{ id: partyId }] = await knex('parties').insert({ type: 2, name: 'Acme' }).returning('id');
+  partyId = await seedParty(knex);
 });
 afterAll(async () => {
   await knex?.destroy();
