@@ -21,15 +21,7 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import {
-  adminQuery,
-  eventually,
-  freePort,
-  ROOT,
-  spawnNode,
-  withDatabase,
-  type NodeProcess,
-} from '@platform/testkit';
+import { adminQuery, freePort, ROOT, spawnNode, withDatabase, waitForHealthy } from '@platform/testkit';
 import { startWebhookTarget, type WebhookTargetServer } from './fixtures/webhook-target';
 
 const resultsDir = join(import.meta.dirname, 'test-results');
@@ -77,21 +69,6 @@ function buildAdmin(outDir: string): void {
     { cwd: join(ROOT, 'apps/admin'), stdio: 'inherit' },
   );
   if (result.status !== 0) throw new Error(`The admin UI did not build (vite exited ${result.status})`);
-}
-
-/** Resolves once every one of `urls` has answered 200; fails early if the stack exits. */
-async function waitForStack(stack: NodeProcess, urls: string[], timeoutMs: number): Promise<void> {
-  const pending = new Set(urls);
-  await eventually(
-    async () => {
-      for (const url of [...pending]) {
-        const response = await fetch(url, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
-        if (response?.status === 200) pending.delete(url);
-      }
-      return pending.size === 0;
-    },
-    { timeoutMs, what: `the stack answering ${urls.join(', ')}`, watch: stack },
-  );
 }
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
@@ -165,10 +142,10 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     cleanups.push(() => target.close());
 
     const api = `http://127.0.0.1:${ports.api}`;
-    await waitForStack(
-      stack,
-      [`${api}/healthz`, `${api}/admin/`, `http://127.0.0.1:${ports.dispatcher}/healthz`],
-      START_TIMEOUT_MS,
+    await Promise.all(
+      [`${api}/healthz`, `${api}/admin/`, `http://127.0.0.1:${ports.dispatcher}/healthz`].map((url) =>
+        waitForHealthy(url, stack, START_TIMEOUT_MS),
+      ),
     );
 
     // read by the config (baseURL) and the fixtures in the workers, which inherit this environment

@@ -104,13 +104,6 @@ export function operatorActionAllowed(action: WebhookOperatorAction, state: Webh
   return WEBHOOK_OPERATOR_ACTIONS[action].some((to) => canTransition(state, to, 'operator'));
 }
 
-/** The operator actions a webhook in `state` allows, in the order abort, resolve, retry. */
-export function operatorActionsFrom(state: WebhookState): WebhookOperatorAction[] {
-  return (Object.keys(WEBHOOK_OPERATOR_ACTIONS) as WebhookOperatorAction[]).filter((action) =>
-    operatorActionAllowed(action, state),
-  );
-}
-
 const STATE_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
   Object.entries(WebhookState).map(([name, state]) => [state, name]),
 );

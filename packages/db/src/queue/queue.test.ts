@@ -6,6 +6,7 @@ import { nextDueAt } from './next-due';
 import { completeWebhooks, type AttemptResult } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
 import { leaveGroups } from './leave-groups';
+import { unitChange } from './queue-test-support';
 import { releaseGroups } from './release-groups';
 
 const { Created, Retrying, Successful, Aborted, Pending } = WebhookState;
@@ -40,15 +41,7 @@ async function registration(
 }
 
 function change(overrides: Partial<EntityChangeInput> = {}): EntityChangeInput {
-  return {
-    entityName: 'Unit',
-    type: 2,
-    entityId: 7,
-    entity: { id: 7, name: 'Flat 7' },
-    initiatorPartyId: partyId,
-    initiatorAccountId: null,
-    ...overrides,
-  };
+  return { ...unitChange(partyId, 7), entity: { id: 7, name: 'Flat 7' }, ...overrides };
 }
 
 const webhooksOf = (registrationId: number) =>

@@ -40,16 +40,15 @@ export function endWebhook(
   id: number,
   outcome: typeof WebhookState.Aborted | typeof WebhookState.Resolved,
 ): Promise<WebhookRead> {
-  const action = outcome === WebhookState.Aborted ? 'abort' : 'resolve';
+  const [action, ended] =
+    outcome === WebhookState.Aborted ? (['abort', 'aborted'] as const) : (['resolve', 'resolved'] as const);
   return retryOnDeadlock(() =>
     runWrite(deps, principal, async ({ trx, now }) => {
       const webhook = await lockVisibleWebhook(trx, principal, id);
       if (!operatorActionAllowed(action, webhook.state)) {
         throw new AppError(
           'Conflict',
-          `Webhook ${id} is ${stateName(webhook.state)}, a final state; it can no longer be ${
-            outcome === WebhookState.Aborted ? 'aborted' : 'resolved'
-          }`,
+          `Webhook ${id} is ${stateName(webhook.state)}, a final state; it can no longer be ${ended}`,
         );
       }
       await endLockedWebhook(trx, webhook, outcome, now);
