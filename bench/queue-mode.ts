@@ -79,11 +79,15 @@ async function drainWithoutHttp(knex: Knex, total: number) {
   while (done < total) {
     if (buffer.length < CLAIM / 2) {
       buffer.push(
-        ...(await claimWebhooks(knex, {
-          batch: CLAIM - buffer.length,
-          leaseMs: 60_000,
-          dispatcherId: 'bench',
-        })),
+        ...(
+          await claimWebhooks(knex, {
+            batch: CLAIM - buffer.length,
+            leaseMs: 60_000,
+            dispatcherId: 'bench',
+            rooms: new Map(),
+            defaultRoom: CLAIM,
+          })
+        ).leased,
       );
       claims++;
     }
@@ -93,6 +97,7 @@ async function drainWithoutHttp(knex: Knex, total: number) {
     const results: AttemptResult[] = batch.map((webhook) => ({
       webhookId: webhook.id,
       registrationId: webhook.registration_id,
+      targetId: webhook.target_id,
       groupKey: webhook.group_key,
       attempt: webhook.attempt,
       startedAt,
@@ -106,7 +111,18 @@ async function drainWithoutHttp(knex: Knex, total: number) {
     }));
     const { applied, leased } = await completeWebhooks(
       knex,
-      { dispatcherId: 'bench', leaseMs: 60_000 },
+      {
+        dispatcherId: 'bench',
+        leaseMs: 60_000,
+        // the dispatcher's defaults; all successes here, so only their cost matters
+        policy: {
+          breakerFailures: 5,
+          breakerCooldownMs: 30_000,
+          breakerMaxCooldownMs: 600_000,
+          disableAfterMs: 5 * 86_400_000,
+          disableMinAttempts: 10,
+        },
+      },
       results,
     );
     completions++;

@@ -629,6 +629,16 @@ create table voting_sessions (
   constraint voting_sessions_status_check CHECK ((status = ANY (ARRAY['open'::text, 'closed'::text])))
 );
 
+create table webhook_attempt_stats (
+  registration_id integer not null,
+  minute timestamp with time zone not null,
+  bucket smallint not null,
+  attempts integer not null,
+  successes integer not null,
+  constraint webhook_attempt_stats_pkey PRIMARY KEY (registration_id, minute, bucket),
+  constraint webhook_attempt_stats_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id)
+);
+
 create table webhook_attempts (
   id bigint default nextval('webhook_attempts_id_seq'::regclass) not null,
   webhook_id bigint not null,
@@ -679,10 +689,36 @@ create table webhook_registrations (
   created timestamp with time zone default now() not null,
   last_modified timestamp with time zone,
   deleted timestamp with time zone,
+  target_id integer not null,
+  status text default 'active'::text not null,
+  disabled_reason text,
+  status_changed timestamp with time zone,
+  last_success_at timestamp with time zone,
+  failing_since timestamp with time zone,
+  failures_since_success integer default 0 not null,
   constraint webhook_registrations_auth_type_check CHECK (((auth_type >= 0) AND (auth_type <= 4))),
   constraint webhook_registrations_created_by_account_id_fkey FOREIGN KEY (created_by_account_id) REFERENCES accounts(id),
+  constraint webhook_registrations_disabled_reason_check CHECK ((disabled_reason = ANY (ARRAY['gone'::text, 'failing'::text]))),
   constraint webhook_registrations_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id),
-  constraint webhook_registrations_pkey PRIMARY KEY (id)
+  constraint webhook_registrations_pkey PRIMARY KEY (id),
+  constraint webhook_registrations_status_check CHECK ((status = ANY (ARRAY['active'::text, 'paused'::text, 'disabled'::text]))),
+  constraint webhook_registrations_target_id_fkey FOREIGN KEY (target_id) REFERENCES webhook_targets(id)
+);
+
+create table webhook_targets (
+  id integer default nextval('webhook_targets_id_seq'::regclass) not null,
+  origin text not null,
+  breaker_state text default 'closed'::text not null,
+  consecutive_failures integer default 0 not null,
+  opens integer default 0 not null,
+  open_until timestamp with time zone,
+  trial_until timestamp with time zone,
+  last_success_at timestamp with time zone,
+  last_failure_at timestamp with time zone,
+  state_changed timestamp with time zone default now() not null,
+  constraint webhook_targets_breaker_state_check CHECK ((breaker_state = ANY (ARRAY['closed'::text, 'open'::text, 'half-open'::text]))),
+  constraint webhook_targets_origin_key UNIQUE (origin),
+  constraint webhook_targets_pkey PRIMARY KEY (id)
 );
 
 create table webhooks (
@@ -812,6 +848,7 @@ CREATE INDEX webhook_events_subscription ON public.webhook_events USING btree (e
 CREATE INDEX webhook_registrations_party ON public.webhook_registrations USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX webhooks_blocking ON public.webhooks USING btree (registration_id, group_key) WHERE (state = 4);
 CREATE INDEX webhooks_change ON public.webhooks USING btree (entity_change_id);
+CREATE INDEX webhooks_claimable ON public.webhooks USING btree (registration_id, next_attempt_at) WHERE (state = ANY (ARRAY[1, 2]));
 CREATE INDEX webhooks_due ON public.webhooks USING btree (next_attempt_at) WHERE (state = ANY (ARRAY[1, 2]));
 CREATE INDEX webhooks_group_heads ON public.webhooks USING btree (registration_id, group_key) WHERE ((state = ANY (ARRAY[1, 2])) AND (group_key IS NOT NULL));
 CREATE INDEX webhooks_pending ON public.webhooks USING btree (registration_id, group_key, group_seq) WHERE (state = 6);
@@ -821,17 +858,18 @@ CREATE INDEX work_orders_party ON public.work_orders USING btree (party_id) WHER
 CREATE INDEX work_orders_process ON public.work_orders USING btree (process_id) WHERE (deleted IS NULL);
 CREATE INDEX work_orders_property ON public.work_orders USING btree (property_id) WHERE (deleted IS NULL);
 
+CREATE TRIGGER webhook_registrations_target BEFORE INSERT OR UPDATE OF target_url ON public.webhook_registrations FOR EACH ROW EXECUTE FUNCTION webhook_registrations_target();
 
-
-CREATE OR REPLACE FUNCTION public.webhook_deliveries(p_ids bigint[])
+CREATE OR REPLACE FUNCTION public.webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[])
  RETURNS json
  LANGUAGE sql
  STABLE
 AS $function$
       select coalesce(json_agg(d), '[]') from (
-        select w.id, w.registration_id, w.attempt_count as attempt, w.group_key,
+        select w.id, w.registration_id, r.target_id, w.attempt_count as attempt, w.group_key,
                r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
                r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
+               w.id = any(p_interrupted) as interrupted,
                c.entity, c.initiator_party_id, c.initiator_account_id,
                e.id as event_id, e.type as event_type, e.entity_name as event_entity_name,
                e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted
@@ -885,7 +923,35 @@ AS $function$
     end
     $function$;
 
-CREATE OR REPLACE FUNCTION public.webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[])
+CREATE OR REPLACE FUNCTION public.webhook_registrations_target()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_origin text := webhook_target_origin(new.target_url);
+    begin
+      insert into webhook_targets (origin) values (v_origin) on conflict (origin) do nothing;
+      select t.id into new.target_id from webhook_targets t where t.origin = v_origin;
+      return new;
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.webhook_target_origin(p_url text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+      select coalesce(
+        (select lower(m[1]) || '://' || lower(m[2]) ||
+                case when m[3] is null or m[3] = ''
+                          or (lower(m[1]) = 'http' and m[3] = '80')
+                          or (lower(m[1]) = 'https' and m[3] = '443') then ''
+                     else ':' || m[3] end
+           from regexp_match(p_url, '^([A-Za-z][A-Za-z0-9+.-]*)://($1:[^@/$2#]*@)$3(\[[^]]*\]|[^:/$4#]*)($5::([0-9]*))$6') as m),
+        lower(p_url))
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_policy json)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -894,7 +960,34 @@ AS $function$
       promoted bigint[];
       release_registrations int[];
       release_keys text[];
+      disabled json;
+      -- per registration, then per target: whether the batch holds a success, the failures after
+      -- its last success, and (registrations) whether one of those answered 410
+      reg_ids int[]; reg_success boolean[]; reg_trailing int[]; reg_gone boolean[];
+      tgt_ids int[]; tgt_success boolean[]; tgt_trailing int[];
     begin
+      select coalesce(array_agg(registration_id order by registration_id), '{}'),
+             coalesce(array_agg(any_success order by registration_id), '{}'),
+             coalesce(array_agg(tail_failures order by registration_id), '{}'),
+             coalesce(array_agg(gone order by registration_id), '{}')
+        into reg_ids, reg_success, reg_trailing, reg_gone
+        from (select registration_id, bool_or(outcome = 1) as any_success,
+                     (count(*) filter (where outcome <> 1 and i > coalesce(last_success, 0)))::int as tail_failures,
+                     coalesce(bool_or(status_code = 410 and i > coalesce(last_success, 0)), false) as gone
+                from (select t.registration_id, t.outcome, t.status_code, t.i,
+                             max(t.i) filter (where t.outcome = 1) over (partition by t.registration_id) as last_success
+                        from unnest(p_registration_ids, p_outcomes, p_status_codes) with ordinality
+                               as t(registration_id, outcome, status_code, i)
+                       where t.outcome <> 0) r
+               group by registration_id) a;
+
+      perform 1 from webhook_registrations g
+        join unnest(reg_ids, reg_success, reg_trailing) as a(id, any_success, tail_failures) using (id)
+       where a.tail_failures > 0 or g.failures_since_success <> 0
+          or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
+       order by g.id
+         for no key update of g;
+
       perform 1 from webhook_groups g
         join (select distinct registration_id, group_key
                 from unnest(p_registration_ids, p_group_keys, p_releases) as r(registration_id, group_key, releases)
@@ -926,6 +1019,132 @@ AS $function$
                as r(id, attempt, started_at, duration_ms, status_code, error_kind, response_body)
        where r.id = any(applied);
 
+      -- per-minute figures for GET .../health; a latency bucket only for a request that was sent
+      insert into webhook_attempt_stats as s (registration_id, minute, bucket, attempts, successes)
+      select r.registration_id, date_trunc('minute', now()),
+             case when r.status_code is not null or r.outcome = 2
+                  then floor(ln(greatest(r.duration_ms, 0) + 1) / ln(1.1))::smallint else -1 end as bucket,
+             count(*), count(*) filter (where r.outcome = 1)
+        from unnest(p_ids, p_registration_ids, p_outcomes, p_durations_ms, p_status_codes)
+               as r(id, registration_id, outcome, duration_ms, status_code)
+       where r.id = any(applied)
+       group by 1, 2, 3
+       order by 1, 2, 3
+      on conflict (registration_id, minute, bucket)
+        do update set attempts = s.attempts + excluded.attempts, successes = s.successes + excluded.successes;
+
+      -- the breakers: per target, the requests' results in the order they finished
+      select coalesce(array_agg(target_id order by target_id), '{}'),
+             coalesce(array_agg(any_success order by target_id), '{}'),
+             coalesce(array_agg(tail_failures order by target_id), '{}')
+        into tgt_ids, tgt_success, tgt_trailing
+        from (select target_id, bool_or(outcome = 1) as any_success,
+                     (count(*) filter (where outcome = 2 and i > coalesce(last_success, 0)))::int as tail_failures
+                from (select t.target_id, t.outcome, t.i,
+                             max(t.i) filter (where t.outcome = 1) over (partition by t.target_id) as last_success
+                        from unnest(p_ids, p_target_ids, p_outcomes) with ordinality as t(id, target_id, outcome, i)
+                       where t.id = any(applied) and t.outcome in (1, 2)) r
+               group by target_id) a;
+
+      perform 1 from webhook_targets t
+        join unnest(tgt_ids, tgt_success, tgt_trailing) as a(id, any_success, tail_failures) using (id)
+       where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0
+          or t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'
+       order by t.id
+         for no key update of t;
+
+      with n as (
+        select t.id, a.any_success, a.tail_failures, t.breaker_state as was,
+               case when a.any_success then a.tail_failures else t.consecutive_failures + a.tail_failures end as failures
+          from webhook_targets t
+          join unnest(tgt_ids, tgt_success, tgt_trailing) as a(id, any_success, tail_failures) using (id)
+         where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0
+            or t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'
+      ),
+      s as (
+        select n.*,
+               case when n.tail_failures = 0 then 'closed'
+                    when n.was = 'open' then 'open'
+                    when n.was = 'half-open' and not n.any_success then 'open'
+                    when n.failures >= (p_policy->>'breakerFailures')::int then 'open'
+                    else 'closed' end as state
+          from n
+      )
+      update webhook_targets t
+         set consecutive_failures = s.failures,
+             breaker_state = s.state,
+             opens = case when s.state = 'closed' then 0
+                          when s.state = 'open' and s.was <> 'open' then t.opens + 1
+                          else t.opens end,
+             open_until = case when s.state = 'closed' then null
+                               when s.state = 'open' and s.was <> 'open' then now() + make_interval(secs =>
+                                 least((p_policy->>'breakerMaxCooldownMs')::float8,
+                                       (p_policy->>'breakerCooldownMs')::float8 * 2 ^ least(t.opens, 30)) / 1000.0)
+                               else t.open_until end,
+             trial_until = case when s.state = s.was then t.trial_until end,
+             last_success_at = case when s.any_success then now() else t.last_success_at end,
+             last_failure_at = case when s.tail_failures > 0 then now() else t.last_failure_at end,
+             state_changed = case when s.state <> s.was then now() else t.state_changed end
+        from s
+       where t.id = s.id;
+
+      -- the registrations' failing runs; a 410 or a long enough run disables, and mails the party
+      with n as (
+        select g.id, g.party_id, g.target_url, g.status as was, a.gone, a.any_success,
+               case when a.any_success then a.tail_failures else g.failures_since_success + a.tail_failures end as failures,
+               case when a.tail_failures = 0 then null
+                    when a.any_success then now()
+                    else coalesce(g.failing_since, now()) end as failing_since
+          from webhook_registrations g
+          join unnest(reg_ids, reg_success, reg_trailing, reg_gone) as a(id, any_success, tail_failures, gone) using (id)
+         where a.tail_failures > 0 or g.failures_since_success <> 0
+            or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
+      ),
+      s as (
+        select n.*,
+               case when n.was <> 'active' then null
+                    when n.gone then 'gone'
+                    when n.failing_since <= now() - make_interval(secs => (p_policy->>'disableAfterMs')::float8 / 1000.0)
+                         and n.failures >= (p_policy->>'disableMinAttempts')::int then 'failing'
+               end as disable
+          from n
+      ),
+      changed as (
+        update webhook_registrations g
+           set failures_since_success = s.failures,
+               failing_since = s.failing_since,
+               last_success_at = case when s.any_success then now() else g.last_success_at end,
+               status = case when s.disable is not null then 'disabled' else g.status end,
+               disabled_reason = coalesce(s.disable, g.disabled_reason),
+               status_changed = case when s.disable is not null then now() else g.status_changed end
+          from s
+         where g.id = s.id
+        returning g.id, g.party_id, g.target_url, s.disable
+      ),
+      mails as (
+        insert into mail_outbox (to_address, subject, text_body, kind)
+        select distinct ac.email,
+               format('Webhook deliveries to %s stopped', c.target_url),
+               format(E'The webhook registration %s (%s) was disabled: %s.
+
+'
+                      'Its webhooks are kept, not lost. Once the endpoint is fixed, resume the registration '
+                      '(POST /api/webhook-registrations/%s/resume, or Resume in the console) and they are delivered in order.',
+                      c.id, c.target_url,
+                      case c.disable when 'gone' then 'the endpoint answered 410 Gone'
+                           else 'every delivery attempt has failed for a long time' end,
+                      c.id),
+               'webhook-registration-disabled'
+          from changed c
+          join accounts ac on ac.party_id = c.party_id and ac.deleted is null
+         where c.disable is not null
+           and exists (select 1 from account_group_permissions gp join permissions p on p.id = gp.permission_id
+                        where gp.group_id = ac.group_id and p.resource = 'Webhook')
+      )
+      select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable)), '[]')
+        into disabled
+        from changed c where c.disable is not null;
+
       select array_agg(r.registration_id), array_agg(r.group_key)
         into release_registrations, release_keys
         from unnest(p_ids, p_registration_ids, p_group_keys, p_releases) as r(id, registration_id, group_key, releases)
@@ -936,7 +1155,8 @@ AS $function$
 
       return json_build_object(
         'applied', to_json(applied),
-        'leased', case when promoted is null then '[]'::json else webhook_deliveries(promoted) end
+        'leased', case when promoted is null then '[]'::json else webhook_deliveries(promoted) end,
+        'disabled', disabled
       );
     end
     $function$;
@@ -946,13 +1166,17 @@ CREATE OR REPLACE FUNCTION public.webhooks_lease(p_ids bigint[], p_dispatcher_id
  LANGUAGE plpgsql
 AS $function$
     declare
+      interrupted bigint[];
       leased bigint[];
     begin
+      select coalesce(array_agg(id), '{}') into interrupted
+        from webhooks where id = any(p_ids) and locked_by is not null;
       with updated as (
         update webhooks w
            set next_attempt_at = now() + make_interval(secs => p_lease_ms / 1000.0),
                locked_by = case when r.deleted is null then p_dispatcher_id end,
-               attempt_count = w.attempt_count + case when r.deleted is null then 1 else 0 end,
+               attempt_count = w.attempt_count
+                 + case when r.deleted is null and not w.id = any(interrupted) then 1 else 0 end,
                state = case when r.deleted is null then w.state else 5 end,
                completed_at = case when r.deleted is null then w.completed_at else now() end
           from webhook_registrations r
@@ -960,6 +1184,6 @@ AS $function$
         returning w.id
       )
       select array_agg(id) into leased from updated;
-      return webhook_deliveries(leased);
+      return webhook_deliveries(leased, interrupted);
     end
     $function$;

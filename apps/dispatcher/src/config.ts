@@ -17,7 +17,7 @@ const parsed = <T>(fallback: string, parse: (text: string) => T) =>
       }
     });
 
-/** A retention period: a duration as `parseDuration` reads it, or whole days (`30d`). */
+/** A retention period (or any long span): a duration as `parseDuration` reads it, or whole days (`30d`). */
 function parseRetention(text: string): number {
   const days = /^\s*(\d+)\s*d\s*$/.exec(text);
   const ms = days ? Number(days[1]) * 86_400_000 : parseDuration(text);
@@ -50,6 +50,23 @@ const ConfigSchema = z
       .transform((text) => (text === undefined ? undefined : text === 'true' || text === '1')),
     /** Deliveries in flight at once, over all targets. */
     DISPATCHER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(32),
+    /**
+     * Deliveries in flight to one target (origin) at most. The adaptive limit of each target
+     * (docs/dispatcher.md › Scheduling) grows up to this; unset, DISPATCHER_CONCURRENCY.
+     */
+    DISPATCHER_MAX_PER_TARGET: z.coerce.number().int().min(1).max(10_000).optional(),
+    /** Consecutive target failures (timeouts, connection errors, 5xx) that open a target's breaker. */
+    DISPATCHER_BREAKER_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
+    /** An open breaker's first cool-down; it doubles with each open since the last success. */
+    DISPATCHER_BREAKER_COOLDOWN: parsed('30s', parseDuration),
+    /** The longest cool-down of an open breaker. */
+    DISPATCHER_BREAKER_MAX_COOLDOWN: parsed('10m', parseDuration),
+    /**
+     * A registration whose every attempt failed for this long (with at least
+     * WEBHOOK_DISABLE_MIN_ATTEMPTS attempts) is disabled; its webhooks are kept. `5d` or a duration.
+     */
+    WEBHOOK_DISABLE_AFTER: parsed('5d', parseRetention),
+    WEBHOOK_DISABLE_MIN_ATTEMPTS: z.coerce.number().int().min(1).max(1_000_000).default(10),
     /** Rows one claim statement takes at most. */
     DISPATCHER_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
     /** Keep-alive connections per target origin, so one slow target cannot take every slot. */
@@ -117,6 +134,10 @@ const ConfigSchema = z
       ALLOW_PRIVATE_TARGETS: config.ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production',
       // a lease outlives any delivery, so a live dispatcher never loses rows it is still working on
       LEASE_MS: config.DISPATCHER_LEASE ?? config.WEBHOOK_TIMEOUT * 2 + 30_000,
+      MAX_PER_TARGET: Math.min(
+        config.DISPATCHER_MAX_PER_TARGET ?? config.DISPATCHER_CONCURRENCY,
+        config.DISPATCHER_CONCURRENCY,
+      ),
     };
   });
 

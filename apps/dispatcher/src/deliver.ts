@@ -70,6 +70,10 @@ export interface DeliveryOutcome {
     | 'invalid-url'
     /** The dispatcher could not build the request (set by the loop, never by the Deliverer). */
     | 'internal'
+    /** The target's breaker is open: nothing was sent (set by the loop). */
+    | 'circuit-open'
+    /** The dispatcher holding this try stopped before it reported (set by the loop, on the next claim). */
+    | 'interrupted'
     | null;
   responseBody: string | null;
   /** From `Retry-After` on a 429 or 503. */
@@ -92,7 +96,10 @@ export interface DelivererOptions {
 /** Why a request failed before any answer, from the error undici or the socket raised. */
 function classify(
   error: unknown,
-): Exclude<DeliveryOutcome['errorKind'], null | 'status' | 'redirect' | 'internal'> {
+): Exclude<
+  DeliveryOutcome['errorKind'],
+  null | 'status' | 'redirect' | 'internal' | 'circuit-open' | 'interrupted'
+> {
   if (
     error instanceof PrivateAddressError ||
     (error as { cause?: unknown })?.cause instanceof PrivateAddressError

@@ -18,6 +18,7 @@ import { Maintenance } from './maintenance';
 import { createDispatcherMetrics, QUEUE_STATS_CAP, type DispatcherMetrics } from './metrics';
 import { createStatusServer, type DispatcherHealth } from './server';
 import { createWebhookTokenSource } from './target-auth';
+import { TargetLimits } from './target-limits';
 
 /** What the dispatcher needs from outside: built by main.ts, or by a test. */
 export interface DispatcherDeps {
@@ -93,6 +94,21 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     leaseMs: config.LEASE_MS,
     launchWithinMs: (config.LEASE_MS - config.WEBHOOK_TIMEOUT) / 2,
     pollMs: config.DISPATCHER_POLL_INTERVAL,
+    limits: new TargetLimits({
+      concurrency: config.DISPATCHER_CONCURRENCY,
+      maxPerTarget: config.MAX_PER_TARGET,
+      slowMs: config.WEBHOOK_TIMEOUT / 4,
+    }),
+    policy: {
+      breakerFailures: config.DISPATCHER_BREAKER_FAILURES,
+      breakerCooldownMs: config.DISPATCHER_BREAKER_COOLDOWN,
+      breakerMaxCooldownMs: config.DISPATCHER_BREAKER_MAX_COOLDOWN,
+      disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
+      disableMinAttempts: config.WEBHOOK_DISABLE_MIN_ATTEMPTS,
+    },
+    onDisabled: (disabled) => {
+      for (const { reason } of disabled) metrics.disabledRegistrations.inc({ reason });
+    },
     buildRequest: (webhook) => buildDeliveryRequest(webhook, { secrets, bearerToken, now }),
     deliver: (request) => deliverer.deliver(request),
     onResult: (result) => metrics.recordAttempt(result),

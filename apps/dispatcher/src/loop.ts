@@ -1,17 +1,20 @@
 import {
   claimWebhooks,
   completeWebhooks,
-  nextDueAt,
   releaseClaims,
   type AttemptResult,
+  type Claim,
   type ClaimedWebhook,
+  type CompletedBatch,
+  type HealthPolicy,
   type Knex,
 } from '@platform/db';
 import type { Logger } from 'pino';
-import { WebhookState } from '@platform/shared';
+import { attemptOutcome, WebhookState } from '@platform/shared';
 import { systemClock, type Clock } from './clock';
 import type { DeliveryOutcome, DeliveryRequest } from './deliver';
 import { nextAttemptDelay, parseRetryAfter } from './retry';
+import { TargetLimits } from './target-limits';
 
 export interface DeliveryLoopOptions {
   knex: Knex;
@@ -32,12 +35,18 @@ export interface DeliveryLoopOptions {
   launchWithinMs: number;
   /** Longest sleep without a notification: covers lost NOTIFYs and retries falling due. */
   pollMs: number;
+  /** The per-target limits and fair shares (`TargetLimits`). */
+  limits: TargetLimits;
+  /** When breakers open and registrations are disabled. */
+  policy: HealthPolicy;
   buildRequest(webhook: ClaimedWebhook): Promise<DeliveryRequest>;
   deliver(request: DeliveryRequest): Promise<DeliveryOutcome>;
   /** Timestamps, sleeps and deadlines; the system clock unless a test moves time itself. */
   clock?: Clock;
   /** Called once per recorded attempt, for metrics. */
   onResult?(result: AttemptResult): void;
+  /** Called with the registrations a flush disabled, for metrics. */
+  onDisabled?(disabled: CompletedBatch['disabled']): void;
 }
 
 /**
@@ -114,7 +123,9 @@ export class DeliveryLoop {
     this.running = false;
     this.wake();
     await this.loop;
-    await this.handBack(this.buffer.splice(0).map((b) => b.webhook.id));
+    const buffered = this.buffer.splice(0);
+    for (const { webhook } of buffered) this.options.limits.unbuffered(webhook.target_id);
+    await this.handBack(buffered.map((b) => b.webhook.id));
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => {
         const timer = this.clock.setTimeout(resolve, deadlineMs);
@@ -146,19 +157,27 @@ export class DeliveryLoop {
       this.launchBuffered();
       if (clock.now() >= this.dueAt) this.mayHaveWork = true;
       const room = capacity - this.inFlight - this.buffer.length;
-      const starving = this.buffer.length === 0 && this.inFlight < concurrency;
+      // a free slot that nothing buffered may take (empty, or every buffered target at its limit)
+      const starving = this.inFlight < concurrency;
       if (!this.mayHaveWork || room <= 0 || (!starving && room < refillAt)) {
         // a NOTIFY, a flush, a freed slot or the timer wakes us
         await this.sleep(Math.max(0, this.dueAt - clock.now()));
         continue;
       }
       const wanted = Math.min(room, batchSize);
-      let claimed: ClaimedWebhook[];
+      let claim: Claim;
       // stamped before the statement: the lease starts somewhere in its round trip, and a stalled
       // event loop must not make a late answer look fresh
       const claimedAt = clock.now();
+      const { limits } = this.options;
       try {
-        claimed = await claimWebhooks(knex, { batch: wanted, leaseMs, dispatcherId });
+        claim = await claimWebhooks(knex, {
+          batch: wanted,
+          leaseMs,
+          dispatcherId,
+          rooms: limits.rooms(),
+          defaultRoom: limits.defaultRoom(),
+        });
         failures = 0;
       } catch (error) {
         failures++;
@@ -166,44 +185,85 @@ export class DeliveryLoop {
         await this.sleep(Math.min(pollMs, 100 * 2 ** Math.min(failures, 6)));
         continue;
       }
-      this.take(claimed, claimedAt);
-      if (claimed.length === wanted) continue; // a full batch: more may be due right now
-      // everything due is claimed: sleep until new work is announced or the next retry falls due
+      limits.setWaiting(claim.cappedTargets);
+      this.take(claim.leased, claimedAt, new Set(claim.openTargets));
+      if (claim.leased.length === wanted) continue; // a full batch: more may be due right now
+      // everything due that we may take is claimed: sleep until new work is announced, a slot of
+      // a target with work left frees, or the next retry falls due (the claim says when)
       this.mayHaveWork = false;
-      const next = await nextDueAt(knex).catch(() => null);
       const now = clock.now();
-      const untilNext = next ? next.getTime() - now : pollMs;
+      const untilNext = claim.nextDueAt ? new Date(claim.nextDueAt).getTime() - now : pollMs;
       this.dueAt = now + Math.max(0, Math.min(untilNext, pollMs));
     }
   }
 
   /**
-   * Buffers webhooks leased to us and launches what free slots allow; hands them back when
-   * stopping. `claimedAt` is when the statement that leased them was sent.
+   * Takes webhooks leased to us: an interrupted try or a webhook of an open-circuit target is
+   * recorded at once, without a request; the rest is buffered and launched as free slots and
+   * their targets' limits allow. Hands them back when stopping. `claimedAt` is when the
+   * statement that leased them was sent.
    */
-  private take(leased: readonly ClaimedWebhook[], claimedAt: number): void {
+  private take(
+    leased: readonly ClaimedWebhook[],
+    claimedAt: number,
+    openTargets?: ReadonlySet<number>,
+  ): void {
     const deliverable = leased.filter((webhook) => !webhook.registration_deleted);
     if (!this.running) {
       void this.handBack(deliverable.map((webhook) => webhook.id));
       return;
     }
-    for (const webhook of deliverable) this.buffer.push({ webhook, claimedAt });
+    for (const webhook of deliverable) {
+      if (webhook.interrupted) this.recordWithoutRequest(webhook, 'interrupted');
+      else if (openTargets?.has(webhook.target_id)) this.recordWithoutRequest(webhook, 'circuit-open');
+      else {
+        this.buffer.push({ webhook, claimedAt });
+        this.options.limits.buffered(webhook.target_id);
+      }
+    }
     this.launchBuffered();
   }
 
   /**
-   * Fills free slots from the buffer. A row that waited so long that its delivery could outlive
-   * its lease (every slot stuck on slow targets) is handed back instead, so no second dispatcher
-   * can deliver it while we still do.
+   * Records an attempt that sends nothing: `circuit-open` (the target's breaker is open) or
+   * `interrupted` (the try its previous lease counted never reported). The attempt counts, so
+   * the retry schedule (spec part 8) and its 7 attempts keep their meaning.
+   */
+  private recordWithoutRequest(webhook: ClaimedWebhook, errorKind: 'circuit-open' | 'interrupted'): void {
+    const outcome: DeliveryOutcome = {
+      startedAt: new Date(this.clock.now()),
+      durationMs: 0,
+      statusCode: null,
+      errorKind,
+      responseBody: null,
+    };
+    this.record(webhook, outcome);
+  }
+
+  /**
+   * Fills free slots from the buffer, in claim order (which interleaves the targets), skipping
+   * webhooks whose target is at its limit. A row that waited so long that its delivery could
+   * outlive its lease (every slot stuck on slow targets) is handed back instead, so no second
+   * dispatcher can deliver it while we still do.
    */
   private launchBuffered(): void {
     const stale: number[] = [];
     const now = this.clock.now();
-    while (this.inFlight < this.options.concurrency && this.buffer.length > 0) {
-      const { webhook, claimedAt } = this.buffer.shift()!;
-      if (now - claimedAt > this.options.launchWithinMs) stale.push(webhook.id);
-      else this.launch(webhook);
+    const { limits, concurrency, launchWithinMs } = this.options;
+    let kept = 0;
+    for (let i = 0; i < this.buffer.length; i++) {
+      const entry = this.buffer[i]!;
+      const target = entry.webhook.target_id;
+      if (now - entry.claimedAt > launchWithinMs) {
+        stale.push(entry.webhook.id);
+        limits.unbuffered(target);
+      } else if (this.inFlight < concurrency && limits.canLaunch(target)) {
+        this.launch(entry.webhook);
+      } else {
+        this.buffer[kept++] = entry;
+      }
     }
+    this.buffer.length = kept;
     // due again now: claim them afresh (a new lease) once a slot frees, or let another replica
     if (stale.length > 0) void this.handBack(stale).then(() => this.wake());
   }
@@ -233,23 +293,31 @@ export class DeliveryLoop {
   }
 
   private launch(webhook: ClaimedWebhook): void {
+    const { limits } = this.options;
     this.inFlight++;
-    void this.attempt(webhook).finally(() => {
+    limits.launched(webhook.target_id);
+    void this.attempt(webhook).then((outcome) => {
       this.inFlight--;
+      limits.finished(
+        webhook.target_id,
+        attemptOutcome(outcome.errorKind, outcome.statusCode),
+        outcome.durationMs,
+      );
       if (this.inFlight === 0) for (const resolve of this.drained) resolve();
-      this.nudge(); // a slot is free
+      // a slot is free; if the last claim left work of this target behind, claim it
+      if (limits.isWaiting(webhook.target_id)) this.wake();
+      else this.nudge();
     });
   }
 
-  private async attempt(webhook: ClaimedWebhook): Promise<void> {
-    const { logger } = this.options;
+  private async attempt(webhook: ClaimedWebhook): Promise<DeliveryOutcome> {
     let outcome: DeliveryOutcome;
     try {
       outcome = await this.options.deliver(await this.options.buildRequest(webhook));
     } catch (error) {
       // a bug, an unreadable secret or no bearer token: record it like a failed attempt so
       // operators see it, under a kind of its own, since the target is not to blame
-      logger.error({ err: error, webhookId: webhook.id }, 'could not prepare the delivery');
+      this.options.logger.error({ err: error, webhookId: webhook.id }, 'could not prepare the delivery');
       outcome = {
         startedAt: new Date(this.clock.now()),
         durationMs: 0,
@@ -258,11 +326,18 @@ export class DeliveryLoop {
         responseBody: null,
       };
     }
+    this.record(webhook, outcome);
+    return outcome;
+  }
+
+  /** Logs an attempt's outcome and queues its result for the next flush. */
+  private record(webhook: ClaimedWebhook, outcome: DeliveryOutcome): void {
+    const { logger } = this.options;
     const result = this.resultOf(webhook, outcome);
     // a success is routine (debug); a failure that will be retried is worth a line (info); a
     // webhook that failed for good needs an operator (warn)
     const level =
-      result.state === WebhookState.Successful
+      result.state === WebhookState.Successful || outcome.errorKind === 'circuit-open'
         ? 'debug'
         : result.state === WebhookState.Retrying
           ? 'info'
@@ -289,6 +364,7 @@ export class DeliveryLoop {
     const base = {
       webhookId: webhook.id,
       registrationId: webhook.registration_id,
+      targetId: webhook.target_id,
       groupKey: webhook.group_key,
       attempt: webhook.attempt,
       startedAt: outcome.startedAt,
@@ -324,13 +400,21 @@ export class DeliveryLoop {
   }
 
   private async flush(): Promise<void> {
-    const { knex, logger, dispatcherId, leaseMs } = this.options;
+    const { knex, logger, dispatcherId, leaseMs, policy } = this.options;
     while (this.results.length > 0) {
       const batch = this.results.splice(0, 500);
       for (let attempt = 1; ; attempt++) {
         const leasedAt = this.clock.now();
         try {
-          const { applied, leased } = await completeWebhooks(knex, { dispatcherId, leaseMs }, batch);
+          const { applied, leased, disabled } = await completeWebhooks(
+            knex,
+            { dispatcherId, leaseMs, policy },
+            batch,
+          );
+          if (disabled.length > 0) {
+            logger.warn({ disabled }, 'registrations disabled; their parties were mailed');
+            this.options.onDisabled?.(disabled);
+          }
           if (applied.length < batch.length) {
             logger.warn(
               { lost: batch.length - applied.length },

@@ -265,6 +265,16 @@ export function createDispatcherMetrics(sources: DispatcherMetricSources) {
     'Groups the repair sweep changed, by action: promoted (a stranded head) or recounted (open_count drift).',
     ['action'],
   );
+  const disabledRegistrations = registry.counter(
+    'dispatcher_registrations_disabled_total',
+    'Registrations this process disabled, by reason: gone (a 410 answer) or failing (sustained failure).',
+    ['reason'],
+  );
+  registry.gauge(
+    'dispatcher_open_breakers',
+    'Targets whose circuit breaker is open or half-open.',
+    async () => (await queue()).openBreakers,
+  );
   registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', () =>
     process.memoryUsage.rss(),
   );
@@ -275,10 +285,13 @@ export function createDispatcherMetrics(sources: DispatcherMetricSources) {
     maintenanceRuns,
     prunedRows,
     repairedGroups,
-    /** Counts one recorded attempt by outcome and observes its duration. */
+    disabledRegistrations,
+    /** Counts one recorded attempt by outcome and observes its duration (when a request was sent). */
     recordAttempt(result: Pick<AttemptResult, 'errorKind' | 'durationMs'>): void {
       deliveries.inc({ outcome: result.errorKind ?? 'success' });
-      attemptSeconds.observe(result.durationMs / 1000);
+      if (result.errorKind !== 'circuit-open' && result.errorKind !== 'interrupted') {
+        attemptSeconds.observe(result.durationMs / 1000);
+      }
     },
   };
 }

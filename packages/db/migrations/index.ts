@@ -11,6 +11,7 @@ import * as parties from './20261122000800_parties';
 import * as webhookApi from './20261122000900_webhook_api';
 import * as webhookMaintenance from './20261122001100_webhook_maintenance';
 import * as queueFunctions from './20261125000000_queue_functions';
+import * as deliveryIsolation from './20261126000000_delivery_isolation';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -31,4 +32,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261122000900_webhook_api', webhookApi],
   ['20261122001100_webhook_maintenance', webhookMaintenance],
   ['20261125000000_queue_functions', queueFunctions],
+  ['20261126000000_delivery_isolation', deliveryIsolation],
 ];

@@ -1,6 +1,8 @@
 import { CLAIMABLE_WEBHOOK_STATES, PERMISSIONS } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate';
+import type { Knex } from 'knex';
+import { CLAIM_SQL, claimBindings } from './queue/claim';
 import { sqlList } from './queue/sql';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 
@@ -44,12 +46,23 @@ describe('migrations', () => {
     expect(Number(row?.count)).toBe(PERMISSIONS.length);
   });
 
-  it('serve the claim query from the partial due index', async () => {
+  it('serve the fair claim from the partial claimable index, and the oldest due from the due index', async () => {
     await db.knex.raw('set enable_seqscan = off');
-    const { rows } = await db.knex.raw<{ rows: { 'QUERY PLAN': string }[] }>(
-      `explain select id from webhooks where state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}) and next_attempt_at <= now()
-       order by next_attempt_at limit 100`,
+    const explain = async (sql: string, bindings: Knex.RawBinding[] = []) => {
+      const { rows } = await db.knex.raw<{ rows: { 'QUERY PLAN': string }[] }>(`explain ${sql}`, bindings);
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    };
+    const claim = await explain(
+      CLAIM_SQL,
+      claimBindings({ batch: 100, leaseMs: 60_000, dispatcherId: 'x', rooms: new Map(), defaultRoom: 16 }),
     );
-    expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('webhooks_due');
+    expect(claim).toContain('webhooks_claimable');
+    expect(claim).not.toMatch(/Seq Scan on webhooks /);
+    expect(
+      await explain(
+        `select next_attempt_at from webhooks where state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)})
+          order by next_attempt_at limit 1`,
+      ),
+    ).toContain('webhooks_due');
   });
 });

@@ -1,6 +1,7 @@
 export * from './accounts';
 export * from './auth';
 export * from './contact-details';
+export * from './delivery-health';
 export * from './enums';
 export * from './mfa';
 export * from './pagination';

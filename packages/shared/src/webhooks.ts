@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { WebhookAuthType, WebhookEventType } from './enums';
 import { Page } from './pagination';
+import { WEBHOOK_DISABLED_REASONS, WEBHOOK_REGISTRATION_STATUSES } from './delivery-health';
 
 const timestamp = z.iso.datetime({ offset: true });
 const partyId = z.number().int().min(1).max(2147483647);
@@ -333,6 +334,18 @@ export const WebhookRegistrationRead = z
     created: timestamp,
     lastModified: timestamp.nullable(),
     deleted: timestamp.nullable(),
+    status: z.enum(WEBHOOK_REGISTRATION_STATUSES).meta({
+      description:
+        '`active`: delivering. `paused` by an operator or `disabled` by the dispatcher: webhooks are still written, none is sent until resumed.',
+    }),
+    disabledReason: z
+      .enum(WEBHOOK_DISABLED_REASONS)
+      .nullable()
+      .meta({
+        description:
+          'Why it is disabled: the target answered 410 Gone (`gone`), or kept failing (`failing`).',
+      }),
+    statusChanged: timestamp.nullable().meta({ description: 'When the status last changed.' }),
   })
   .meta({ id: 'WebhookRegistrationRead' });
 export type WebhookRegistrationRead = z.infer<typeof WebhookRegistrationRead>;

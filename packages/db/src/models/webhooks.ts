@@ -1,5 +1,6 @@
 import type { RelationMappings } from 'objection';
 import { BaseModel, EntityModel } from './base-model';
+import type { WebhookDisabledReason, WebhookRegistrationStatus } from '@platform/shared';
 
 /** An event (entity name and change type) a registration subscribes to. */
 export class WebhookEvent extends EntityModel {
@@ -23,6 +24,11 @@ export class WebhookRegistration extends EntityModel {
   auth_credentials!: string | null;
   signing_secret!: string;
   created_by_account_id!: number | null;
+  /** The origin it delivers to (`webhook_targets`); kept by a trigger from `target_url`. */
+  target_id!: number;
+  status!: WebhookRegistrationStatus;
+  disabled_reason!: WebhookDisabledReason | null;
+  status_changed!: Date | null;
   events?: WebhookEvent[];
 
   static override get relationMappings(): RelationMappings {

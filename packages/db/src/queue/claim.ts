@@ -1,15 +1,17 @@
 import type { Knex } from 'knex';
 import { CLAIMABLE_WEBHOOK_STATES } from '@platform/shared';
 import { prepared } from './prepared';
-import { sqlList } from './sql';
+import { arrays, sqlList } from './sql';
 
 /**
- * A claimed webhook with everything one delivery needs, as `webhooks_lease` (migration
- * 20261125000000) answers it: JSON, so its times are ISO strings.
+ * A claimed webhook with everything one delivery needs, as `webhook_deliveries` (migration
+ * 20261126000000) answers it: JSON, so its times are ISO strings.
  */
 export interface ClaimedWebhook {
   id: number;
   registration_id: number;
+  /** The target (origin) it goes to: the unit of fair scheduling, limits and the breaker. */
+  target_id: number;
   /** The attempt this delivery is (attempt_count after the claim). */
   attempt: number;
   group_key: string | null;
@@ -21,6 +23,11 @@ export interface ClaimedWebhook {
   should_group_continue_after_fail: boolean;
   /** The registration was deleted after this webhook was written: the claim aborted it, do not deliver. */
   registration_deleted: boolean;
+  /**
+   * Its previous lease ran out without a result (the dispatcher holding it died or stopped
+   * mid-try): `attempt` is that try, counted then; record it as `interrupted`, do not deliver.
+   */
+  interrupted: boolean;
   entity: unknown;
   initiator_party_id: number;
   initiator_account_id: number | null;
@@ -32,31 +39,162 @@ export interface ClaimedWebhook {
   event_deleted: string | null;
 }
 
-const CLAIM = `select webhooks_lease(array(
-       select id from webhooks
-        where state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}) and next_attempt_at <= now()
-        order by next_attempt_at
-        limit ?
-          for update skip locked
-     ), ?, ?) as leased`;
+/** What one claim took, and what the loop needs to know to claim again at the right time. */
+export interface Claim {
+  leased: ClaimedWebhook[];
+  /** Targets whose breaker is open: record their webhooks as `circuit-open`, send nothing. */
+  openTargets: number[];
+  /** Targets that may have more due work than the room they were given: claim again when a slot frees. */
+  cappedTargets: number[];
+  /** When the claim came back short: the earliest moment more work falls due (null: none known). */
+  nextDueAt: Date | null;
+}
+
+export interface ClaimOptions {
+  batch: number;
+  leaseMs: number;
+  dispatcherId: string;
+  /** Per target the dispatcher knows: how many more of its webhooks it may take now. */
+  rooms: ReadonlyMap<number, number>;
+  /** The room of a target the dispatcher holds nothing of. */
+  defaultRoom: number;
+}
+
+const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 
 /**
- * Claims up to `batch` due webhooks in one statement (design part 3): due heads and ungrouped rows
- * (Created, Retrying; blocked rows are never in those states) in `next_attempt_at` order, skipping rows
- * another dispatcher holds, and leases them (`webhooks_lease`) by pushing `next_attempt_at` to
- * now + lease. A dispatcher that dies loses its lease and the rows become due again
- * (at-least-once delivery). The selection reads only the `webhooks_due` index.
+ * The fair claim (docs/dispatcher.md › Scheduling). Bindings: batch, lease ms, dispatcher id,
+ * target ids, their rooms, the default room.
+ *
+ * 1. `regs` walks `webhooks_claimable` (registration_id, next_attempt_at) one registration at a
+ *    time (a loose index scan: one probe per registration with claimable rows, however many rows
+ *    each holds); `eligible` keeps the active ones (and deleted ones, whose rows the lease aborts)
+ *    with their earliest row.
+ * 2. `trials`: a target whose breaker cool-down is over (or whose trial's lease ran out, or that
+ *    an operator half-opened) and has due work goes half-open, and this claim may send its one
+ *    trial. The update's row lock makes one replica win it.
+ * 3. `rooms`: per registration, how many rows its target may take: its room in this dispatcher;
+ *    1 for a trial; 0 while another trial is in flight; a whole batch while open (those are
+ *    recorded `circuit-open` without a request and need no slot).
+ * 4. `picked` takes each registration's due rows in order, within its target's room (an index
+ *    range each, `skip locked`); `chosen` interleaves the targets: every target's first row, then
+ *    every target's second, … up to the batch. Group order holds: only heads are claimable.
  */
-export async function claimWebhooks(
-  knex: Knex,
-  options: { batch: number; leaseMs: number; dispatcherId: string },
-): Promise<ClaimedWebhook[]> {
+export const CLAIM_SQL = `with recursive regs(id) as (
+  (select registration_id from webhooks where state in (${CLAIMABLE}) order by registration_id limit 1)
+  union all
+  select (select w.registration_id from webhooks w
+           where w.state in (${CLAIMABLE}) and w.registration_id > regs.id
+           order by w.registration_id limit 1)
+    from regs where regs.id is not null
+),
+eligible as (
+  select r.id, r.target_id, f.first_due
+    from regs
+    join webhook_registrations r on r.id = regs.id
+   cross join lateral (
+     select w.next_attempt_at as first_due from webhooks w
+      where w.registration_id = r.id and w.state in (${CLAIMABLE})
+      order by w.next_attempt_at limit 1) f
+   where r.status = 'active' or r.deleted is not null
+),
+params as (select ?::int as batch, ?::float8 as lease_ms, ?::text as dispatcher_id),
+trials as (
+  update webhook_targets t
+     set breaker_state = 'half-open', state_changed = now(),
+         trial_until = now() + make_interval(secs => (select lease_ms from params) / 1000.0)
+   where t.id in (select target_id from eligible where first_due <= now())
+     and ((t.breaker_state = 'open' and t.open_until <= now())
+          or (t.breaker_state = 'half-open' and (t.trial_until is null or t.trial_until <= now())))
+  returning t.id
+),
+rooms as (
+  select e.id as registration_id, e.target_id,
+         case when tr.id is not null then 1
+              when t.breaker_state = 'open' and t.open_until > now() then (select batch from params)
+              when t.breaker_state <> 'closed' then 0
+              else greatest(coalesce(c.room, ?::int), 0) end as room,
+         tr.id is null and t.breaker_state = 'open' and t.open_until > now() as circuit_open
+    from eligible e
+    join webhook_targets t on t.id = e.target_id
+    left join trials tr on tr.id = e.target_id
+    left join unnest(?::int[], ?::int[]) as c(target_id, room) on c.target_id = e.target_id
+   where e.first_due <= now()
+),
+picked as (
+  select w.id, r.target_id, r.room, r.circuit_open, w.next_attempt_at,
+         row_number() over (partition by r.target_id order by w.next_attempt_at) as rn
+    from rooms r
+   cross join lateral (
+     select w.id, w.next_attempt_at from webhooks w
+      where w.registration_id = r.registration_id and w.state in (${CLAIMABLE}) and w.next_attempt_at <= now()
+      order by w.next_attempt_at
+      limit least(r.room, (select batch from params))
+        for update skip locked) w
+   where r.room > 0
+),
+chosen as (
+  select id, target_id, circuit_open from picked
+   where rn <= room
+   order by rn, next_attempt_at
+   limit (select batch from params)
+)
+select webhooks_lease(array(select id from chosen), (select dispatcher_id from params),
+                      (select lease_ms from params)) as leased,
+       array(select distinct target_id from chosen where circuit_open) as open_targets,
+       array(select distinct r.target_id from rooms r
+              where not r.circuit_open
+                and r.room <= (select count(*) from chosen c where c.target_id = r.target_id)) as capped_targets,
+       case when (select count(*) from chosen) < (select batch from params) then least(
+         (select min(f.next_attempt_at) from eligible e
+           cross join lateral (
+             select w.next_attempt_at from webhooks w
+              where w.registration_id = e.id and w.state in (${CLAIMABLE}) and w.next_attempt_at > now()
+              order by w.next_attempt_at limit 1) f),
+         (select min(t.trial_until) from webhook_targets t
+           where t.id in (select target_id from eligible) and t.breaker_state = 'half-open'
+             and t.trial_until > now()),
+         (select min(t.open_until) from webhook_targets t
+           where t.id in (select target_id from eligible) and t.breaker_state = 'open'
+             and t.open_until > now()))
+       end as next_due`;
+
+/** The bindings of `CLAIM_SQL`, in order. */
+export function claimBindings(options: ClaimOptions): Knex.RawBinding[] {
+  return arrays([
+    options.batch,
+    options.leaseMs,
+    options.dispatcherId,
+    options.defaultRoom,
+    [...options.rooms.keys()],
+    [...options.rooms.values()],
+  ]);
+}
+
+/**
+ * Claims up to `batch` due webhooks in one statement, fairly across targets (`CLAIM_SQL`), and
+ * leases them (`webhooks_lease`) by pushing `next_attempt_at` to now + lease. A dispatcher that
+ * dies loses its lease and the rows become due again; the next claim records the lost try as
+ * `interrupted`. Also answers which targets' breakers are open, which targets may have more
+ * work than their room, and (when short) when more work falls due, so the loop needs no second
+ * query to know how long to sleep.
+ */
+export async function claimWebhooks(knex: Knex, options: ClaimOptions): Promise<Claim> {
   const { rows } = await knex
-    .raw<{ rows: { leased: ClaimedWebhook[] }[] }>(CLAIM, [
-      options.batch,
-      options.dispatcherId,
-      options.leaseMs,
-    ])
+    .raw<{
+      rows: {
+        leased: ClaimedWebhook[];
+        open_targets: number[];
+        capped_targets: number[];
+        next_due: Date | null;
+      }[];
+    }>(CLAIM_SQL, claimBindings(options))
     .options(prepared('webhooks-claim'));
-  return rows[0]!.leased;
+  const row = rows[0]!;
+  return {
+    leased: row.leased,
+    openTargets: row.open_targets,
+    cappedTargets: row.capped_targets,
+    nextDueAt: row.next_due,
+  };
 }

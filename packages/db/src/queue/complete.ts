@@ -1,5 +1,10 @@
 import type { Knex } from 'knex';
-import type { DeliveryOutcomeState } from '@platform/shared';
+import {
+  ATTEMPT_OUTCOME_CODES,
+  attemptOutcome,
+  type DeliveryOutcomeState,
+  type WebhookDisabledReason,
+} from '@platform/shared';
 import type { ClaimedWebhook } from './claim';
 import { prepared } from './prepared';
 import { arrays } from './sql';
@@ -8,6 +13,8 @@ import { arrays } from './sql';
 export interface AttemptResult {
   webhookId: number;
   registrationId: number;
+  /** The webhook's target (`ClaimedWebhook.target_id`), whose breaker the result feeds. */
+  targetId: number;
   groupKey: string | null;
   attempt: number;
   startedAt: Date;
@@ -33,26 +40,42 @@ export interface CompletedBatch {
   applied: number[];
   /** The new heads of the groups these results released, leased to the recording dispatcher. */
   leased: ClaimedWebhook[];
+  /** Registrations this batch disabled (a 410, or failing for too long); their parties were mailed. */
+  disabled: { registrationId: number; reason: WebhookDisabledReason }[];
+}
+
+/** When a target's breaker opens and a registration is disabled (docs/dispatcher.md › The breaker). */
+export interface HealthPolicy {
+  /** Consecutive target failures (timeouts, connection errors, 5xx) that open the breaker. */
+  breakerFailures: number;
+  /** The first cool-down of an open breaker; it doubles with each open since the last success. */
+  breakerCooldownMs: number;
+  breakerMaxCooldownMs: number;
+  /** A registration whose every attempt failed for this long (and at least `disableMinAttempts`) is disabled. */
+  disableAfterMs: number;
+  disableMinAttempts: number;
 }
 
 /**
- * Writes a batch of results with one call of `webhooks_complete` (migration 20261125000000), one
+ * Writes a batch of results with one call of `webhooks_complete` (migration 20261126000000), one
  * round trip and one commit: the state update guarded by the lease (a dispatcher whose lease ran
- * out cannot overwrite newer state), one attempt row per applied result, then the group releases,
+ * out cannot overwrite newer state), one attempt row per applied result, the health figures
+ * (per-minute stats, the targets' breakers, failing runs and automatic disable), then the group releases,
  * whose new heads are leased to `dispatcherId` for `leaseMs` and returned. Group rows are locked
  * first, in a fixed order, the order every writer of a group uses, so completion cannot deadlock
  * with producers or operators.
  */
 export async function completeWebhooks(
   knex: Knex,
-  options: { dispatcherId: string; leaseMs: number },
+  options: { dispatcherId: string; leaseMs: number; policy: HealthPolicy },
   results: readonly AttemptResult[],
 ): Promise<CompletedBatch> {
-  if (results.length === 0) return { applied: [], leased: [] };
+  if (results.length === 0) return { applied: [], leased: [], disabled: [] };
   const { rows } = await knex
     .raw<{ rows: { completed: CompletedBatch }[] }>(
       `select webhooks_complete(?, ?, ?::bigint[], ?::smallint[], ?::float8[], ?::smallint[],
-       ?::timestamptz[], ?::int[], ?::smallint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::boolean[]) as completed`,
+       ?::timestamptz[], ?::int[], ?::smallint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::boolean[],
+       ?::int[], ?::smallint[], ?::json) as completed`,
       arrays([
         options.dispatcherId,
         options.leaseMs,
@@ -68,6 +91,9 @@ export async function completeWebhooks(
         results.map((r) => r.registrationId),
         results.map((r) => r.groupKey),
         results.map((r) => r.releasesGroup),
+        results.map((r) => r.targetId),
+        results.map((r) => ATTEMPT_OUTCOME_CODES[attemptOutcome(r.errorKind, r.statusCode)]),
+        JSON.stringify(options.policy),
       ]),
     )
     .options(prepared('webhooks-complete'));

@@ -10,6 +10,8 @@ export interface QueueStats {
   oldestDueSeconds: number;
   /** Groups held by a Failed webhook without continue-after-fail, counted up to the cap. */
   blockedGroups: number;
+  /** Targets whose circuit breaker is open or half-open. */
+  openBreakers: number;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface QueueStats {
  */
 export async function queueStats(knex: Knex, options: { cap: number }): Promise<QueueStats> {
   const { rows } = await knex.raw<{
-    rows: { due: number; oldest_due_seconds: number | null; blocked_groups: number }[];
+    rows: { due: number; oldest_due_seconds: number | null; blocked_groups: number; open_breakers: number }[];
   }>(
     `select
        (select count(*) from (
@@ -35,9 +37,15 @@ export async function queueStats(knex: Knex, options: { cap: number }): Promise<
           select 1 from webhooks w join webhook_registrations r on r.id = w.registration_id
            where w.state = ${WebhookState.Failed} and w.group_key is not null and not r.should_group_continue_after_fail
            limit :cap
-        ) b)::int as blocked_groups`,
+        ) b)::int as blocked_groups,
+       (select count(*) from webhook_targets where breaker_state <> 'closed')::int as open_breakers`,
     { cap: options.cap },
   );
   const row = rows[0]!;
-  return { due: row.due, oldestDueSeconds: row.oldest_due_seconds ?? 0, blockedGroups: row.blocked_groups };
+  return {
+    due: row.due,
+    oldestDueSeconds: row.oldest_due_seconds ?? 0,
+    blockedGroups: row.blocked_groups,
+    openBreakers: row.open_breakers,
+  };
 }

@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookState } from '@platform/shared';
 import { createTestDatabase, setWebhookState, type TestDatabase } from '@platform/testkit';
-import { claimWebhooks } from './claim';
-import { nextDueAt } from './next-due';
 import { completeWebhooks, type AttemptResult } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
 import { leaveGroups } from './leave-groups';
-import { unitChange } from './queue-test-support';
+import { claim, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
 import { releaseGroups } from './release-groups';
 
 const { Created, Retrying, Successful, Aborted, Pending } = WebhookState;
@@ -187,12 +185,19 @@ describe('releaseGroups and leaveGroups', () => {
 });
 
 function result(
-  claimed: { id: number; registration_id: number; group_key: string | null; attempt: number },
+  claimed: {
+    id: number;
+    registration_id: number;
+    target_id: number;
+    group_key: string | null;
+    attempt: number;
+  },
   overrides: Partial<AttemptResult> = {},
 ): AttemptResult {
   return {
     webhookId: claimed.id,
     registrationId: claimed.registration_id,
+    targetId: claimed.target_id,
     groupKey: claimed.group_key,
     attempt: claimed.attempt,
     startedAt: new Date(),
@@ -207,15 +212,15 @@ function result(
   };
 }
 
-const a = { dispatcherId: 'a', leaseMs: 60_000 };
-const stale = { dispatcherId: 'stale', leaseMs: 60_000 };
+const a = { dispatcherId: 'a', leaseMs: 60_000, policy: TEST_HEALTH_POLICY };
+const stale = { dispatcherId: 'stale', leaseMs: 60_000, policy: TEST_HEALTH_POLICY };
 
 describe('claimWebhooks and completeWebhooks', () => {
   it('claim due heads with their delivery data, lease them, and never hand one row to two dispatchers', async () => {
     const grouped = await registration(partyId, { shouldGroup: true });
     const plain = await registration(partyId);
     for (let i = 0; i < 3; i++) await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
-    const first = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    const first = await claim(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
     // the grouped chain offers only its head; the ungrouped registration all three
     expect(first.map((w) => w.registration_id).sort()).toEqual([grouped, plain, plain, plain].sort());
     expect(first[0]).toMatchObject({
@@ -224,19 +229,22 @@ describe('claimWebhooks and completeWebhooks', () => {
       event_entity_name: 'Unit',
       entity: { id: 7 },
     });
-    expect(await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'b' })).toEqual([]);
+    expect(await claim(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'b' })).toEqual([]);
     const leased = await db.knex('webhooks').whereNotNull('locked_by').select('locked_by', 'next_attempt_at');
     expect(leased).toHaveLength(4);
     for (const row of leased) expect(row.next_attempt_at.getTime()).toBeGreaterThan(Date.now() + 50_000);
-    expect((await nextDueAt(db.knex))!.getTime()).toBeGreaterThan(Date.now() + 50_000);
   });
 
   it('records attempts, moves states, releases the group, and ignores a dispatcher whose lease was taken over', async () => {
     const grouped = await registration(partyId, { shouldGroup: true });
     for (let i = 0; i < 2; i++) await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
-    const [head] = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    const [head] = await claim(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
     // a stale dispatcher's result is not applied
-    expect(await completeWebhooks(db.knex, stale, [result(head!)])).toEqual({ applied: [], leased: [] });
+    expect(await completeWebhooks(db.knex, stale, [result(head!)])).toEqual({
+      applied: [],
+      leased: [],
+      disabled: [],
+    });
     const completed = await completeWebhooks(db.knex, a, [result(head!)]);
     expect(completed.applied).toEqual([head!.id]);
     // the group's next webhook became its head and was leased straight to the releasing dispatcher
@@ -253,7 +261,7 @@ describe('claimWebhooks and completeWebhooks', () => {
       locked_by: 'a',
       attempt_count: 1,
     });
-    expect(await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'b' })).toEqual([]);
+    expect(await claim(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'b' })).toEqual([]);
     expect(await db.knex('webhook_attempts').select('webhook_id', 'number', 'status_code')).toEqual([
       { webhook_id: head!.id, number: 1, status_code: 200 },
     ]);
@@ -279,13 +287,13 @@ describe('claiming a webhook of a deleted registration', () => {
     const id = await registration(partyId);
     await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
     await db.knex('webhook_registrations').where({ id }).update({ deleted: new Date() });
-    const [claimed] = await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    const [claimed] = await claim(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
     expect(claimed).toMatchObject({ registration_deleted: true });
     expect(await db.knex('webhooks').first('state', 'attempt_count', 'locked_by')).toEqual({
       state: Aborted,
       attempt_count: 0,
       locked_by: null,
     });
-    expect(await claimWebhooks(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' })).toEqual([]);
+    expect(await claim(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' })).toEqual([]);
   });
 });

@@ -8,12 +8,12 @@ import {
 import { createKnex, type Knex } from '../knex';
 import { createTestDatabase, seedParty, setWebhookState, type TestDatabase } from '@platform/testkit';
 import { abortRegistrationWebhooks } from './abort-registration-webhooks';
-import { claimWebhooks, type ClaimedWebhook } from './claim';
+import type { ClaimedWebhook } from './claim';
 import { completeWebhooks, type AttemptResult } from './complete';
 import { endLockedWebhook } from './end-webhook';
 import { enqueueEntityChange } from './enqueue';
 import { lockWebhook } from './lock-webhook';
-import { unitChange } from './queue-test-support';
+import { claim as claimAll, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
 import { pruneWebhooksStep } from './prune';
 import { releaseClaims } from './release-claims';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups } from './repair';
@@ -103,6 +103,7 @@ function result(webhook: ClaimedWebhook, outcome: Exclude<Outcome, 'hand-back'>)
   const base = {
     webhookId: webhook.id,
     registrationId: webhook.registration_id,
+    targetId: webhook.target_id,
     groupKey: webhook.group_key,
     attempt: webhook.attempt,
     startedAt: new Date(),
@@ -137,7 +138,7 @@ async function complete(
     .filter((w) => !w.registration_deleted && outcomes[w.id] !== 'hand-back')
     .map((w) => result(w, (outcomes[w.id] ?? 'success') as Exclude<Outcome, 'hand-back'>));
   const { leased } = await run('complete', () =>
-    completeWebhooks(knex, { dispatcherId, leaseMs: 60_000 }, results),
+    completeWebhooks(knex, { dispatcherId, leaseMs: 60_000, policy: TEST_HEALTH_POLICY }, results),
   );
   if (options.follow === false || leased.length === 0) return leased;
   return complete(leased, outcomes, options);
@@ -145,7 +146,7 @@ async function complete(
 
 const claim = (options: { leaseMs?: number; dispatcherId?: string } = {}) =>
   run('claim', () =>
-    claimWebhooks(knex, {
+    claimAll(knex, {
       batch: 100,
       leaseMs: options.leaseMs ?? 60_000,
       dispatcherId: options.dispatcherId ?? ME,

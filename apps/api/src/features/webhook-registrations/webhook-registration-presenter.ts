@@ -13,6 +13,9 @@ export const REGISTRATION_FIELDS = [
   'created',
   'last_modified',
   'deleted',
+  'status',
+  'disabled_reason',
+  'status_changed',
 ] as const;
 
 export const REGISTRATION_COLUMNS = REGISTRATION_FIELDS.map((field) => `r.${field}`);
@@ -47,5 +50,8 @@ export function presentRegistration(row: RegistrationRow, events: WebhookEvent[]
     created: row.created.toISOString(),
     lastModified: iso(row.last_modified),
     deleted: iso(row.deleted),
+    status: row.status,
+    disabledReason: row.disabled_reason,
+    statusChanged: iso(row.status_changed),
   };
 }

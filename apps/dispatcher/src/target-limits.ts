@@ -1,0 +1,152 @@
+import type { AttemptOutcome } from '@platform/shared';
+
+export interface TargetLimitsOptions {
+  /** The dispatcher's delivery slots, over all targets. */
+  concurrency: number;
+  /** DISPATCHER_MAX_PER_TARGET: no target's limit grows beyond it. */
+  maxPerTarget: number;
+  /** A success slower than this does not grow the limit (the target is busy, not idle). */
+  slowMs: number;
+}
+
+interface TargetState {
+  /** The adaptive limit: deliveries in flight to this target at most. */
+  limit: number;
+  inFlight: number;
+  /** Claimed for this target and waiting in the loop's buffer. */
+  buffered: number;
+}
+
+/** The limit a target starts with in this dispatcher, before it has answered anything. */
+const INITIAL_LIMIT = 8;
+/** What a target failure leaves of the limit. */
+const BACKOFF = 0.5;
+
+/**
+ * Per-target delivery limits of one dispatcher (docs/dispatcher.md › Scheduling): AIMD, as
+ * Netflix's concurrency-limits `AIMDLimit`. A target starts at 8 in flight (or the cap); each
+ * fast success while at least half its limit is in use adds one, up to DISPATCHER_MAX_PER_TARGET;
+ * each target failure (timeout, connection error, 5xx: `attemptOutcome`) halves it, down to one.
+ * On top of the limit, a target's fair share: while n targets have work here, none holds more
+ * than ⌈slots / n⌉ of the slots; alone, it may have them all.
+ *
+ * Claims ask `rooms()`: how many more webhooks each known target may take, counting those
+ * in flight and buffered against twice its allowance (the buffer keeps a slot's next webhook
+ * ready without a round trip). Launching asks `canLaunch`.
+ */
+export class TargetLimits {
+  private readonly targets = new Map<number, TargetState>();
+  /** Targets the last claim left work behind for, though nothing of theirs is here yet. */
+  private waiting = new Set<number>();
+  private readonly initial: number;
+
+  constructor(private readonly options: TargetLimitsOptions) {
+    this.initial = Math.min(INITIAL_LIMIT, options.maxPerTarget);
+  }
+
+  /** The adaptive limit of a target (its initial limit when unknown). */
+  limitOf(target: number): number {
+    return this.targets.get(target)?.limit ?? this.initial;
+  }
+
+  /** Deliveries in flight to a target. */
+  inFlightOf(target: number): number {
+    return this.targets.get(target)?.inFlight ?? 0;
+  }
+
+  /** How many targets share the slots now: those with work here or left waiting by the last claim. */
+  private busyTargets(): number {
+    let busy = 0;
+    for (const [id, state] of this.targets)
+      if (state.inFlight + state.buffered > 0 || this.waiting.has(id)) busy++;
+    for (const id of this.waiting) if (!this.targets.has(id)) busy++;
+    return Math.max(1, busy);
+  }
+
+  private share(): number {
+    return Math.max(1, Math.ceil(this.options.concurrency / this.busyTargets()));
+  }
+
+  /** How many in flight a target may have now: its limit, within its fair share. */
+  private allowance(target: number): number {
+    return Math.min(this.limitOf(target), this.share());
+  }
+
+  /** Per known target, how many more webhooks a claim may take for it now. */
+  rooms(): Map<number, number> {
+    const rooms = new Map<number, number>();
+    for (const [id, state] of this.targets) {
+      rooms.set(id, Math.max(0, 2 * this.allowance(id) - state.inFlight - state.buffered));
+    }
+    return rooms;
+  }
+
+  /** The room of a target this dispatcher holds nothing of. */
+  defaultRoom(): number {
+    return 2 * Math.min(this.initial, this.share());
+  }
+
+  /** The last claim left due work behind for these targets (they were at their room). */
+  setWaiting(targets: readonly number[]): void {
+    this.waiting = new Set(targets);
+  }
+
+  /** Whether a claim left work behind for this target, so a freed slot of it is worth a claim. */
+  isWaiting(target: number): boolean {
+    return this.waiting.has(target);
+  }
+
+  buffered(target: number): void {
+    this.state(target).buffered++;
+  }
+
+  /** A buffered webhook leaves the buffer without launching (handed back). */
+  unbuffered(target: number): void {
+    const state = this.state(target);
+    state.buffered = Math.max(0, state.buffered - 1);
+    this.forgetIfIdle(target, state);
+  }
+
+  canLaunch(target: number): boolean {
+    return this.inFlightOf(target) < this.allowance(target);
+  }
+
+  /** A buffered webhook is launched. */
+  launched(target: number): void {
+    const state = this.state(target);
+    state.buffered = Math.max(0, state.buffered - 1);
+    state.inFlight++;
+  }
+
+  /** A delivery ended: the limit learns from its outcome. */
+  finished(target: number, outcome: AttemptOutcome, durationMs: number): void {
+    const state = this.state(target);
+    const inUse = state.inFlight;
+    state.inFlight = Math.max(0, state.inFlight - 1);
+    if (outcome === 'target-failure') {
+      state.limit = Math.max(1, Math.floor(state.limit * BACKOFF));
+    } else if (outcome === 'success' && durationMs < this.options.slowMs && inUse * 2 >= state.limit) {
+      state.limit = Math.min(this.options.maxPerTarget, state.limit + 1);
+    }
+    this.forgetIfIdle(target, state);
+  }
+
+  private state(target: number): TargetState {
+    let state = this.targets.get(target);
+    if (!state) {
+      state = { limit: this.initial, inFlight: 0, buffered: 0 };
+      this.targets.set(target, state);
+    }
+    return state;
+  }
+
+  /**
+   * A target with nothing here and an unremarkable limit is forgotten, so the map holds only
+   * targets in use or still backed off; a backed-off limit is kept, so a failing target cannot
+   * reset it by going idle for a moment.
+   */
+  private forgetIfIdle(target: number, state: TargetState): void {
+    if (state.inFlight === 0 && state.buffered === 0 && state.limit >= this.initial)
+      this.targets.delete(target);
+  }
+}

@@ -1,0 +1,373 @@
+import type { Knex } from 'knex';
+
+/**
+ * Delivery isolation (docs/dispatcher.md › Scheduling, limits and the breaker):
+ *
+ * - `webhook_targets`: one row per origin (scheme, host, port) a registration points at, with
+ *   that target's circuit breaker, shared by every dispatcher replica. A trigger keeps each
+ *   registration's `target_id` in step with its URL, whoever writes it.
+ * - A registration's delivery `status` (`active`, `paused`, `disabled`), why it was disabled, and
+ *   the running figures that decide a `failing` disable.
+ * - `webhook_attempt_stats`: attempts per registration, minute and latency bucket, so a
+ *   registration's health reads at most a day of minutes, never the attempts themselves.
+ * - `webhooks_claimable`: the claimable rows per registration in due order, which the fair claim
+ *   walks (one probe per registration with claimable rows, then a bounded range per eligible one).
+ * - The queue functions learn targets, outcomes and interrupted tries.
+ */
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`
+    create table webhook_targets (
+      id serial primary key,
+      origin text not null unique,
+      breaker_state text not null default 'closed' check (breaker_state in ('closed', 'open', 'half-open')),
+      -- target failures (timeouts, connection errors, 5xx) since the last success
+      consecutive_failures int not null default 0,
+      -- opens since the last success: the cool-down doubles with each
+      opens int not null default 0,
+      -- while open: when a trial may be sent
+      open_until timestamptz,
+      -- while half-open: the end of the trial's lease (null: a trial may be sent now)
+      trial_until timestamptz,
+      last_success_at timestamptz,
+      last_failure_at timestamptz,
+      state_changed timestamptz not null default now()
+    );
+
+    -- The origin of a URL, as fair scheduling and the breaker group targets: lower-case scheme and
+    -- host, the port unless it is the scheme's default, no credentials, path or query.
+    create function webhook_target_origin(p_url text) returns text
+    language sql immutable as $$
+      select coalesce(
+        (select lower(m[1]) || '://' || lower(m[2]) ||
+                case when m[3] is null or m[3] = ''
+                          or (lower(m[1]) = 'http' and m[3] = '80')
+                          or (lower(m[1]) = 'https' and m[3] = '443') then ''
+                     else ':' || m[3] end
+           from regexp_match(p_url, '^([A-Za-z][A-Za-z0-9+.-]*)://(?:[^@/?#]*@)?(\\[[^]]*\\]|[^:/?#]*)(?::([0-9]*))?') as m),
+        lower(p_url))
+    $$;
+
+    alter table webhook_registrations
+      add column target_id int references webhook_targets,
+      add column status text not null default 'active' check (status in ('active', 'paused', 'disabled')),
+      add column disabled_reason text check (disabled_reason in ('gone', 'failing')),
+      add column status_changed timestamptz,
+      add column last_success_at timestamptz,
+      -- the first failed attempt since the last success, and how many failed since
+      add column failing_since timestamptz,
+      add column failures_since_success int not null default 0;
+
+    create function webhook_registrations_target() returns trigger
+    language plpgsql as $$
+    declare
+      v_origin text := webhook_target_origin(new.target_url);
+    begin
+      insert into webhook_targets (origin) values (v_origin) on conflict (origin) do nothing;
+      select t.id into new.target_id from webhook_targets t where t.origin = v_origin;
+      return new;
+    end
+    $$;
+    create trigger webhook_registrations_target before insert or update of target_url on webhook_registrations
+      for each row execute function webhook_registrations_target();
+    update webhook_registrations set target_url = target_url;
+    alter table webhook_registrations alter column target_id set not null;
+
+    create table webhook_attempt_stats (
+      registration_id int not null references webhook_registrations,
+      minute timestamptz not null,
+      -- latency bucket b holds durations in [1.1^b - 1, 1.1^(b+1) - 1) ms; -1: no request was sent
+      bucket smallint not null,
+      attempts int not null,
+      successes int not null,
+      primary key (registration_id, minute, bucket)
+    );
+
+    create index webhooks_claimable on webhooks (registration_id, next_attempt_at) where state in (1, 2);
+  `);
+
+  await knex.raw(`
+    drop function webhooks_complete(text, float8, bigint[], smallint[], float8[], smallint[], timestamptz[],
+      int[], smallint[], text[], text[], int[], text[], boolean[]);
+    drop function webhooks_lease(bigint[], text, float8);
+    drop function webhook_deliveries(bigint[]);
+
+    -- What the deliveries of webhooks need, as a JSON array (times as ISO strings). p_interrupted:
+    -- ids whose previous lease ran out without a result (interrupted: true).
+    create function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] default '{}')
+    returns json
+    language sql stable as $$
+      select coalesce(json_agg(d), '[]') from (
+        select w.id, w.registration_id, r.target_id, w.attempt_count as attempt, w.group_key,
+               r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
+               r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
+               w.id = any(p_interrupted) as interrupted,
+               c.entity, c.initiator_party_id, c.initiator_account_id,
+               e.id as event_id, e.type as event_type, e.entity_name as event_entity_name,
+               e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted
+          from webhooks w
+          join webhook_registrations r on r.id = w.registration_id
+          join entity_changes c on c.id = w.entity_change_id
+          join webhook_events e on e.id = w.event_id
+         where w.id = any(p_ids)
+      ) d
+    $$;
+
+    -- Leases webhooks to a dispatcher for p_lease_ms and answers what their deliveries need, as
+    -- a JSON array. Each lease counts an attempt, except for a webhook whose previous lease ran out
+    -- without a result (its dispatcher died or stopped mid-try): that try was counted and is not
+    -- counted again; it comes back interrupted: true, and the dispatcher records it as an
+    -- 'interrupted' attempt instead of delivering. A webhook whose registration was deleted after
+    -- it was written is Aborted instead (registration_deleted: true), never delivered.
+    create function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms float8)
+    returns json
+    language plpgsql as $$
+    declare
+      interrupted bigint[];
+      leased bigint[];
+    begin
+      select coalesce(array_agg(id), '{}') into interrupted
+        from webhooks where id = any(p_ids) and locked_by is not null;
+      with updated as (
+        update webhooks w
+           set next_attempt_at = now() + make_interval(secs => p_lease_ms / 1000.0),
+               locked_by = case when r.deleted is null then p_dispatcher_id end,
+               attempt_count = w.attempt_count
+                 + case when r.deleted is null and not w.id = any(interrupted) then 1 else 0 end,
+               state = case when r.deleted is null then w.state else 5 end,
+               completed_at = case when r.deleted is null then w.completed_at else now() end
+          from webhook_registrations r
+         where w.id = any(p_ids) and r.id = w.registration_id
+        returning w.id
+      )
+      select array_agg(id) into leased from updated;
+      return webhook_deliveries(leased, interrupted);
+    end
+    $$;
+
+    -- Records a batch of delivery results: the state update guarded by the lease (a dispatcher
+    -- whose lease ran out cannot overwrite newer state), one attempt row per applied result, the
+    -- health figures (per-minute stats, the targets' breakers, the registrations' failing runs and
+    -- automatic disable, with its mails), and the release of the groups whose head ended. Rows are
+    -- locked first, each table in id order, registrations before groups before targets (the order
+    -- a registration's delete takes), and a registration or target only when its row must change:
+    -- a healthy steady state writes neither (last_success_at moves at most every 10 seconds). The
+    -- new heads of the released groups are leased straight to the calling dispatcher (p_lease_ms).
+    -- p_outcomes: per result, 0 neutral, 1 success, 2 target failure, 3 other failure
+    -- (attemptOutcome in packages/shared). p_policy: breakerFailures, breakerCooldownMs,
+    -- breakerMaxCooldownMs, disableAfterMs, disableMinAttempts.
+    -- Answers { "applied": [ids], "leased": [as webhooks_lease], "disabled": [{ registrationId, reason }] }.
+    create function webhooks_complete(
+      p_dispatcher_id text, p_lease_ms float8,
+      p_ids bigint[], p_states smallint[], p_retry_delays_ms float8[],
+      p_attempts smallint[], p_started_at timestamptz[], p_durations_ms int[],
+      p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[],
+      p_registration_ids int[], p_group_keys text[], p_releases boolean[],
+      p_target_ids int[], p_outcomes smallint[], p_policy json
+    )
+    returns json
+    language plpgsql as $$
+    declare
+      applied bigint[];
+      promoted bigint[];
+      release_registrations int[];
+      release_keys text[];
+      disabled json;
+      -- per registration, then per target: whether the batch holds a success, the failures after
+      -- its last success, and (registrations) whether one of those answered 410
+      reg_ids int[]; reg_success boolean[]; reg_trailing int[]; reg_gone boolean[];
+      tgt_ids int[]; tgt_success boolean[]; tgt_trailing int[];
+    begin
+      select coalesce(array_agg(registration_id order by registration_id), '{}'),
+             coalesce(array_agg(any_success order by registration_id), '{}'),
+             coalesce(array_agg(tail_failures order by registration_id), '{}'),
+             coalesce(array_agg(gone order by registration_id), '{}')
+        into reg_ids, reg_success, reg_trailing, reg_gone
+        from (select registration_id, bool_or(outcome = 1) as any_success,
+                     (count(*) filter (where outcome <> 1 and i > coalesce(last_success, 0)))::int as tail_failures,
+                     coalesce(bool_or(status_code = 410 and i > coalesce(last_success, 0)), false) as gone
+                from (select t.registration_id, t.outcome, t.status_code, t.i,
+                             max(t.i) filter (where t.outcome = 1) over (partition by t.registration_id) as last_success
+                        from unnest(p_registration_ids, p_outcomes, p_status_codes) with ordinality
+                               as t(registration_id, outcome, status_code, i)
+                       where t.outcome <> 0) r
+               group by registration_id) a;
+
+      perform 1 from webhook_registrations g
+        join unnest(reg_ids, reg_success, reg_trailing) as a(id, any_success, tail_failures) using (id)
+       where a.tail_failures > 0 or g.failures_since_success <> 0
+          or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
+       order by g.id
+         for no key update of g;
+
+      perform 1 from webhook_groups g
+        join (select distinct registration_id, group_key
+                from unnest(p_registration_ids, p_group_keys, p_releases) as r(registration_id, group_key, releases)
+               where releases and group_key is not null) as r
+          using (registration_id, group_key)
+       order by g.registration_id, g.group_key
+         for update of g;
+
+      with results as (
+        select * from unnest(p_ids, p_states, p_retry_delays_ms) as r(id, state, retry_delay_ms)
+      ),
+      updated as (
+        update webhooks w
+           set state = r.state,
+               next_attempt_at = case when r.retry_delay_ms is null then w.next_attempt_at
+                                      else now() + make_interval(secs => r.retry_delay_ms / 1000.0) end,
+               locked_by = null,
+               last_modified = now(),
+               completed_at = case when r.state in (3, 4) then now() end
+          from results r
+         where w.id = r.id and w.locked_by = p_dispatcher_id and w.state in (1, 2)
+        returning w.id
+      )
+      select coalesce(array_agg(id), '{}') into applied from updated;
+
+      insert into webhook_attempts (webhook_id, number, started_at, duration_ms, status_code, error_kind, response_body)
+      select r.id, r.attempt, r.started_at, r.duration_ms, r.status_code, r.error_kind, r.response_body
+        from unnest(p_ids, p_attempts, p_started_at, p_durations_ms, p_status_codes, p_error_kinds, p_response_bodies)
+               as r(id, attempt, started_at, duration_ms, status_code, error_kind, response_body)
+       where r.id = any(applied);
+
+      -- per-minute figures for GET .../health; a latency bucket only for a request that was sent
+      insert into webhook_attempt_stats as s (registration_id, minute, bucket, attempts, successes)
+      select r.registration_id, date_trunc('minute', now()),
+             case when r.status_code is not null or r.outcome = 2
+                  then floor(ln(greatest(r.duration_ms, 0) + 1) / ln(1.1))::smallint else -1 end as bucket,
+             count(*), count(*) filter (where r.outcome = 1)
+        from unnest(p_ids, p_registration_ids, p_outcomes, p_durations_ms, p_status_codes)
+               as r(id, registration_id, outcome, duration_ms, status_code)
+       where r.id = any(applied)
+       group by 1, 2, 3
+       order by 1, 2, 3
+      on conflict (registration_id, minute, bucket)
+        do update set attempts = s.attempts + excluded.attempts, successes = s.successes + excluded.successes;
+
+      -- the breakers: per target, the requests' results in the order they finished
+      select coalesce(array_agg(target_id order by target_id), '{}'),
+             coalesce(array_agg(any_success order by target_id), '{}'),
+             coalesce(array_agg(tail_failures order by target_id), '{}')
+        into tgt_ids, tgt_success, tgt_trailing
+        from (select target_id, bool_or(outcome = 1) as any_success,
+                     (count(*) filter (where outcome = 2 and i > coalesce(last_success, 0)))::int as tail_failures
+                from (select t.target_id, t.outcome, t.i,
+                             max(t.i) filter (where t.outcome = 1) over (partition by t.target_id) as last_success
+                        from unnest(p_ids, p_target_ids, p_outcomes) with ordinality as t(id, target_id, outcome, i)
+                       where t.id = any(applied) and t.outcome in (1, 2)) r
+               group by target_id) a;
+
+      perform 1 from webhook_targets t
+        join unnest(tgt_ids, tgt_success, tgt_trailing) as a(id, any_success, tail_failures) using (id)
+       where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0
+          or t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'
+       order by t.id
+         for no key update of t;
+
+      with n as (
+        select t.id, a.any_success, a.tail_failures, t.breaker_state as was,
+               case when a.any_success then a.tail_failures else t.consecutive_failures + a.tail_failures end as failures
+          from webhook_targets t
+          join unnest(tgt_ids, tgt_success, tgt_trailing) as a(id, any_success, tail_failures) using (id)
+         where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0
+            or t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'
+      ),
+      s as (
+        select n.*,
+               case when n.tail_failures = 0 then 'closed'
+                    when n.was = 'open' then 'open'
+                    when n.was = 'half-open' and not n.any_success then 'open'
+                    when n.failures >= (p_policy->>'breakerFailures')::int then 'open'
+                    else 'closed' end as state
+          from n
+      )
+      update webhook_targets t
+         set consecutive_failures = s.failures,
+             breaker_state = s.state,
+             opens = case when s.state = 'closed' then 0
+                          when s.state = 'open' and s.was <> 'open' then t.opens + 1
+                          else t.opens end,
+             open_until = case when s.state = 'closed' then null
+                               when s.state = 'open' and s.was <> 'open' then now() + make_interval(secs =>
+                                 least((p_policy->>'breakerMaxCooldownMs')::float8,
+                                       (p_policy->>'breakerCooldownMs')::float8 * 2 ^ least(t.opens, 30)) / 1000.0)
+                               else t.open_until end,
+             trial_until = case when s.state = s.was then t.trial_until end,
+             last_success_at = case when s.any_success then now() else t.last_success_at end,
+             last_failure_at = case when s.tail_failures > 0 then now() else t.last_failure_at end,
+             state_changed = case when s.state <> s.was then now() else t.state_changed end
+        from s
+       where t.id = s.id;
+
+      -- the registrations' failing runs; a 410 or a long enough run disables, and mails the party
+      with n as (
+        select g.id, g.party_id, g.target_url, g.status as was, a.gone, a.any_success,
+               case when a.any_success then a.tail_failures else g.failures_since_success + a.tail_failures end as failures,
+               case when a.tail_failures = 0 then null
+                    when a.any_success then now()
+                    else coalesce(g.failing_since, now()) end as failing_since
+          from webhook_registrations g
+          join unnest(reg_ids, reg_success, reg_trailing, reg_gone) as a(id, any_success, tail_failures, gone) using (id)
+         where a.tail_failures > 0 or g.failures_since_success <> 0
+            or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
+      ),
+      s as (
+        select n.*,
+               case when n.was <> 'active' then null
+                    when n.gone then 'gone'
+                    when n.failing_since <= now() - make_interval(secs => (p_policy->>'disableAfterMs')::float8 / 1000.0)
+                         and n.failures >= (p_policy->>'disableMinAttempts')::int then 'failing'
+               end as disable
+          from n
+      ),
+      changed as (
+        update webhook_registrations g
+           set failures_since_success = s.failures,
+               failing_since = s.failing_since,
+               last_success_at = case when s.any_success then now() else g.last_success_at end,
+               status = case when s.disable is not null then 'disabled' else g.status end,
+               disabled_reason = coalesce(s.disable, g.disabled_reason),
+               status_changed = case when s.disable is not null then now() else g.status_changed end
+          from s
+         where g.id = s.id
+        returning g.id, g.party_id, g.target_url, s.disable
+      ),
+      mails as (
+        insert into mail_outbox (to_address, subject, text_body, kind)
+        select distinct ac.email,
+               format('Webhook deliveries to %s stopped', c.target_url),
+               format(E'The webhook registration %s (%s) was disabled: %s.\n\n'
+                      'Its webhooks are kept, not lost. Once the endpoint is fixed, resume the registration '
+                      '(POST /api/webhook-registrations/%s/resume, or Resume in the console) and they are delivered in order.',
+                      c.id, c.target_url,
+                      case c.disable when 'gone' then 'the endpoint answered 410 Gone'
+                           else 'every delivery attempt has failed for a long time' end,
+                      c.id),
+               'webhook-registration-disabled'
+          from changed c
+          join accounts ac on ac.party_id = c.party_id and ac.deleted is null
+         where c.disable is not null
+           and exists (select 1 from account_group_permissions gp join permissions p on p.id = gp.permission_id
+                        where gp.group_id = ac.group_id and p.resource = 'Webhook')
+      )
+      select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable)), '[]')
+        into disabled
+        from changed c where c.disable is not null;
+
+      select array_agg(r.registration_id), array_agg(r.group_key)
+        into release_registrations, release_keys
+        from unnest(p_ids, p_registration_ids, p_group_keys, p_releases) as r(id, registration_id, group_key, releases)
+       where r.releases and r.group_key is not null and r.id = any(applied);
+      if release_registrations is not null then
+        promoted := array(select webhook_groups_release(release_registrations, release_keys, p_dispatcher_id, p_lease_ms));
+      end if;
+
+      return json_build_object(
+        'applied', to_json(applied),
+        'leased', case when promoted is null then '[]'::json else webhook_deliveries(promoted) end,
+        'disabled', disabled
+      );
+    end
+    $$;
+  `);
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+const timestamp = z.iso.datetime({ offset: true });
+
+/**
+ * What one recorded attempt says about its target and its registration; the one rule the
+ * dispatcher's concurrency limit, the circuit breaker (`webhooks_complete`) and a registration's
+ * health read:
+ * - `success`: a 2xx.
+ * - `target-failure`: the target is down or overloaded: a timeout, a connection error, DNS, TLS,
+ *   or a 5xx. Shrinks the target's concurrency limit and counts towards opening its breaker.
+ * - `failure`: the attempt failed, but the target answered or was never asked: a 4xx, a
+ *   redirect, `circuit-open`, `private-address`, `invalid-url`. Counts against the registration
+ *   (it is failing) but not against the target's health.
+ * - `neutral`: not the target's doing: `interrupted` (the dispatcher stopped) and `internal`.
+ */
+export type AttemptOutcome = 'success' | 'target-failure' | 'failure' | 'neutral';
+
+const TARGET_FAILURE_KINDS: ReadonlySet<string> = new Set([
+  'timeout',
+  'connection-refused',
+  'connection-reset',
+  'connection',
+  'dns',
+  'tls',
+]);
+const NEUTRAL_KINDS: ReadonlySet<string> = new Set(['interrupted', 'internal']);
+
+export function attemptOutcome(errorKind: string | null, statusCode: number | null): AttemptOutcome {
+  if (errorKind === null) return 'success';
+  if (NEUTRAL_KINDS.has(errorKind)) return 'neutral';
+  if (TARGET_FAILURE_KINDS.has(errorKind)) return 'target-failure';
+  if (errorKind === 'status' && statusCode !== null && statusCode >= 500) return 'target-failure';
+  return 'failure';
+}
+
+/** How `webhooks_complete` receives an outcome (a smallint per result). */
+export const ATTEMPT_OUTCOME_CODES: Readonly<Record<AttemptOutcome, number>> = {
+  neutral: 0,
+  success: 1,
+  'target-failure': 2,
+  failure: 3,
+};
+
+/** A registration's delivery status: `paused` by an operator, `disabled` by the dispatcher. */
+export const WEBHOOK_REGISTRATION_STATUSES = ['active', 'paused', 'disabled'] as const;
+export type WebhookRegistrationStatus = (typeof WEBHOOK_REGISTRATION_STATUSES)[number];
+
+/** Why the dispatcher disabled a registration: its target answered 410 Gone, or it kept failing. */
+export const WEBHOOK_DISABLED_REASONS = ['gone', 'failing'] as const;
+export type WebhookDisabledReason = (typeof WEBHOOK_DISABLED_REASONS)[number];
+
+/** A target's circuit breaker. */
+export const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
+export type BreakerState = (typeof BREAKER_STATES)[number];
+
+const HealthWindow = z.object({
+  attempts: z
+    .number()
+    .int()
+    .meta({ description: 'Attempts recorded in the window, `circuit-open` ones included.' }),
+  successes: z.number().int(),
+  successRate: z.number().nullable().meta({ description: 'successes / attempts; null without attempts.' }),
+  p50Ms: z
+    .number()
+    .nullable()
+    .meta({ description: 'Median duration of the requests sent (to within 10 %); null without one.' }),
+  p95Ms: z.number().nullable(),
+});
+
+/** `GET /api/webhook-registrations/{id}/health`. */
+export const WebhookRegistrationHealth = z
+  .object({
+    registrationId: z.number().int(),
+    status: z.enum(WEBHOOK_REGISTRATION_STATUSES),
+    disabledReason: z.enum(WEBHOOK_DISABLED_REASONS).nullable(),
+    statusChanged: timestamp.nullable(),
+    target: z.string().meta({ description: 'The origin the breaker and the concurrency limit belong to.' }),
+    breaker: z.object({
+      state: z.enum(BREAKER_STATES),
+      openUntil: timestamp.nullable().meta({ description: 'While open: when a trial request may be sent.' }),
+      consecutiveFailures: z.number().int(),
+    }),
+    lastHour: HealthWindow,
+    lastDay: HealthWindow,
+    dueCount: z
+      .number()
+      .int()
+      .meta({ description: 'Webhooks awaiting delivery: Created, Retrying and Pending.' }),
+    oldestDueAt: timestamp.nullable().meta({ description: 'When the oldest awaiting webhook was created.' }),
+    inFlight: z.number().int().meta({ description: 'Webhooks a dispatcher holds right now.' }),
+    lastSuccessAt: timestamp.nullable(),
+    failingSince: timestamp
+      .nullable()
+      .meta({ description: 'The first failed attempt since the last success; null while healthy.' }),
+  })
+  .meta({ id: 'WebhookRegistrationHealth' });
+export type WebhookRegistrationHealth = z.infer<typeof WebhookRegistrationHealth>;
