@@ -338,13 +338,9 @@ export const WebhookRegistrationRead = z
       description:
         '`active`: delivering. `paused` by an operator or `disabled` by the dispatcher: webhooks are still written, none is sent until resumed.',
     }),
-    disabledReason: z
-      .enum(WEBHOOK_DISABLED_REASONS)
-      .nullable()
-      .meta({
-        description:
-          'Why it is disabled: the target answered 410 Gone (`gone`), or kept failing (`failing`).',
-      }),
+    disabledReason: z.enum(WEBHOOK_DISABLED_REASONS).nullable().meta({
+      description: 'Why it is disabled: the target answered 410 Gone (`gone`), or kept failing (`failing`).',
+    }),
     statusChanged: timestamp.nullable().meta({ description: 'When the status last changed.' }),
   })
   .meta({ id: 'WebhookRegistrationRead' });
