@@ -188,6 +188,8 @@ export class DeliveryLoop {
       limits.setWaiting(claim.cappedTargets);
       this.take(claim.leased, claimedAt, new Set(claim.openTargets));
       if (claim.leased.length === wanted) continue; // a full batch: more may be due right now
+      // a target left with work may have freed room while the claim was on its way: claim again
+      if (limits.anyWaitingWithRoom()) continue;
       // everything due that we may take is claimed: sleep until new work is announced, a slot of
       // a target with work left frees, or the next retry falls due (the claim says when)
       this.mayHaveWork = false;

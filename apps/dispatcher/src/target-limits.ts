@@ -96,6 +96,14 @@ export class TargetLimits {
     return this.waiting.has(target);
   }
 
+  /** Whether a target the last claim left work behind for has room now (its deliveries ended meanwhile). */
+  anyWaitingWithRoom(): boolean {
+    if (this.waiting.size === 0) return false;
+    const rooms = this.rooms();
+    for (const target of this.waiting) if ((rooms.get(target) ?? this.defaultRoom()) > 0) return true;
+    return false;
+  }
+
   buffered(target: number): void {
     this.state(target).buffered++;
   }
