@@ -306,8 +306,9 @@ export class DeliveryLoop {
         outcome.durationMs,
       );
       if (this.inFlight === 0) for (const resolve of this.drained) resolve();
-      // a slot is free; if the last claim left work of this target behind, claim it
-      if (limits.isWaiting(webhook.target_id)) this.wake();
+      // a slot is free; if the last claim left work of this target behind and enough of its
+      // room is free again, claim it
+      if (limits.isWaiting(webhook.target_id) && limits.worthClaiming(webhook.target_id)) this.wake();
       else this.nudge();
     });
   }

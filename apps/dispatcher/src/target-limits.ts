@@ -72,13 +72,32 @@ export class TargetLimits {
     return Math.min(this.limitOf(target), this.share());
   }
 
-  /** Per known target, how many more webhooks a claim may take for it now. */
+  /** How many more webhooks a claim may take for a target now. */
+  roomOf(target: number): number {
+    const state = this.targets.get(target);
+    if (!state) return this.defaultRoom();
+    return Math.max(0, 2 * this.allowance(target) - state.inFlight - state.buffered);
+  }
+
+  /**
+   * The rooms a claim sends: targets with work here or a limit backed off below the initial one.
+   * Any other target gets the default room (a healthy idle target starts small again, and its
+   * learned limit lets it launch more as soon as its webhooks are buffered).
+   */
   rooms(): Map<number, number> {
     const rooms = new Map<number, number>();
     for (const [id, state] of this.targets) {
-      rooms.set(id, Math.max(0, 2 * this.allowance(id) - state.inFlight - state.buffered));
+      if (state.inFlight + state.buffered > 0 || state.limit < this.initial) rooms.set(id, this.roomOf(id));
     }
     return rooms;
+  }
+
+  /**
+   * Whether a claim for this target is worth its round trip: half its room (its allowance) is
+   * free. Claiming a webhook per freed slot would cost a claim per delivery.
+   */
+  worthClaiming(target: number): boolean {
+    return this.roomOf(target) >= Math.max(1, this.allowance(target));
   }
 
   /** The room of a target this dispatcher holds nothing of. */
@@ -96,11 +115,9 @@ export class TargetLimits {
     return this.waiting.has(target);
   }
 
-  /** Whether a target the last claim left work behind for has room now (its deliveries ended meanwhile). */
+  /** Whether a target the last claim left work behind for is worth a claim now (its deliveries ended meanwhile). */
   anyWaitingWithRoom(): boolean {
-    if (this.waiting.size === 0) return false;
-    const rooms = this.rooms();
-    for (const target of this.waiting) if ((rooms.get(target) ?? this.defaultRoom()) > 0) return true;
+    for (const target of this.waiting) if (this.worthClaiming(target)) return true;
     return false;
   }
 
@@ -149,12 +166,12 @@ export class TargetLimits {
   }
 
   /**
-   * A target with nothing here and an unremarkable limit is forgotten, so the map holds only
-   * targets in use or still backed off; a backed-off limit is kept, so a failing target cannot
-   * reset it by going idle for a moment.
+   * A target with nothing here and its initial limit is forgotten. A learned limit is kept (one
+   * number per target ever delivered to): a failing target cannot reset its back-off by going
+   * idle for a moment, and a fast one keeps its limit through a pause in its traffic.
    */
   private forgetIfIdle(target: number, state: TargetState): void {
-    if (state.inFlight === 0 && state.buffered === 0 && state.limit >= this.initial)
+    if (state.inFlight === 0 && state.buffered === 0 && state.limit === this.initial)
       this.targets.delete(target);
   }
 }
