@@ -947,7 +947,7 @@ AS $function$
                           or (lower(m[1]) = 'http' and m[3] = '80')
                           or (lower(m[1]) = 'https' and m[3] = '443') then ''
                      else ':' || m[3] end
-           from regexp_match(p_url, '^([A-Za-z][A-Za-z0-9+.-]*)://($1:[^@/$2#]*@)$3(\[[^]]*\]|[^:/$4#]*)($5::([0-9]*))$6') as m),
+           from regexp_match(p_url, '^([A-Za-z][A-Za-z0-9+.-]*)://(?:[^@/?#]*@)?(\[[^]]*\]|[^:/?#]*)(?::([0-9]*))?') as m),
         lower(p_url))
     $function$;
 
