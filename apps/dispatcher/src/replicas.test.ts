@@ -202,9 +202,18 @@ describe('several dispatchers', () => {
         expect(
           mine.map((a) => [a.number, a.status_code, a.error_kind]),
           `webhook ${id}`,
-        ).toEqual(leased.has(id) ? [[1, null, 'interrupted'], [2, 200, null]] : [[1, 200, null]]);
+        ).toEqual(
+          leased.has(id)
+            ? [
+                [1, null, 'interrupted'],
+                [2, 200, null],
+              ]
+            : [[1, 200, null]],
+        );
         if (leased.has(id)) {
-          expect(mine[1]!.started_at.getTime() - mine[0]!.started_at.getTime()).toBeGreaterThanOrEqual(1000 - 5);
+          expect(mine[1]!.started_at.getTime() - mine[0]!.started_at.getTime()).toBeGreaterThanOrEqual(
+            1000 - 5,
+          );
         }
       }
       for (const webhook of await statesOf(ids)) {
@@ -213,7 +222,9 @@ describe('several dispatchers', () => {
       // the interrupted tries came after the victim's lease had run out
       for (const id of inFlightAtKill) {
         const interrupted = attempts.find((a) => a.webhook_id === id && a.number === 1)!;
-        expect(interrupted.started_at.getTime()).toBeGreaterThanOrEqual(target.requestsFor(id)[0]!.receivedAt);
+        expect(interrupted.started_at.getTime()).toBeGreaterThanOrEqual(
+          target.requestsFor(id)[0]!.receivedAt,
+        );
         const again = target.requestsFor(id)[1]!;
         expect(again.receivedAt - target.requestsFor(id)[0]!.receivedAt).toBeGreaterThanOrEqual(2000 + 1000);
       }
