@@ -230,6 +230,47 @@ describe('several dispatchers', () => {
       }
     },
   );
+  it(
+    'record a try cut short on its last attempt as interrupted and end the webhook Failed: never an eighth attempt',
+    { timeout: 60_000 },
+    async () => {
+      // six 500s, then the seventh try hangs until the kill
+      target.script = (request) => (request.index <= 6 ? { status: 500 } : { hang: true });
+      const settings = {
+        WEBHOOK_TIMEOUT: '2s',
+        DISPATCHER_LEASE: '3s',
+        WEBHOOK_RETRY_SCHEDULE: '0ms,100ms,100ms,100ms,100ms,100ms,100ms',
+        // six failures in a row at one target: the breaker (breaker.test.ts) must not step in
+        DISPATCHER_BREAKER_FAILURES: '10',
+      };
+      const victim = await startReplica(db.url, 'victim', settings);
+      const [id] = await seedBacklog(1);
+      await eventually(() => target.requests.length === 7, { what: 'the seventh try in flight' });
+      victim.process.kill('SIGKILL');
+      await victim.exited;
+      expect(await statesOf([id!])).toEqual([
+        { id, state: WebhookState.Retrying, attempt_count: 7, locked_by: 'victim' },
+      ]);
+
+      await startReplica(db.url, 'survivor', settings);
+      await eventually(async () => (await statesOf([id!]))[0]!.state === WebhookState.Failed, {
+        what: 'the webhook Failed',
+      });
+      const attempts = await db
+        .knex('webhook_attempts')
+        .where({ webhook_id: id })
+        .orderBy('number')
+        .select('number', 'status_code', 'error_kind');
+      expect(attempts).toEqual([
+        ...[1, 2, 3, 4, 5, 6].map((number) => ({ number, status_code: 500, error_kind: 'status' })),
+        { number: 7, status_code: null, error_kind: 'interrupted' },
+      ]);
+      expect(await statesOf([id!])).toEqual([
+        { id, state: WebhookState.Failed, attempt_count: 7, locked_by: null },
+      ]);
+      expect(target.requests).toHaveLength(7);
+    },
+  );
 });
 
 describe('claiming ahead', () => {
