@@ -908,17 +908,26 @@ AS $function$
                  order by w.group_seq limit 1) as id
           from decremented d
          where d.open_count > 0
+      ),
+      promoted as (
+        select h.id, r.deleted is not null as deleted,
+               p_lease_to is not null and r.deleted is null and r.status = 'active'
+                 and t.breaker_state = 'closed' as lease
+          from heads h
+          join webhooks w on w.id = h.id
+          join webhook_registrations r on r.id = w.registration_id
+          join webhook_targets t on t.id = r.target_id
       )
       update webhooks w
-         set state = case when p_lease_to is null or r.deleted is null then 1 else 5 end,
-             next_attempt_at = case when p_lease_to is null then now()
-                                    else now() + make_interval(secs => p_lease_ms / 1000.0) end,
-             locked_by = case when r.deleted is null then p_lease_to end,
-             attempt_count = w.attempt_count + case when p_lease_to is not null and r.deleted is null then 1 else 0 end,
-             completed_at = case when p_lease_to is null or r.deleted is null then null else now() end,
+         set state = case when p_lease_to is null or not p.deleted then 1 else 5 end,
+             next_attempt_at = case when p.lease then now() + make_interval(secs => p_lease_ms / 1000.0)
+                                    else now() end,
+             locked_by = case when p.lease then p_lease_to end,
+             attempt_count = w.attempt_count + case when p.lease then 1 else 0 end,
+             completed_at = case when p_lease_to is null or not p.deleted then null else now() end,
              last_modified = now()
-        from heads h, webhook_registrations r
-       where w.id = h.id and r.id = w.registration_id
+        from promoted p
+       where w.id = p.id
       returning w.id;
     end
     $function$;
@@ -947,7 +956,7 @@ AS $function$
                           or (lower(m[1]) = 'http' and m[3] = '80')
                           or (lower(m[1]) = 'https' and m[3] = '443') then ''
                      else ':' || m[3] end
-           from regexp_match(p_url, '^([A-Za-z][A-Za-z0-9+.-]*)://($1:[^@/$2#]*@)$3(\[[^]]*\]|[^:/$4#]*)($5::([0-9]*))$6') as m),
+           from regexp_match(p_url, '^([A-Za-z][A-Za-z0-9+.-]*)://(?:[^@/?#]*@)?(\[[^]]*\]|[^:/?#]*)(?::([0-9]*))?') as m),
         lower(p_url))
     $function$;
 
@@ -964,7 +973,11 @@ AS $function$
       -- per registration, then per target: whether the batch holds a success, the failures after
       -- its last success, and (registrations) whether one of those answered 410
       reg_ids int[]; reg_success boolean[]; reg_trailing int[]; reg_gone boolean[];
-      tgt_ids int[]; tgt_success boolean[]; tgt_trailing int[];
+      -- per target: whether the batch holds a 2xx, an answer (a 2xx, or any status but a 5xx),
+      -- the target failures after its last answer, and a result that sent no request or got no
+      -- verdict (internal, private-address, interrupted: not circuit-open)
+      tgt_ids int[]; tgt_success boolean[]; tgt_answer boolean[]; tgt_trailing int[]; tgt_unanswered boolean[];
+      wake boolean := false;
     begin
       select coalesce(array_agg(registration_id order by registration_id), '{}'),
              coalesce(array_agg(any_success order by registration_id), '{}'),
@@ -1033,60 +1046,78 @@ AS $function$
       on conflict (registration_id, minute, bucket)
         do update set attempts = s.attempts + excluded.attempts, successes = s.successes + excluded.successes;
 
-      -- the breakers: per target, the requests' results in the order they finished
+      -- the breakers: per target, the results in the order they finished. A run of target failures
+      -- (timeouts, connection errors, 5xx) opens it; any answer but a 5xx (a 2xx, a 4xx, a
+      -- redirect) shows the target up: it ends the run and closes a half-open breaker. Results
+      -- that asked the target nothing leave the run as it is, and let a half-open breaker send
+      -- another trial now (the one it had ended without a verdict).
       select coalesce(array_agg(target_id order by target_id), '{}'),
              coalesce(array_agg(any_success order by target_id), '{}'),
-             coalesce(array_agg(tail_failures order by target_id), '{}')
-        into tgt_ids, tgt_success, tgt_trailing
-        from (select target_id, bool_or(outcome = 1) as any_success,
-                     (count(*) filter (where outcome = 2 and i > coalesce(last_success, 0)))::int as tail_failures
-                from (select t.target_id, t.outcome, t.i,
-                             max(t.i) filter (where t.outcome = 1) over (partition by t.target_id) as last_success
-                        from unnest(p_ids, p_target_ids, p_outcomes) with ordinality as t(id, target_id, outcome, i)
-                       where t.id = any(applied) and t.outcome in (1, 2)) r
+             coalesce(array_agg(any_answer order by target_id), '{}'),
+             coalesce(array_agg(tail_failures order by target_id), '{}'),
+             coalesce(array_agg(unanswered order by target_id), '{}')
+        into tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered
+        from (select target_id, bool_or(outcome = 1) as any_success, bool_or(answered) as any_answer,
+                     (count(*) filter (where outcome = 2 and i > coalesce(last_answer, 0)))::int as tail_failures,
+                     bool_or(not answered and outcome <> 2) as unanswered
+                from (select t.target_id, t.outcome, t.i, t.answered,
+                             max(t.i) filter (where t.answered) over (partition by t.target_id) as last_answer
+                        from (select u.*, u.outcome = 1 or (u.outcome = 3 and u.status_code is not null) as answered
+                                from unnest(p_ids, p_target_ids, p_outcomes, p_status_codes, p_error_kinds)
+                                       with ordinality as u(id, target_id, outcome, status_code, error_kind, i)
+                               where u.id = any(applied) and u.error_kind is distinct from 'circuit-open') t) r
                group by target_id) a;
 
       perform 1 from webhook_targets t
         join unnest(tgt_ids, tgt_success, tgt_trailing) as a(id, any_success, tail_failures) using (id)
        where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0
-          or t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'
+          or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'))
        order by t.id
          for no key update of t;
 
       with n as (
-        select t.id, a.any_success, a.tail_failures, t.breaker_state as was,
-               case when a.any_success then a.tail_failures else t.consecutive_failures + a.tail_failures end as failures
+        select t.id, a.any_success, a.any_answer, a.tail_failures, a.unanswered, t.breaker_state as was,
+               case when a.any_answer then a.tail_failures else t.consecutive_failures + a.tail_failures end as failures
           from webhook_targets t
-          join unnest(tgt_ids, tgt_success, tgt_trailing) as a(id, any_success, tail_failures) using (id)
+          join unnest(tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered)
+                 as a(id, any_success, any_answer, tail_failures, unanswered) using (id)
          where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0
-            or t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'
+            or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'))
       ),
       s as (
         select n.*,
-               case when n.tail_failures = 0 then 'closed'
+               case when n.tail_failures = 0 and n.any_answer then 'closed'
+                    when n.tail_failures = 0 then n.was
                     when n.was = 'open' then 'open'
-                    when n.was = 'half-open' and not n.any_success then 'open'
+                    when n.was = 'half-open' and not n.any_answer then 'open'
                     when n.failures >= (p_policy->>'breakerFailures')::int then 'open'
                     else 'closed' end as state
           from n
+      ),
+      updated as (
+        update webhook_targets t
+           set consecutive_failures = s.failures,
+               breaker_state = s.state,
+               opens = case when s.state = 'closed' then 0
+                            when s.state = 'open' and s.was <> 'open' then t.opens + 1
+                            else t.opens end,
+               open_until = case when s.state = 'closed' then null
+                                 when s.state = 'open' and s.was <> 'open' then now() + make_interval(secs =>
+                                   least((p_policy->>'breakerMaxCooldownMs')::float8,
+                                         (p_policy->>'breakerCooldownMs')::float8 * 2 ^ least(t.opens, 30)) / 1000.0)
+                                 else t.open_until end,
+               trial_until = case when s.state = s.was and not (s.state = 'half-open' and s.unanswered)
+                                  then t.trial_until end,
+               last_success_at = case when s.any_success then now() else t.last_success_at end,
+               last_failure_at = case when s.tail_failures > 0 then now() else t.last_failure_at end,
+               state_changed = case when s.state <> s.was then now() else t.state_changed end
+          from s
+         where t.id = s.id
+        returning s.was, s.state, s.unanswered
       )
-      update webhook_targets t
-         set consecutive_failures = s.failures,
-             breaker_state = s.state,
-             opens = case when s.state = 'closed' then 0
-                          when s.state = 'open' and s.was <> 'open' then t.opens + 1
-                          else t.opens end,
-             open_until = case when s.state = 'closed' then null
-                               when s.state = 'open' and s.was <> 'open' then now() + make_interval(secs =>
-                                 least((p_policy->>'breakerMaxCooldownMs')::float8,
-                                       (p_policy->>'breakerCooldownMs')::float8 * 2 ^ least(t.opens, 30)) / 1000.0)
-                               else t.open_until end,
-             trial_until = case when s.state = s.was then t.trial_until end,
-             last_success_at = case when s.any_success then now() else t.last_success_at end,
-             last_failure_at = case when s.tail_failures > 0 then now() else t.last_failure_at end,
-             state_changed = case when s.state <> s.was then now() else t.state_changed end
-        from s
-       where t.id = s.id;
+      select coalesce(bool_or((was <> 'closed' and state = 'closed') or (state = 'half-open' and unanswered)), false)
+        into wake
+        from updated;
 
       -- the registrations' failing runs; a 410 or a long enough run disables, and mails the party
       with n as (
@@ -1151,6 +1182,15 @@ AS $function$
        where r.releases and r.group_key is not null and r.id = any(applied);
       if release_registrations is not null then
         promoted := array(select webhook_groups_release(release_registrations, release_keys, p_dispatcher_id, p_lease_ms));
+        -- a head left unleased (its registration paused or disabled, its target not closed) is
+        -- the claim's to take, when its rules let it
+        wake := wake or exists (
+          select 1 from webhooks w join webhook_registrations r on r.id = w.registration_id
+           where w.id = any(promoted) and w.locked_by is null and w.state = 1 and r.status = 'active');
+        promoted := array(select id from webhooks where id = any(promoted) and locked_by = p_dispatcher_id);
+      end if;
+      if wake then
+        perform pg_notify('webhook_due', '');
       end if;
 
       return json_build_object(

@@ -44,6 +44,9 @@ beforeAll(async () => {
     WEBHOOK_RETRY_SCHEDULE: SCHEDULE.map((ms) => `${ms}ms`).join(','),
     WEBHOOK_TIMEOUT: `${TIMEOUT_MS}ms`,
     DISPATCHER_POLL_INTERVAL: '60s',
+    // the retry schedule's target fails all seven attempts: at the default 5 the breaker would
+    // record the last two as circuit-open, sending nothing (breaker.test.ts is about that)
+    DISPATCHER_BREAKER_FAILURES: '8',
   });
 });
 
@@ -153,8 +156,9 @@ describe('an attempt', () => {
       expected: { status_code: 500, error_kind: 'status', response_body: 'boom' },
     },
     {
-      // spec 6.1.5: registrations are never removed for failures; 410 is recorded for operators
-      name: '410 Gone, like any other status',
+      // recorded like any other status; it also disables the registration, never removes it
+      // (spec 6.1.5; registration-status.test.ts)
+      name: '410 Gone, recorded like any other status',
       answer: () => ({ status: 410, body: 'gone' }),
       expected: { status_code: 410, error_kind: 'status', response_body: 'gone' },
     },

@@ -44,6 +44,10 @@ beforeAll(async () => {
     WEBHOOK_RETRY_SCHEDULE: SCHEDULE,
     WEBHOOK_TIMEOUT: '2s',
     DISPATCHER_POLL_INTERVAL: '60s',
+    // a blocker fails all seven attempts, and a retried one an eighth, at its target: at the
+    // default 5 the breaker would record the last ones as circuit-open, sending nothing
+    // (breaker.test.ts is about that)
+    DISPATCHER_BREAKER_FAILURES: '10',
   });
 });
 

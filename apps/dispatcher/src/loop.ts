@@ -14,7 +14,7 @@ import { attemptOutcome, WebhookState } from '@platform/shared';
 import { systemClock, type Clock } from './clock';
 import type { DeliveryOutcome, DeliveryRequest } from './deliver';
 import { nextAttemptDelay, parseRetryAfter } from './retry';
-import { TargetLimits } from './target-limits';
+import type { TargetLimits } from './target-limits';
 
 export interface DeliveryLoopOptions {
   knex: Knex;

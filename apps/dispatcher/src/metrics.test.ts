@@ -142,6 +142,7 @@ describe('the queue gauges', () => {
       due: 0,
       oldestDueSeconds: 0,
       blockedGroups: 0,
+      openBreakers: 0,
     });
 
     await webhook(registrations.plain, WebhookState.Created, { dueInSeconds: -120 }); // due for two minutes
@@ -159,6 +160,28 @@ describe('the queue gauges', () => {
     expect(stats).toMatchObject({ due: 2, blockedGroups: 2 });
     expect(stats.oldestDueSeconds).toBeGreaterThanOrEqual(120);
     expect(stats.oldestDueSeconds).toBeLessThan(180);
+  });
+
+  it('count the targets whose breaker is open or half-open', async () => {
+    const origins = ['http://127.0.0.1:9', 'http://127.0.0.1:10', 'http://127.0.0.1:11'];
+    await db.knex('webhook_targets').insert(origins.slice(1).map((origin) => ({ origin })));
+    const breaker = (origin: string, state: 'closed' | 'open' | 'half-open') =>
+      db
+        .knex('webhook_targets')
+        .where({ origin })
+        .update({
+          breaker_state: state,
+          open_until: state === 'open' ? db.knex.raw(`now() + interval '1 minute'`) : null,
+        });
+    try {
+      await breaker(origins[0]!, 'open');
+      await breaker(origins[1]!, 'half-open');
+      expect((await queueStats(db.knex, { cap: 1000 })).openBreakers).toBe(2);
+      await breaker(origins[0]!, 'closed');
+      expect((await queueStats(db.knex, { cap: 1000 })).openBreakers).toBe(1);
+    } finally {
+      for (const origin of origins) await breaker(origin, 'closed');
+    }
   });
 
   it('stop counting at the cap', async () => {
@@ -183,6 +206,10 @@ describe('the queue gauges', () => {
     metrics.recordAttempt({ errorKind: null, durationMs: 40 });
     metrics.recordAttempt({ errorKind: 'status', durationMs: 1200 });
     metrics.recordAttempt({ errorKind: 'timeout', durationMs: 15_000 });
+    // no request was sent: counted, but no duration observed
+    metrics.recordAttempt({ errorKind: 'circuit-open', durationMs: 0 });
+    metrics.recordAttempt({ errorKind: 'interrupted', durationMs: 0 });
+    metrics.disabledRegistrations.inc({ reason: 'gone' });
     metrics.notifications.inc();
     let loop: 'running' | 'stalled' | 'stopped' = 'running';
     const server = createStatusServer({
@@ -203,6 +230,10 @@ describe('the queue gauges', () => {
         'dispatcher_deliveries_total{outcome="success"} 1',
         'dispatcher_deliveries_total{outcome="status"} 1',
         'dispatcher_deliveries_total{outcome="timeout"} 1',
+        'dispatcher_deliveries_total{outcome="circuit-open"} 1',
+        'dispatcher_deliveries_total{outcome="interrupted"} 1',
+        'dispatcher_registrations_disabled_total{reason="gone"} 1',
+        'dispatcher_open_breakers 0',
         'dispatcher_attempt_duration_seconds_bucket{le="0.05"} 1',
         'dispatcher_attempt_duration_seconds_bucket{le="2.5"} 2',
         'dispatcher_attempt_duration_seconds_bucket{le="15"} 3',

@@ -146,30 +146,31 @@ describe('several dispatchers', () => {
   });
 
   it(
-    'lose nothing when one is killed mid-batch: the survivor redelivers only what was in flight',
+    'lose nothing when one is killed mid-batch: what it held is recorded interrupted and retried per schedule',
     { timeout: 120_000 },
     async () => {
-      // answers take a while, so the batch is in flight when the kill comes
+      // answers take a while, so the batch is in flight when the kill comes; a target starts at
+      // 8 deliveries in flight (its adaptive limit's start), so the batch is 8
       target.script = () => ({ delayMs: 1500 });
       const settings = {
-        DISPATCHER_BATCH_SIZE: '10',
-        DISPATCHER_CONCURRENCY: '10',
+        DISPATCHER_BATCH_SIZE: '8',
+        DISPATCHER_CONCURRENCY: '8',
         WEBHOOK_TIMEOUT: '2s',
         DISPATCHER_LEASE: '3s',
+        WEBHOOK_RETRY_SCHEDULE: '0s,1s,1s,1s,1s,1s,1s',
       };
       const victim = await startReplica(db.url, 'victim', settings);
       const ids = await seedBacklog(40);
-      await eventually(() => target.requests.length >= 10, { what: 'a batch in flight' });
+      await eventually(() => target.requests.length >= 8, { what: 'a batch in flight' });
       victim.process.kill('SIGKILL');
       await victim.exited;
       const inFlightAtKill = new Set(target.requests.map((r) => Number(r.webhookId)));
-      const firstSeenAt = new Map(target.requests.map((r) => [Number(r.webhookId), r.receivedAt]));
-      expect(inFlightAtKill.size).toBe(10);
+      expect(inFlightAtKill.size).toBe(8);
       // what the victim had claimed is still leased to it: the batch in flight, and the rows it
       // had buffered for the next free slots (at most as many again); nothing was recorded
       const leased = new Set((await statesOf(ids)).filter((w) => w.locked_by === 'victim').map((w) => w.id));
       for (const id of inFlightAtKill) expect(leased.has(id)).toBe(true);
-      expect(leased.size).toBeLessThanOrEqual(20);
+      expect(leased.size).toBeLessThanOrEqual(16);
       expect(await db.knex('webhook_attempts').count({ n: '*' })).toEqual([{ n: 0 }]);
 
       target.script = () => ({});
@@ -188,21 +189,86 @@ describe('several dispatchers', () => {
         // a duplicate only for what was in flight at the kill, and only once
         expect(count, `webhook ${id}`).toBe(inFlightAtKill.has(id) ? 2 : 1);
       }
-      // the survivor waited for the victim's lease before delivering its batch again
+      // every counted try has its attempt row: the victim's tries (in flight or buffered) are
+      // recorded as interrupted once their lease ran out, sending nothing, and the next attempt
+      // waited the schedule's step after that
+      const attempts = await db
+        .knex('webhook_attempts')
+        .orderBy(['webhook_id', 'number'])
+        .select('webhook_id', 'number', 'status_code', 'error_kind', 'started_at', 'duration_ms');
+      expect(attempts).toHaveLength(40 + leased.size);
+      for (const id of ids) {
+        const mine = attempts.filter((a) => a.webhook_id === id);
+        expect(
+          mine.map((a) => [a.number, a.status_code, a.error_kind]),
+          `webhook ${id}`,
+        ).toEqual(
+          leased.has(id)
+            ? [
+                [1, null, 'interrupted'],
+                [2, 200, null],
+              ]
+            : [[1, 200, null]],
+        );
+        if (leased.has(id)) {
+          expect(mine[1]!.started_at.getTime() - mine[0]!.started_at.getTime()).toBeGreaterThanOrEqual(
+            1000 - 5,
+          );
+        }
+      }
+      for (const webhook of await statesOf(ids)) {
+        expect(webhook.attempt_count).toBe(leased.has(webhook.id) ? 2 : 1);
+      }
+      // the interrupted tries came after the victim's lease had run out
       for (const id of inFlightAtKill) {
+        const interrupted = attempts.find((a) => a.webhook_id === id && a.number === 1)!;
+        expect(interrupted.started_at.getTime()).toBeGreaterThanOrEqual(
+          target.requestsFor(id)[0]!.receivedAt,
+        );
         const again = target.requestsFor(id)[1]!;
-        expect(again.receivedAt - firstSeenAt.get(id)!).toBeGreaterThanOrEqual(2000);
+        expect(again.receivedAt - target.requestsFor(id)[0]!.receivedAt).toBeGreaterThanOrEqual(2000 + 1000);
       }
-      // the killed claim counts against the webhook's attempts but left no row: one row each,
-      // numbered 2 for the ones the victim held (in flight or buffered)
-      const attempts = await db.knex('webhook_attempts').select('webhook_id', 'number', 'status_code');
-      expect(attempts).toHaveLength(40);
-      for (const attempt of attempts) {
-        expect(attempt).toMatchObject({
-          status_code: 200,
-          number: leased.has(attempt.webhook_id) ? 2 : 1,
-        });
-      }
+    },
+  );
+  it(
+    'record a try cut short on its last attempt as interrupted and end the webhook Failed: never an eighth attempt',
+    { timeout: 60_000 },
+    async () => {
+      // six 500s, then the seventh try hangs until the kill
+      target.script = (request) => (request.index <= 6 ? { status: 500 } : { hang: true });
+      const settings = {
+        WEBHOOK_TIMEOUT: '2s',
+        DISPATCHER_LEASE: '3s',
+        WEBHOOK_RETRY_SCHEDULE: '0ms,100ms,100ms,100ms,100ms,100ms,100ms',
+        // six failures in a row at one target: the breaker (breaker.test.ts) must not step in
+        DISPATCHER_BREAKER_FAILURES: '10',
+      };
+      const victim = await startReplica(db.url, 'victim', settings);
+      const [id] = await seedBacklog(1);
+      await eventually(() => target.requests.length === 7, { what: 'the seventh try in flight' });
+      victim.process.kill('SIGKILL');
+      await victim.exited;
+      expect(await statesOf([id!])).toEqual([
+        { id, state: WebhookState.Retrying, attempt_count: 7, locked_by: 'victim' },
+      ]);
+
+      await startReplica(db.url, 'survivor', settings);
+      await eventually(async () => (await statesOf([id!]))[0]!.state === WebhookState.Failed, {
+        what: 'the webhook Failed',
+      });
+      const attempts = await db
+        .knex('webhook_attempts')
+        .where({ webhook_id: id })
+        .orderBy('number')
+        .select('number', 'status_code', 'error_kind');
+      expect(attempts).toEqual([
+        ...[1, 2, 3, 4, 5, 6].map((number) => ({ number, status_code: 500, error_kind: 'status' })),
+        { number: 7, status_code: null, error_kind: 'interrupted' },
+      ]);
+      expect(await statesOf([id!])).toEqual([
+        { id, state: WebhookState.Failed, attempt_count: 7, locked_by: null },
+      ]);
+      expect(target.requests).toHaveLength(7);
     },
   );
 });
@@ -249,20 +315,21 @@ describe('SIGTERM', () => {
     'stops claiming, finishes the deliveries in flight, records them, and exits 0',
     { timeout: 60_000 },
     async () => {
+      // a target starts at 8 deliveries in flight (its adaptive limit's start): a batch of 8
       target.script = () => ({ delayMs: 1500 });
       const replica = await startReplica(db.url, 'terminated', {
-        DISPATCHER_BATCH_SIZE: '10',
-        DISPATCHER_CONCURRENCY: '10',
+        DISPATCHER_BATCH_SIZE: '8',
+        DISPATCHER_CONCURRENCY: '8',
         DISPATCHER_SHUTDOWN_TIMEOUT: '10s',
       });
       const ids = await seedBacklog(30);
-      await eventually(() => target.requests.length >= 10, { what: 'a batch in flight' });
+      await eventually(() => target.requests.length >= 8, { what: 'a batch in flight' });
       replica.process.kill('SIGTERM');
       expect(await replica.exited).toBe(0);
 
       const delivered = new Set(target.requests.map((r) => Number(r.webhookId)));
-      expect(delivered.size).toBe(10);
-      expect(target.requests).toHaveLength(10); // nothing claimed after the signal
+      expect(delivered.size).toBe(8);
+      expect(target.requests).toHaveLength(8); // nothing claimed after the signal
       for (const webhook of await statesOf(ids)) {
         if (delivered.has(webhook.id)) {
           expect(webhook).toMatchObject({ state: Successful, attempt_count: 1, locked_by: null });
@@ -300,7 +367,8 @@ describe('SIGTERM', () => {
           abandoned: 3,
         }),
       );
-      // still leased: delivered again by whichever dispatcher claims them after the lease
+      // still leased: once the lease runs out, the next claim records each try as interrupted
+      // and retries it per schedule (the kill test above)
       for (const webhook of await statesOf(ids)) {
         expect(webhook).toMatchObject({ state: Created, attempt_count: 1, locked_by: 'impatient' });
       }

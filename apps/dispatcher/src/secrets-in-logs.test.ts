@@ -270,6 +270,10 @@ describe('the dispatcher’s output holds no target credential', () => {
       // two attempts: a failure is logged as Retrying (info), then as Failed (warn)
       WEBHOOK_RETRY_SCHEDULE: '0ms,200ms',
       DISPATCHER_POLL_INTERVAL: '1s',
+      // every authorization type fails at the same two origins (the refusing port; 500s and
+      // timeouts at the main target): a breaker opening at the default 5 would record some of
+      // them as circuit-open instead of the error kind this test looks at
+      DISPATCHER_BREAKER_FAILURES: '1000',
     });
     const running = dispatcher;
 

@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
-import { claimWebhooks, type ClaimedWebhook } from './claim';
-import type { HealthPolicy } from './complete';
-import type { EntityChangeInput } from './enqueue';
+import { WebhookState } from '@platform/shared';
+import { seedParty } from '@platform/testkit';
+import { claimWebhooks, type Claim, type ClaimedWebhook } from './claim';
+import type { AttemptResult, HealthPolicy } from './complete';
+import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
 
 /** An update of Unit `entityId` by `partyId`: the change the queue tests enqueue. */
 export const unitChange = (partyId: number, entityId: number): EntityChangeInput => ({
@@ -33,4 +35,102 @@ export async function claim(
     defaultRoom: options.room ?? options.batch,
   });
   return claimed.leased;
+}
+
+/** A result for a claimed webhook as the dispatcher records it: a 200 in 3 ms unless `overrides` say otherwise. */
+export function attemptResult(
+  claimed: Pick<ClaimedWebhook, 'id' | 'registration_id' | 'target_id' | 'group_key' | 'attempt'>,
+  overrides: Partial<AttemptResult> = {},
+): AttemptResult {
+  return {
+    webhookId: claimed.id,
+    registrationId: claimed.registration_id,
+    targetId: claimed.target_id,
+    groupKey: claimed.group_key,
+    attempt: claimed.attempt,
+    startedAt: new Date(),
+    durationMs: 3,
+    statusCode: 200,
+    errorKind: null,
+    responseBody: 'ok',
+    state: WebhookState.Successful,
+    retryDelayMs: null,
+    releasesGroup: true,
+    ...overrides,
+  };
+}
+
+/** A registration of a party of its own (so a change fans out to it alone), subscribed to Unit updates. */
+export async function ownRegistration(
+  knex: Knex,
+  targetUrl: string,
+  options: { shouldGroup?: boolean; shouldGroupContinueAfterFail?: boolean } = {},
+): Promise<{ id: number; partyId: number; targetId: number }> {
+  const partyId = await seedParty(knex);
+  const [row] = (await knex('webhook_registrations')
+    .insert({
+      party_id: partyId,
+      target_url: targetUrl,
+      should_group: options.shouldGroup ?? false,
+      should_group_continue_after_fail: options.shouldGroupContinueAfterFail ?? false,
+      signing_secret: 'sealed',
+    })
+    .returning(['id', 'target_id'])) as { id: number; target_id: number }[];
+  await knex('webhook_events').insert({ registration_id: row!.id, entity_name: 'Unit', type: 2 });
+  return { id: row!.id, partyId, targetId: row!.target_id };
+}
+
+/**
+ * `count` changes of `registration`'s party in one transaction, of entities 1…count (or all of
+ * `entityId`: one group); answers the registration's webhook ids, oldest first.
+ */
+export async function backlog(
+  knex: Knex,
+  registration: { id: number; partyId: number },
+  count: number,
+  entityId?: number,
+): Promise<number[]> {
+  return knex.transaction(async (trx) => {
+    for (let i = 1; i <= count; i++)
+      await enqueueEntityChange(trx, unitChange(registration.partyId, entityId ?? i));
+    return (
+      (await trx('webhooks')
+        .where({ registration_id: registration.id })
+        .orderBy('id')
+        .pluck('id')) as number[]
+    ).map(Number);
+  });
+}
+
+/** A claim as dispatcher `dispatcherId` (default `d1`) sends it: `rooms` for targets it holds, `defaultRoom` (the batch) for others. */
+export function claimAs(
+  knex: Knex,
+  options: { batch: number; rooms?: [number, number][]; defaultRoom?: number; dispatcherId?: string },
+): Promise<Claim> {
+  return claimWebhooks(knex, {
+    batch: options.batch,
+    leaseMs: 60_000,
+    dispatcherId: options.dispatcherId ?? 'd1',
+    rooms: new Map(options.rooms ?? []),
+    defaultRoom: options.defaultRoom ?? options.batch,
+  });
+}
+
+/** Sets a target's breaker; `openForSeconds` / `trialForSeconds` from now (negative: passed). */
+export async function setBreaker(
+  knex: Knex,
+  targetId: number,
+  state: 'open' | 'half-open' | 'closed',
+  options: { openForSeconds?: number; trialForSeconds?: number; opens?: number } = {},
+): Promise<void> {
+  const fromNow = (seconds: number | undefined) =>
+    seconds === undefined ? null : knex.raw(`now() + make_interval(secs => ?)`, [seconds]);
+  await knex('webhook_targets')
+    .where({ id: targetId })
+    .update({
+      breaker_state: state,
+      open_until: fromNow(options.openForSeconds),
+      trial_until: fromNow(options.trialForSeconds),
+      ...(options.opens !== undefined && { opens: options.opens }),
+    });
 }

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookState } from '@platform/shared';
 import { createTestDatabase, setWebhookState, type TestDatabase } from '@platform/testkit';
-import { completeWebhooks, type AttemptResult } from './complete';
+import { completeWebhooks } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
 import { leaveGroups } from './leave-groups';
-import { claim, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
+import { attemptResult, claim, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
 import { releaseGroups } from './release-groups';
 
 const { Created, Retrying, Successful, Aborted, Pending } = WebhookState;
@@ -184,33 +184,7 @@ describe('releaseGroups and leaveGroups', () => {
   });
 });
 
-function result(
-  claimed: {
-    id: number;
-    registration_id: number;
-    target_id: number;
-    group_key: string | null;
-    attempt: number;
-  },
-  overrides: Partial<AttemptResult> = {},
-): AttemptResult {
-  return {
-    webhookId: claimed.id,
-    registrationId: claimed.registration_id,
-    targetId: claimed.target_id,
-    groupKey: claimed.group_key,
-    attempt: claimed.attempt,
-    startedAt: new Date(),
-    durationMs: 3,
-    statusCode: 200,
-    errorKind: null,
-    responseBody: 'ok',
-    state: Successful,
-    retryDelayMs: null,
-    releasesGroup: true,
-    ...overrides,
-  };
-}
+const result = attemptResult;
 
 const a = { dispatcherId: 'a', leaseMs: 60_000, policy: TEST_HEALTH_POLICY };
 const stale = { dispatcherId: 'stale', leaseMs: 60_000, policy: TEST_HEALTH_POLICY };

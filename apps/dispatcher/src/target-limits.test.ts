@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { TargetLimits } from './target-limits';
+
+// The per-target limits of one dispatcher (AIMD within a fair share), without a database or a
+// clock: every decision is a function of what was launched and how it finished.
+
+const FAST = 10;
+const SLOW = 1_000;
+
+function limits(options: { concurrency?: number; maxPerTarget?: number } = {}): TargetLimits {
+  const concurrency = options.concurrency ?? 32;
+  return new TargetLimits({ concurrency, maxPerTarget: options.maxPerTarget ?? concurrency, slowMs: 500 });
+}
+
+/** Buffers and launches `count` deliveries to `target`, as the loop does. */
+function launch(l: TargetLimits, target: number, count: number): void {
+  for (let i = 0; i < count; i++) {
+    l.buffered(target);
+    l.launched(target);
+  }
+}
+
+/** Launches as many deliveries to `target` as it may have in flight now; answers how many. */
+function fill(l: TargetLimits, target: number): number {
+  let n = 0;
+  while (l.canLaunch(target)) {
+    launch(l, target, 1);
+    n++;
+  }
+  return n;
+}
+
+describe('TargetLimits', () => {
+  it('starts a target at 8 in flight, or at the cap when that is lower', () => {
+    expect(limits().limitOf(1)).toBe(8);
+    expect(fill(limits(), 1)).toBe(8);
+    expect(limits({ maxPerTarget: 3 }).limitOf(1)).toBe(3);
+    expect(fill(limits({ maxPerTarget: 3 }), 1)).toBe(3);
+  });
+
+  it('grows by one on a fast success while at least half its limit is in use', () => {
+    const l = limits();
+    launch(l, 1, 4); // half of 8 in use
+    l.finished(1, 'success', FAST);
+    expect(l.limitOf(1)).toBe(9);
+    // 3 left in flight: less than half of 9
+    l.finished(1, 'success', FAST);
+    expect(l.limitOf(1)).toBe(9);
+  });
+
+  it('does not grow on a slow success, a failure the target is not to blame for, or a neutral end', () => {
+    const l = limits();
+    launch(l, 1, 8);
+    l.finished(1, 'success', SLOW);
+    l.finished(1, 'failure', FAST); // a 4xx: the target answered
+    l.finished(1, 'neutral', 0);
+    expect(l.limitOf(1)).toBe(8);
+    expect(l.inFlightOf(1)).toBe(5);
+  });
+
+  it('halves on a target failure, down to one', () => {
+    const l = limits();
+    launch(l, 1, 8);
+    const seen: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      l.finished(1, 'target-failure', SLOW);
+      seen.push(l.limitOf(1));
+    }
+    expect(seen).toEqual([4, 2, 1, 1, 1]);
+    // one in flight at most now, though 3 are still out there
+    expect(l.canLaunch(1)).toBe(false);
+    // and a fast success at that limit grows it again, by one
+    l.finished(1, 'success', FAST);
+    expect(l.limitOf(1)).toBe(2);
+  });
+
+  it('keeps a backed-off limit while the target is idle, so a pause does not reset it', () => {
+    const l = limits();
+    launch(l, 1, 1);
+    l.finished(1, 'target-failure', FAST);
+    expect(l.inFlightOf(1)).toBe(0);
+    expect(l.limitOf(1)).toBe(4);
+    expect(l.rooms().get(1)).toBe(8); // twice the limit: known, with nothing here
+  });
+
+  it('never grows past DISPATCHER_MAX_PER_TARGET', () => {
+    const l = limits({ concurrency: 32, maxPerTarget: 10 });
+    launch(l, 1, 8);
+    for (let i = 0; i < 20; i++) {
+      l.finished(1, 'success', FAST);
+      launch(l, 1, 1);
+    }
+    expect(l.limitOf(1)).toBe(10);
+    fill(l, 1);
+    expect(l.inFlightOf(1)).toBe(10);
+  });
+
+  it('lets a lone target grow to every slot when nobody else has work', () => {
+    const l = limits({ concurrency: 32 });
+    expect(fill(l, 1)).toBe(8);
+    // each fast success while the limit is in use grows it by one, and frees a slot to refill
+    for (let i = 0; i < 40; i++) {
+      l.finished(1, 'success', FAST);
+      fill(l, 1);
+    }
+    expect(l.limitOf(1)).toBe(32);
+    expect(l.inFlightOf(1)).toBe(32);
+    expect(l.canLaunch(1)).toBe(false);
+  });
+
+  it('gives each of n busy targets at most its share of the slots, ⌈slots / n⌉', () => {
+    const l = limits({ concurrency: 10, maxPerTarget: 10 });
+    // grow target 1 to the whole machine while it is alone
+    fill(l, 1);
+    for (let i = 0; i < 20; i++) {
+      l.finished(1, 'success', FAST);
+      fill(l, 1);
+    }
+    expect(l.limitOf(1)).toBe(10);
+    // two more targets have work here (buffered): each may hold ⌈10 / 3⌉ = 4 in flight
+    l.buffered(2);
+    l.buffered(3);
+    expect(l.canLaunch(1)).toBe(false); // 10 in flight, over its share now
+    expect(l.canLaunch(2)).toBe(true);
+    for (let i = 0; i < 6; i++) l.finished(1, 'success', FAST);
+    expect(l.inFlightOf(1)).toBe(4);
+    expect(l.canLaunch(1)).toBe(false);
+    l.launched(2);
+    l.launched(3);
+    expect(fill(l, 2)).toBe(3);
+    expect(l.inFlightOf(2)).toBe(4);
+    // what a claim may take per target: twice its allowance, less what it holds
+    expect(l.rooms()).toEqual(
+      new Map([
+        [1, 8 - 4],
+        [2, 8 - 4],
+        [3, 8 - 1],
+      ]),
+    );
+    // an unknown target gets its initial limit within the share, twice over
+    expect(l.defaultRoom()).toBe(8);
+  });
+
+  it('counts a target the last claim left work behind for as busy, though nothing of it is here', () => {
+    const l = limits({ concurrency: 12 });
+    fill(l, 1);
+    expect(l.canLaunch(1)).toBe(false); // at its initial limit of 8
+    l.setWaiting([2, 3]);
+    expect(l.isWaiting(2)).toBe(true);
+    expect(l.isWaiting(1)).toBe(false);
+    // three targets share 12 slots: 4 each
+    expect(l.rooms().get(1)).toBe(0);
+    expect(l.defaultRoom()).toBe(8);
+    for (let i = 0; i < 4; i++) l.finished(1, 'success', SLOW);
+    expect(l.canLaunch(1)).toBe(false);
+    l.finished(1, 'success', SLOW);
+    expect(l.canLaunch(1)).toBe(true);
+    // the next claim finds nothing left behind: target 1 may use its whole limit again
+    l.setWaiting([]);
+    expect(fill(l, 1)).toBe(5);
+  });
+});
