@@ -19,6 +19,7 @@ import {
   readRegistration,
   REGISTRATION_COLLECTION,
   searchRegistrations,
+  setDeliveryStatus,
   updateRegistration,
 } from './webhook-registration-service';
 
@@ -102,6 +103,37 @@ export const webhookRegistrationRoutes: RouteDefinition[] = [
     response: { description: 'The registration', schema: WebhookRegistrationRead },
     errors: [404],
     handler: ({ deps, principal, params, body }) => updateRegistration(deps, principal, params.id, body),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook-registrations/:id/pause',
+    summary: 'Pause the deliveries of a webhook registration',
+    description:
+      'Status `paused`: its webhooks are still created (no change is lost), but none is claimed and no ' +
+      'attempt is spent; deliveries already in flight finish. Pausing a disabled registration makes ' +
+      'it paused and clears `disabledReason`; pausing a paused one changes nothing.',
+    tags,
+    auth: webhookUsers('Webhook.Update'),
+    params: idParams,
+    response: { description: 'The registration', schema: WebhookRegistrationRead },
+    errors: [404],
+    handler: ({ deps, principal, params }) => setDeliveryStatus(deps, principal, params.id, 'pause'),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook-registrations/:id/resume',
+    summary: 'Resume a paused or disabled webhook registration',
+    description:
+      'Status `active` again, `disabledReason` cleared, its failing run forgotten; the waiting webhooks ' +
+      'are delivered, each group in order. The target’s circuit breaker half-opens at once (the ' +
+      'operator says the endpoint is fixed), so the next delivery is its trial. Resuming an active ' +
+      'registration keeps its status and half-opens an open breaker.',
+    tags,
+    auth: webhookUsers('Webhook.Update'),
+    params: idParams,
+    response: { description: 'The registration', schema: WebhookRegistrationRead },
+    errors: [404],
+    handler: ({ deps, principal, params }) => setDeliveryStatus(deps, principal, params.id, 'resume'),
   }),
   defineRoute({
     method: 'delete',
