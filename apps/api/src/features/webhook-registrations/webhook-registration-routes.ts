@@ -2,6 +2,7 @@ import {
   PaginatedListOfWebhookRegistrationRead,
   PartyType,
   WebhookRegistrationCreated,
+  WebhookRegistrationHealth,
   WebhookRegistrationPatch,
   WebhookRegistrationRead,
   WebhookRegistrationWrite,
@@ -12,6 +13,7 @@ import { listQuery, searchBody } from '../../http/collection';
 import { PageQuery } from '../../http/pagination';
 import { defineRoute, type RouteDefinition } from '../../http/route';
 import { pathId } from '../../http/validate';
+import { readRegistrationHealth } from './webhook-registration-health';
 import {
   createRegistration,
   deleteRegistration,
@@ -88,6 +90,22 @@ export const webhookRegistrationRoutes: RouteDefinition[] = [
     textual: true,
     errors: [404],
     handler: ({ deps, principal, params }) => readRegistration(deps, principal, params.id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/webhook-registrations/:id/health',
+    summary: 'Delivery health of a webhook registration',
+    description:
+      'Its status, its target’s circuit breaker, attempts, success rate and latency (p50, p95) of the ' +
+      'last hour and day, and its awaiting webhooks, from one snapshot. The figures come from ' +
+      'per-minute counters, never the attempts themselves, so polling it stays cheap however many ' +
+      'attempts are stored. Latencies are the upper bound of a 10 %-wide bucket.',
+    tags,
+    auth: webhookUsers('Webhook.Read'),
+    params: idParams,
+    response: { description: 'The health figures', schema: WebhookRegistrationHealth },
+    errors: [404],
+    handler: ({ deps, principal, params }) => readRegistrationHealth(deps, principal, params.id),
   }),
   defineRoute({
     method: 'patch',

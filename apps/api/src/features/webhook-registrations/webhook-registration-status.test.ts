@@ -10,7 +10,7 @@ import {
   type TestApi,
   type World,
 } from '../../test-support';
-import { register } from '../webhooks/webhook-test-support';
+import { register, targetOf } from '../webhooks/webhook-test-support';
 
 let api: TestApi;
 let world: World;
@@ -43,12 +43,6 @@ async function read(id: number, token = world.pmc.full.token): Promise<WebhookRe
 }
 
 const registrationRow = (id: number) => api.db.knex('webhook_registrations').where({ id }).first();
-const targetRow = (id: number) =>
-  api.db
-    .knex('webhook_targets as t')
-    .join('webhook_registrations as r', 'r.target_id', 't.id')
-    .where('r.id', id)
-    .first('t.*');
 
 describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
   it('pauses and resumes, answering the registration with its status and when it changed', async () => {
@@ -99,8 +93,7 @@ describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
         failing_since: new Date('2026-01-01T00:00:00Z'),
         failures_since_success: 12,
       });
-    const { target_id: targetId } = await registrationRow(created.id);
-    await api.db.knex('webhook_targets').where({ id: targetId }).update({
+    await targetOf(api, created.id).update({
       breaker_state: 'open',
       open_until: openUntil,
       opens: 3,
@@ -125,7 +118,10 @@ describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
       failures_since_success: 0,
     });
     // the next delivery is the trial, with no cool-down to wait out
-    expect(await targetRow(created.id)).toMatchObject({ breaker_state: 'half-open', trial_until: null });
+    expect(await targetOf(api, created.id).first()).toMatchObject({
+      breaker_state: 'half-open',
+      trial_until: null,
+    });
   });
 
   it('pauses a disabled registration: paused, its reason cleared, the breaker left alone', async () => {
@@ -134,11 +130,10 @@ describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
       .knex('webhook_registrations')
       .where({ id: created.id })
       .update({ status: 'disabled', disabled_reason: 'failing' });
-    const { target_id: targetId } = await registrationRow(created.id);
-    await api.db.knex('webhook_targets').where({ id: targetId }).update({ breaker_state: 'open' });
+    await targetOf(api, created.id).update({ breaker_state: 'open' });
 
     expect(await setStatus(created.id, 'pause')).toMatchObject({ status: 'paused', disabledReason: null });
-    expect(await targetRow(created.id)).toMatchObject({ breaker_state: 'open' });
+    expect(await targetOf(api, created.id).first()).toMatchObject({ breaker_state: 'open' });
   });
 
   it('answers 404 for another party’s or a deleted registration and leaves it alone', async () => {

@@ -9,7 +9,15 @@ import { setWebhookState, waitForLockWaiter } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
-import { act, createProperty, groupOf, patchProperty, register, webhooksOf } from './webhook-test-support';
+import {
+  act,
+  createProperty,
+  groupOf,
+  patchProperty,
+  register,
+  targetOf,
+  webhooksOf,
+} from './webhook-test-support';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
@@ -521,28 +529,24 @@ describe('retry', () => {
     await createProperty(api, token);
     const [failed] = (await webhooksOf(api, registration.id)).map((w) => w.id);
     await setWebhookState(api.db.knex, failed!, Failed, { completedAt: new Date() });
-    const targetOf = (id: number) =>
-      api.db
-        .knex('webhook_targets')
-        .whereIn('id', api.db.knex('webhook_registrations').where({ id }).select('target_id'));
     const openUntil = new Date(Date.now() + 3_600_000);
     for (const id of [registration.id, bystander.id]) {
-      await targetOf(id).update({ breaker_state: 'open', open_until: openUntil, trial_until: null });
+      await targetOf(api, id).update({ breaker_state: 'open', open_until: openUntil, trial_until: null });
     }
 
     // a refused retry changes nothing
     await setWebhookState(api.db.knex, failed!, Successful);
     await expectProblem(await act(api, token, failed!, 'retry'), 409);
-    expect((await targetOf(registration.id).first()).breaker_state).toBe('open');
+    expect((await targetOf(api, registration.id).first()).breaker_state).toBe('open');
 
     await setWebhookState(api.db.knex, failed!, Failed);
     expect((await readJson<WebhookRead>(await act(api, token, failed!, 'retry'))).state).toBe(Retrying);
     // the next delivery is the trial, with no cool-down to wait out; other targets keep theirs
-    expect(await targetOf(registration.id).first()).toMatchObject({
+    expect(await targetOf(api, registration.id).first()).toMatchObject({
       breaker_state: 'half-open',
       trial_until: null,
     });
-    expect((await targetOf(bystander.id).first()).breaker_state).toBe('open');
+    expect((await targetOf(api, bystander.id).first()).breaker_state).toBe('open');
   });
 
   it('refuses every state but Failed with 409', async () => {
