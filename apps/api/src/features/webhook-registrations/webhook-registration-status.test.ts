@@ -62,6 +62,20 @@ describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
     expect(await read(created.id)).toEqual(paused);
     const list = await api.fetch('/api/webhook-registrations', { token: world.pmc.full.token });
     expect(((await list.json()) as { items: WebhookRegistrationRead[] }).items).toEqual([paused]);
+    // the console finds the paused ones
+    const active = await register(api, world.pmc.full.token);
+    for (const [status, expected] of [
+      ['paused', [paused.id]],
+      ['active', [active.id]],
+    ] as const) {
+      const search = await api.fetch('/api/webhook-registrations/search', {
+        method: 'POST',
+        token: world.pmc.full.token,
+        json: { filters: [{ attribute: 'status', operator: 'eq', value: status }] },
+      });
+      const found = (await search.json()) as { items: WebhookRegistrationRead[] };
+      expect(found.items.map((r) => r.id)).toEqual(expected);
+    }
 
     // a second pause is a 200 that changes nothing, not even when
     api.clock.advance(60_000);
@@ -78,6 +92,7 @@ describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
       lastModified: resumedAt,
     });
     expect(await read(created.id)).toEqual(resumed);
+    expect((await read(active.id)).statusChanged).toBeNull();
   });
 
   it('resumes a disabled registration: clears its reason and failing run, and half-opens an open breaker', async () => {
