@@ -13,3 +13,4 @@ export * from './repair';
 export * from './retry-webhook';
 export { sqlList } from './sql';
 export * from './registration-status';
+export * from './registration-health';

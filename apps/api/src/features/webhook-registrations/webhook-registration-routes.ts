@@ -2,6 +2,7 @@ import {
   PaginatedListOfWebhookRegistrationRead,
   PartyType,
   WebhookRegistrationCreated,
+  WebhookRegistrationHealth,
   WebhookRegistrationPatch,
   WebhookRegistrationRead,
   WebhookRegistrationWrite,
@@ -12,6 +13,7 @@ import { listQuery, searchBody } from '../../http/collection';
 import { PageQuery } from '../../http/pagination';
 import { defineRoute, type RouteDefinition } from '../../http/route';
 import { pathId } from '../../http/validate';
+import { readRegistrationHealth } from './webhook-registration-health';
 import {
   createRegistration,
   deleteRegistration,
@@ -19,6 +21,7 @@ import {
   readRegistration,
   REGISTRATION_COLLECTION,
   searchRegistrations,
+  setDeliveryStatus,
   updateRegistration,
 } from './webhook-registration-service';
 
@@ -89,6 +92,22 @@ export const webhookRegistrationRoutes: RouteDefinition[] = [
     handler: ({ deps, principal, params }) => readRegistration(deps, principal, params.id),
   }),
   defineRoute({
+    method: 'get',
+    path: '/api/webhook-registrations/:id/health',
+    summary: 'Delivery health of a webhook registration',
+    description:
+      'Its status, its target’s circuit breaker, attempts, success rate and latency (p50, p95) of the ' +
+      'last hour and day, and its awaiting webhooks, from one snapshot. The figures come from ' +
+      'per-minute counters, never the attempts themselves, so polling it stays cheap however many ' +
+      'attempts are stored. Latencies are the upper bound of a 10 %-wide bucket.',
+    tags,
+    auth: webhookUsers('Webhook.Read'),
+    params: idParams,
+    response: { description: 'The health figures', schema: WebhookRegistrationHealth },
+    errors: [404],
+    handler: ({ deps, principal, params }) => readRegistrationHealth(deps, principal, params.id),
+  }),
+  defineRoute({
     method: 'patch',
     path: '/api/webhook-registrations/:id',
     summary: 'Change the target URL of a webhook registration',
@@ -102,6 +121,37 @@ export const webhookRegistrationRoutes: RouteDefinition[] = [
     response: { description: 'The registration', schema: WebhookRegistrationRead },
     errors: [404],
     handler: ({ deps, principal, params, body }) => updateRegistration(deps, principal, params.id, body),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook-registrations/:id/pause',
+    summary: 'Pause the deliveries of a webhook registration',
+    description:
+      'Status `paused`: its webhooks are still created (no change is lost), but none is claimed and no ' +
+      'attempt is spent; deliveries already in flight finish. Pausing a disabled registration makes ' +
+      'it paused and clears `disabledReason`; pausing a paused one changes nothing.',
+    tags,
+    auth: webhookUsers('Webhook.Update'),
+    params: idParams,
+    response: { description: 'The registration', schema: WebhookRegistrationRead },
+    errors: [404],
+    handler: ({ deps, principal, params }) => setDeliveryStatus(deps, principal, params.id, 'pause'),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook-registrations/:id/resume',
+    summary: 'Resume a paused or disabled webhook registration',
+    description:
+      'Status `active` again, `disabledReason` cleared, its failing run forgotten; the waiting webhooks ' +
+      'are delivered, each group in order. The target’s circuit breaker half-opens at once (the ' +
+      'operator says the endpoint is fixed), so the next delivery is its trial. Resuming an active ' +
+      'registration keeps its status and half-opens an open breaker.',
+    tags,
+    auth: webhookUsers('Webhook.Update'),
+    params: idParams,
+    response: { description: 'The registration', schema: WebhookRegistrationRead },
+    errors: [404],
+    handler: ({ deps, principal, params }) => setDeliveryStatus(deps, principal, params.id, 'resume'),
   }),
   defineRoute({
     method: 'delete',

@@ -9,7 +9,13 @@ import {
   type WebhookRegistrationWrite,
   type WebhookTargetAuthorizationWrite,
 } from '@platform/shared';
-import { abortRegistrationWebhooks, WebhookRegistration, type Knex } from '@platform/db';
+import {
+  abortRegistrationWebhooks,
+  pauseRegistration,
+  resumeRegistration,
+  WebhookRegistration,
+  type Knex,
+} from '@platform/db';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import {
@@ -93,6 +99,20 @@ export function searchRegistrations(
 ): Promise<Page<WebhookRegistrationRead>> {
   const filtered = applyFilters(visibleRegistrations(deps.knex, principal), REGISTRATION_COLLECTION, search);
   return pageWithEvents(deps.knex, applySort(filtered, REGISTRATION_COLLECTION, search.sort), page);
+}
+
+/** Locks a visible registration for a write; 404 when unknown, deleted or out of scope. */
+async function lockVisibleRegistration(
+  trx: Knex.Transaction,
+  principal: Principal,
+  id: number,
+): Promise<RegistrationRow> {
+  const row: RegistrationRow | undefined = await visibleRegistrations(trx, principal)
+    .where('r.id', id)
+    .forUpdate()
+    .first();
+  if (!row) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
+  return row;
 }
 
 /** One visible registration; 404 when unknown, deleted or out of scope. */
@@ -208,17 +228,34 @@ export async function updateRegistration(
 ): Promise<WebhookRegistrationRead> {
   if (patch.targetUrl !== undefined) checkTargetAllowed(deps, patch.targetUrl);
   return runWrite(deps, principal, async ({ trx, now }) => {
-    const current: RegistrationRow | undefined = await visibleRegistrations(trx, principal)
-      .where('r.id', id)
-      .forUpdate()
-      .first();
-    if (!current) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
+    const current = await lockVisibleRegistration(trx, principal, id);
     if (patch.targetUrl === undefined) return (await withEvents(trx, [current]))[0]!;
     const [row] = await WebhookRegistration.query(trx)
       .patch({ target_url: patch.targetUrl, last_modified: now })
       .where({ id })
       .returning([...REGISTRATION_FIELDS]);
     return (await withEvents(trx, [row!]))[0]!;
+  });
+}
+
+/**
+ * An operator pauses or resumes a registration's deliveries (`pauseRegistration`,
+ * `resumeRegistration`): a pause keeps its webhooks coming but spends no attempt; a resume makes a
+ * paused or disabled registration active again. A pause of a paused registration changes nothing;
+ * every resume half-opens the target's breaker (the operator says the endpoint is fixed), an
+ * active registration's too. Answers the registration; 404 when unknown, deleted or out of scope.
+ */
+export function setDeliveryStatus(
+  deps: AppDeps,
+  principal: Principal,
+  id: number,
+  action: 'pause' | 'resume',
+): Promise<WebhookRegistrationRead> {
+  return runWrite(deps, principal, async ({ trx, now }) => {
+    await lockVisibleRegistration(trx, principal, id);
+    await (action === 'pause' ? pauseRegistration : resumeRegistration)(trx, id, now);
+    const row: RegistrationRow = await visibleRegistrations(trx, principal).where('r.id', id).first();
+    return (await withEvents(trx, [row]))[0]!;
   });
 }
 
@@ -231,11 +268,7 @@ export async function updateRegistration(
 export function deleteRegistration(deps: AppDeps, principal: Principal, id: number): Promise<void> {
   return retryOnDeadlock(() =>
     runWrite(deps, principal, async ({ trx, now }) => {
-      const current: RegistrationRow | undefined = await visibleRegistrations(trx, principal)
-        .where('r.id', id)
-        .forUpdate()
-        .first();
-      if (!current) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
+      await lockVisibleRegistration(trx, principal, id);
       await trx('webhook_registrations').where({ id }).update({ deleted: now, last_modified: now });
       await trx('webhook_events')
         .where({ registration_id: id })

@@ -95,6 +95,9 @@ describe('POST /api/webhook-registrations', () => {
       created: expect.any(String),
       lastModified: null,
       deleted: null,
+      status: 'active',
+      disabledReason: null,
+      statusChanged: null,
       signingSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+={0,2}$/),
     });
     expect(Buffer.from(created.signingSecret.slice('whsec_'.length), 'base64')).toHaveLength(32);

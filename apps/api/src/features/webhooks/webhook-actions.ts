@@ -1,6 +1,7 @@
 import { operatorActionAllowed, WebhookState, webhookStateName, type WebhookRead } from '@platform/shared';
 import {
   endLockedWebhook,
+  halfOpenTargetOf,
   lockWebhook,
   retryLockedWebhook,
   type Knex,
@@ -59,8 +60,10 @@ export function endWebhook(
 
 /**
  * Gives a Failed webhook one more attempt: Retrying, due now, its attempt count kept (or Pending,
- * behind the open webhooks of a group it had released). Anything but Failed, or a webhook of a
- * deleted registration, is a 409.
+ * behind the open webhooks of a group it had released). The operator says the endpoint is fixed,
+ * so an open breaker of its target half-opens in the same transaction: the next delivery is the
+ * trial, with no cool-down to wait out. Anything but Failed, or a webhook of a deleted
+ * registration, is a 409.
  */
 export function retryWebhook(deps: AppDeps, principal: Principal, id: number): Promise<WebhookRead> {
   return retryOnDeadlock(() =>
@@ -76,6 +79,7 @@ export function retryWebhook(deps: AppDeps, principal: Principal, id: number): P
         throw new AppError('Conflict', `The registration of webhook ${id} was deleted`);
       }
       await retryLockedWebhook(trx, webhook, now);
+      await halfOpenTargetOf(trx, webhook.registration_id);
       return answer(trx, principal, id);
     }),
   );

@@ -121,6 +121,7 @@ export const webhookRoutes: RouteDefinition[] = [
     description:
       'A Failed webhook becomes Retrying, due now, keeping its attempt count. Of a continue-after-fail ' +
       'registration it re-enters its group (Pending while another webhook of the group is open). ' +
+      'An open circuit breaker of its target half-opens at once: the next delivery is the trial. ' +
       'Any other state is a 409.',
     tags,
     auth: operators('Webhook.Update'),

@@ -72,6 +72,16 @@ export function webhooksOf(api: TestApi, registrationId: number): Promise<Webhoo
     .select('id', 'state', 'group_key', 'group_seq', 'attempt_count', 'completed_at', 'locked_by');
 }
 
+/**
+ * The `webhook_targets` row a registration points at, as a query: `.first()` reads it,
+ * `.update(…)` arranges its breaker.
+ */
+export function targetOf(api: TestApi, registrationId: number) {
+  return api.db
+    .knex('webhook_targets')
+    .whereIn('id', api.db.knex('webhook_registrations').where({ id: registrationId }).select('target_id'));
+}
+
 /** The bookkeeping row of a group. */
 export async function groupOf(
   api: TestApi,

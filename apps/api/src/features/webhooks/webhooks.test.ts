@@ -9,7 +9,15 @@ import { setWebhookState, waitForLockWaiter } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
-import { act, createProperty, groupOf, patchProperty, register, webhooksOf } from './webhook-test-support';
+import {
+  act,
+  createProperty,
+  groupOf,
+  patchProperty,
+  register,
+  targetOf,
+  webhooksOf,
+} from './webhook-test-support';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
@@ -512,6 +520,33 @@ describe('retry', () => {
     // still the head of its group: nothing else moved
     expect((await webhooksOf(api, registration.id)).map((w) => w.state)).toEqual([Retrying, Pending]);
     expect(await groupOf(api, registration.id, groupKey)).toEqual({ next_seq: 2, open_count: 2 });
+  });
+
+  it('half-opens the open breaker of the webhook’s target, in the same transaction', async () => {
+    const token = world.pmc.full.token;
+    const registration = await register(api, token, { targetUrl: 'https://fixed.example.com/hook' });
+    const bystander = await register(api, token, { targetUrl: 'https://still-down.example.com/hook' });
+    await createProperty(api, token);
+    const [failed] = (await webhooksOf(api, registration.id)).map((w) => w.id);
+    await setWebhookState(api.db.knex, failed!, Failed, { completedAt: new Date() });
+    const openUntil = new Date(Date.now() + 3_600_000);
+    for (const id of [registration.id, bystander.id]) {
+      await targetOf(api, id).update({ breaker_state: 'open', open_until: openUntil, trial_until: null });
+    }
+
+    // a refused retry changes nothing
+    await setWebhookState(api.db.knex, failed!, Successful);
+    await expectProblem(await act(api, token, failed!, 'retry'), 409);
+    expect((await targetOf(api, registration.id).first()).breaker_state).toBe('open');
+
+    await setWebhookState(api.db.knex, failed!, Failed);
+    expect((await readJson<WebhookRead>(await act(api, token, failed!, 'retry'))).state).toBe(Retrying);
+    // the next delivery is the trial, with no cool-down to wait out; other targets keep theirs
+    expect(await targetOf(api, registration.id).first()).toMatchObject({
+      breaker_state: 'half-open',
+      trial_until: null,
+    });
+    expect((await targetOf(api, bystander.id).first()).breaker_state).toBe('open');
   });
 
   it('refuses every state but Failed with 409', async () => {

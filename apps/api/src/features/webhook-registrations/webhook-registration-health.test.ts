@@ -1,0 +1,291 @@
+import { WebhookState, type WebhookRegistrationHealth } from '@platform/shared';
+import {
+  bodyOf,
+  propertyChange,
+  seedChange,
+  seedRegistration,
+  setWebhookState,
+  startDispatcher,
+  startTestTarget,
+  waitForWebhook,
+} from '@platform/testkit';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem } from '../../http/test-support';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
+import { register, webhooksOf, targetOf } from '../webhooks/webhook-test-support';
+
+const { Retrying, Successful, Failed, Pending } = WebhookState;
+
+let api: TestApi;
+let world: World;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  world = await buildWorld(api);
+});
+afterAll(() => api.close());
+beforeEach(async () => {
+  await api.db.knex.raw(
+    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations, webhook_targets cascade',
+  );
+});
+
+async function health(id: number, token = world.pmc.full.token): Promise<WebhookRegistrationHealth> {
+  const response = await api.fetch(`/api/webhook-registrations/${id}/health`, { token });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as WebhookRegistrationHealth;
+}
+
+const iso = (value: Date | null) => value?.toISOString() ?? null;
+const registrationRow = (id: number) => api.db.knex('webhook_registrations').where({ id }).first();
+
+/** Writes per-minute figures as `webhooks_complete` would have, `minutesAgo` before now. */
+async function stats(
+  registrationId: number,
+  rows: { minutesAgo: number; bucket: number; attempts: number; successes: number }[],
+): Promise<void> {
+  for (const row of rows) {
+    await api.db.knex.raw(
+      `insert into webhook_attempt_stats (registration_id, minute, bucket, attempts, successes)
+       values (?, date_trunc('minute', now()) - make_interval(mins => ?), ?, ?, ?)`,
+      [registrationId, row.minutesAgo, row.bucket, row.attempts, row.successes],
+    );
+  }
+}
+
+describe('GET /api/webhook-registrations/{id}/health', () => {
+  it('answers zeros and nulls for a registration that never delivered', async () => {
+    const created = await register(api, world.pmc.full.token);
+    const emptyWindow = { attempts: 0, successes: 0, successRate: null, p50Ms: null, p95Ms: null };
+    expect(await health(created.id)).toEqual({
+      registrationId: created.id,
+      status: 'active',
+      disabledReason: null,
+      statusChanged: null,
+      target: (await targetOf(api, created.id).first()).origin,
+      breaker: { state: 'closed', openUntil: null, consecutiveFailures: 0 },
+      lastHour: emptyWindow,
+      lastDay: emptyWindow,
+      dueCount: 0,
+      oldestDueAt: null,
+      inFlight: 0,
+      lastSuccessAt: null,
+      failingSince: null,
+    });
+  });
+
+  it('matches the attempts the real dispatcher stored: counts, success rate and latency', async () => {
+    // 20 successes and 5 failures (503), each answered after the delay its change carries
+    const target = await startTestTarget((request) => {
+      const entity = bodyOf(request).entity as { delayMs: number; status: number };
+      return { status: entity.status, delayMs: entity.delayMs };
+    });
+    const registration = await seedRegistration(api.db.knex, {
+      partyId: world.pmc.id,
+      targetUrl: target.url,
+    });
+    const dispatcher = await startDispatcher(api.db.url, {
+      // a failed webhook waits for its retry, and 5 failures in a row do not open the breaker
+      WEBHOOK_RETRY_SCHEDULE: '0s,1h',
+      DISPATCHER_BREAKER_FAILURES: '1000',
+    });
+    try {
+      const answers = [
+        ...Array.from({ length: 20 }, (_, i) => ({ status: 200, delayMs: 10 + i * 10 })),
+        ...Array.from({ length: 5 }, (_, i) => ({ status: 503, delayMs: 120 + i * 40 })),
+      ];
+      const ids: number[] = [];
+      for (const [index, answer] of answers.entries()) {
+        ids.push(...(await seedChange(api.db.knex, propertyChange(world.pmc.id, index + 1, answer))));
+      }
+      for (const [index, id] of ids.entries()) {
+        const succeeds = answers[index]!.status === 200;
+        await waitForWebhook(api.db.knex, id, succeeds ? Successful : Retrying, { attempts: 1 });
+      }
+    } finally {
+      expect(await dispatcher.stop()).toBe(0);
+      await target.close();
+    }
+
+    const attempts: { duration_ms: number; error_kind: string | null }[] = await api.db
+      .knex('webhook_attempts as a')
+      .join('webhooks as w', 'w.id', 'a.webhook_id')
+      .where('w.registration_id', registration.id)
+      .select('a.duration_ms', 'a.error_kind');
+    expect(attempts).toHaveLength(25);
+    const successes = attempts.filter((a) => a.error_kind === null).length;
+    expect(successes).toBe(20);
+    // every attempt here sent a request, so each duration has its latency bucket
+    const durations = attempts.map((a) => a.duration_ms).sort((a, b) => a - b);
+    const rank = (p: number) => durations[Math.ceil(p * durations.length) - 1]!;
+
+    const figures = await health(registration.id);
+    for (const window of [figures.lastHour, figures.lastDay]) {
+      expect(window).toMatchObject({ attempts: 25, successes: 20, successRate: 0.8 });
+      // the upper bound of the 10 %-wide bucket holding the true percentile: never below it, and
+      // at most 10 % above it (of 1 ms + the duration), give or take the rounding to 0.1 ms
+      for (const [reported, truth] of [
+        [window.p50Ms!, rank(0.5)],
+        [window.p95Ms!, rank(0.95)],
+      ] as const) {
+        expect(reported).toBeGreaterThanOrEqual(truth - 0.05);
+        expect(reported).toBeLessThanOrEqual(1.1 * (truth + 1) - 1 + 0.05);
+      }
+    }
+
+    // the failed ones wait for their retry; nothing is held any more
+    const failed = (await webhooksOf(api, registration.id)).filter((w) => w.state === Retrying);
+    expect(failed).toHaveLength(5);
+    const oldestFailed = await api.db
+      .knex('webhooks')
+      .whereIn(
+        'id',
+        failed.map((w) => w.id),
+      )
+      .min({ created: 'created' })
+      .first();
+    const row = await registrationRow(registration.id);
+    const breaker = await targetOf(api, registration.id).first();
+    expect(figures).toMatchObject({
+      status: 'active',
+      target: breaker.origin,
+      breaker: {
+        state: breaker.breaker_state,
+        openUntil: iso(breaker.open_until),
+        consecutiveFailures: breaker.consecutive_failures,
+      },
+      dueCount: 5,
+      oldestDueAt: iso(oldestFailed!.created as Date),
+      inFlight: 0,
+      lastSuccessAt: iso(row.last_success_at),
+      failingSince: iso(row.failing_since),
+    });
+    expect(figures.lastSuccessAt).not.toBeNull();
+  });
+
+  it('sums the minutes of each window, and reads latency percentiles from the requests sent only', async () => {
+    const created = await register(api, world.pmc.full.token);
+    const other = await register(api, world.pmc.full.token, { targetUrl: 'https://other.example.com/x' });
+    await stats(created.id, [
+      // the last hour: 30 circuit-open attempts (no request), 10 requests
+      { minutesAgo: 0, bucket: -1, attempts: 30, successes: 0 },
+      { minutesAgo: 0, bucket: 10, attempts: 4, successes: 4 },
+      { minutesAgo: 30, bucket: 10, attempts: 2, successes: 2 },
+      { minutesAgo: 30, bucket: 20, attempts: 3, successes: 2 },
+      { minutesAgo: 58, bucket: 40, attempts: 1, successes: 0 },
+      // earlier today: 10 more requests
+      { minutesAgo: 300, bucket: 30, attempts: 10, successes: 10 },
+      // yesterday: in neither window
+      { minutesAgo: 25 * 60, bucket: 5, attempts: 100, successes: 100 },
+    ]);
+    // another registration's figures stay its own: attempts without a request only, earlier today
+    await stats(other.id, [{ minutesAgo: 90, bucket: -1, attempts: 4, successes: 0 }]);
+
+    const figures = await health(created.id);
+    // p50 of 10 requests: the 5th is in bucket 10 (1.1^11 - 1 = 1.85 ms); p95: the 10th, in bucket 40
+    expect(figures.lastHour).toEqual({
+      attempts: 40,
+      successes: 8,
+      successRate: 8 / 40,
+      p50Ms: 1.9,
+      p95Ms: 48.8,
+    });
+    // of 20 requests, the 10th and the 19th are in bucket 30 (1.1^31 - 1 = 18.19 ms)
+    expect(figures.lastDay).toEqual({
+      attempts: 50,
+      successes: 18,
+      successRate: 18 / 50,
+      p50Ms: 18.2,
+      p95Ms: 18.2,
+    });
+
+    expect(await health(other.id)).toMatchObject({
+      lastHour: { attempts: 0, successes: 0, successRate: null, p50Ms: null, p95Ms: null },
+      lastDay: { attempts: 4, successes: 0, successRate: 0, p50Ms: null, p95Ms: null },
+    });
+  });
+
+  it('counts the awaiting webhooks, the oldest one, those held by a dispatcher, and shows the breaker and status', async () => {
+    const token = world.pmc.full.token;
+    const created = await register(api, token);
+    const other = await register(api, world.otherPmc.full.token);
+    const ids: number[] = [];
+    for (let entityId = 1; entityId <= 8; entityId++) {
+      ids.push(...(await seedChange(api.db.knex, propertyChange(world.pmc.id, entityId), { notify: false })));
+    }
+    await seedChange(api.db.knex, propertyChange(world.otherPmc.id, 99), { notify: false });
+    expect(ids).toHaveLength(8);
+    const [fresh, leased, leaseRanOut, retrying, pending, failed, successful, oldest] = ids.map(Number);
+    const update = (id: number | undefined, fields: Record<string, unknown>) =>
+      api.db.knex('webhooks').where({ id }).update(fields);
+    await setWebhookState(api.db.knex, [leased!, leaseRanOut!, retrying!], Retrying);
+    await setWebhookState(api.db.knex, pending!, Pending);
+    await setWebhookState(api.db.knex, failed!, Failed);
+    await setWebhookState(api.db.knex, successful!, Successful);
+    // held: a Created and a Retrying webhook leased for another hour; a lease that ran out is not
+    await update(fresh, { locked_by: 'd-1', next_attempt_at: new Date(Date.now() + 3_600_000) });
+    await update(leased, { locked_by: 'd-1', next_attempt_at: new Date(Date.now() + 3_600_000) });
+    await update(leaseRanOut, { locked_by: 'd-2', next_attempt_at: new Date(Date.now() - 3_600_000) });
+    // the oldest awaiting one, and an older webhook that no longer waits
+    await update(oldest, { created: new Date('2026-01-02T00:00:00Z') });
+    await update(failed, { created: new Date('2026-01-01T00:00:00Z') });
+
+    const openUntil = new Date('2026-12-01T10:00:00Z');
+    await targetOf(api, created.id).update({
+      breaker_state: 'open',
+      open_until: openUntil,
+      consecutive_failures: 6,
+    });
+    const since = new Date('2026-11-01T00:00:00Z');
+    const lastSuccess = new Date('2026-10-31T23:00:00Z');
+    await api.db.knex('webhook_registrations').where({ id: created.id }).update({
+      status: 'disabled',
+      disabled_reason: 'failing',
+      status_changed: since,
+      failing_since: since,
+      last_success_at: lastSuccess,
+    });
+
+    expect(await health(created.id)).toMatchObject({
+      status: 'disabled',
+      disabledReason: 'failing',
+      statusChanged: since.toISOString(),
+      breaker: { state: 'open', openUntil: openUntil.toISOString(), consecutiveFailures: 6 },
+      // Created (two), Retrying (three), Pending (one); not Failed or Successful
+      dueCount: 6,
+      oldestDueAt: '2026-01-02T00:00:00.000Z',
+      // a lease not run out; the one that ran out is due again, not held
+      inFlight: 2,
+      lastSuccessAt: lastSuccess.toISOString(),
+      failingSince: since.toISOString(),
+    });
+    expect((await health(other.id, world.otherPmc.full.token)).dueCount).toBe(1);
+  });
+
+  it('answers 404 for another party’s or a deleted registration, and needs Webhook.Read', async () => {
+    const foreign = await register(api, world.otherPmc.full.token);
+    const deleted = await register(api, world.pmc.full.token);
+    await api.fetch(`/api/webhook-registrations/${deleted.id}`, {
+      method: 'DELETE',
+      token: world.pmc.full.token,
+    });
+    for (const id of [foreign.id, deleted.id, 999_999]) {
+      await expectProblem(
+        await api.fetch(`/api/webhook-registrations/${id}/health`, { token: world.pmc.full.token }),
+        404,
+      );
+    }
+    // an Admin sees every party's
+    expect((await health(foreign.id, world.admin.full.token)).registrationId).toBe(foreign.id);
+
+    await expectAccessRules(api, world, {
+      method: 'GET',
+      path: async (caller) =>
+        caller.type === 1 || caller.type === 2
+          ? `/api/webhook-registrations/${(await register(api, caller.full.token)).id}/health`
+          : `/api/webhook-registrations/${foreign.id}/health`,
+      allow: [1, 2],
+      permission: 'Webhook.Read',
+    });
+  });
+});

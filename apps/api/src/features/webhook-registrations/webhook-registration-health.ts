@@ -1,0 +1,51 @@
+import { registrationHealth, type HealthWindowFigures } from '@platform/db';
+import type { WebhookRegistrationHealth } from '@platform/shared';
+import type { Principal } from '../../auth/principal';
+import type { AppDeps } from '../../deps';
+import { AppError } from '../../http/errors';
+import { visibleRegistrations } from './webhook-registration-service';
+
+const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
+
+function presentWindow(figures: HealthWindowFigures): WebhookRegistrationHealth['lastHour'] {
+  return {
+    attempts: figures.attempts,
+    successes: figures.successes,
+    successRate: figures.attempts === 0 ? null : figures.successes / figures.attempts,
+    p50Ms: figures.p50_ms,
+    p95Ms: figures.p95_ms,
+  };
+}
+
+/**
+ * The health of a visible registration (`registrationHealth`: one statement, one snapshot);
+ * 404 when unknown, deleted or out of scope.
+ */
+export async function readRegistrationHealth(
+  deps: AppDeps,
+  principal: Principal,
+  id: number,
+): Promise<WebhookRegistrationHealth> {
+  const visible = await visibleRegistrations(deps.knex, principal).where('r.id', id).first('r.id');
+  const row = visible ? await registrationHealth(deps.knex, id) : undefined;
+  if (!row) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
+  return {
+    registrationId: row.id,
+    status: row.status,
+    disabledReason: row.disabled_reason,
+    statusChanged: iso(row.status_changed),
+    target: row.origin,
+    breaker: {
+      state: row.breaker_state,
+      openUntil: iso(row.open_until),
+      consecutiveFailures: row.consecutive_failures,
+    },
+    lastHour: presentWindow(row.last_hour),
+    lastDay: presentWindow(row.last_day),
+    dueCount: row.due_count,
+    oldestDueAt: iso(row.oldest_due_at),
+    inFlight: row.in_flight,
+    lastSuccessAt: iso(row.last_success_at),
+    failingSince: iso(row.failing_since),
+  };
+}

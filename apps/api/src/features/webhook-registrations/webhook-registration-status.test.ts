@@ -1,0 +1,193 @@
+import type { WebhookRegistrationRead } from '@platform/shared';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem } from '../../http/test-support';
+import {
+  buildAccount,
+  buildWorld,
+  expectAccessRules,
+  login,
+  startTestApi,
+  type TestApi,
+  type World,
+} from '../../test-support';
+import { register, targetOf } from '../webhooks/webhook-test-support';
+
+let api: TestApi;
+let world: World;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  world = await buildWorld(api);
+});
+afterAll(() => api.close());
+beforeEach(async () => {
+  await api.db.knex.raw(
+    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations, webhook_targets cascade',
+  );
+});
+
+async function setStatus(
+  id: number,
+  action: 'pause' | 'resume',
+  token = world.pmc.full.token,
+): Promise<WebhookRegistrationRead> {
+  const response = await api.fetch(`/api/webhook-registrations/${id}/${action}`, { method: 'POST', token });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as WebhookRegistrationRead;
+}
+
+async function read(id: number, token = world.pmc.full.token): Promise<WebhookRegistrationRead> {
+  const response = await api.fetch(`/api/webhook-registrations/${id}`, { token });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as WebhookRegistrationRead;
+}
+
+const registrationRow = (id: number) => api.db.knex('webhook_registrations').where({ id }).first();
+
+describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
+  it('pauses and resumes, answering the registration with its status and when it changed', async () => {
+    const { signingSecret: _s, ...created } = await register(api, world.pmc.full.token);
+    expect(created).toMatchObject({ status: 'active', disabledReason: null, statusChanged: null });
+
+    api.clock.advance(60_000);
+    const pausedAt = api.clock.now().toISOString();
+    const paused = await setStatus(created.id, 'pause');
+    expect(paused).toEqual({
+      ...created,
+      status: 'paused',
+      disabledReason: null,
+      statusChanged: pausedAt,
+      lastModified: pausedAt,
+    });
+    expect(await read(created.id)).toEqual(paused);
+    const list = await api.fetch('/api/webhook-registrations', { token: world.pmc.full.token });
+    expect(((await list.json()) as { items: WebhookRegistrationRead[] }).items).toEqual([paused]);
+
+    // a second pause is a 200 that changes nothing, not even when
+    api.clock.advance(60_000);
+    expect(await setStatus(created.id, 'pause')).toEqual(paused);
+    expect(await read(created.id)).toEqual(paused);
+
+    api.clock.advance(60_000);
+    const resumedAt = api.clock.now().toISOString();
+    const resumed = await setStatus(created.id, 'resume');
+    expect(resumed).toEqual({
+      ...paused,
+      status: 'active',
+      statusChanged: resumedAt,
+      lastModified: resumedAt,
+    });
+    expect(await read(created.id)).toEqual(resumed);
+  });
+
+  it('resumes a disabled registration: clears its reason and failing run, and half-opens an open breaker', async () => {
+    const created = await register(api, world.pmc.full.token);
+    const openUntil = new Date(Date.now() + 3_600_000);
+    await api.db
+      .knex('webhook_registrations')
+      .where({ id: created.id })
+      .update({
+        status: 'disabled',
+        disabled_reason: 'gone',
+        status_changed: new Date('2026-01-01T00:00:00Z'),
+        failing_since: new Date('2026-01-01T00:00:00Z'),
+        failures_since_success: 12,
+      });
+    await targetOf(api, created.id).update({
+      breaker_state: 'open',
+      open_until: openUntil,
+      opens: 3,
+      consecutive_failures: 7,
+    });
+    expect(await read(created.id)).toMatchObject({
+      status: 'disabled',
+      disabledReason: 'gone',
+      statusChanged: '2026-01-01T00:00:00.000Z',
+    });
+
+    const resumed = await setStatus(created.id, 'resume');
+    expect(resumed).toMatchObject({
+      status: 'active',
+      disabledReason: null,
+      statusChanged: api.clock.now().toISOString(),
+    });
+    expect(await registrationRow(created.id)).toMatchObject({
+      status: 'active',
+      disabled_reason: null,
+      failing_since: null,
+      failures_since_success: 0,
+    });
+    // the next delivery is the trial, with no cool-down to wait out
+    expect(await targetOf(api, created.id).first()).toMatchObject({
+      breaker_state: 'half-open',
+      trial_until: null,
+    });
+  });
+
+  it('pauses a disabled registration: paused, its reason cleared, the breaker left alone', async () => {
+    const created = await register(api, world.pmc.full.token);
+    await api.db
+      .knex('webhook_registrations')
+      .where({ id: created.id })
+      .update({ status: 'disabled', disabled_reason: 'failing' });
+    await targetOf(api, created.id).update({ breaker_state: 'open' });
+
+    expect(await setStatus(created.id, 'pause')).toMatchObject({ status: 'paused', disabledReason: null });
+    expect(await targetOf(api, created.id).first()).toMatchObject({ breaker_state: 'open' });
+  });
+
+  it('answers 404 for another party’s or a deleted registration and leaves it alone', async () => {
+    const foreign = await register(api, world.otherPmc.full.token);
+    const deleted = await register(api, world.pmc.full.token);
+    const removed = await api.fetch(`/api/webhook-registrations/${deleted.id}`, {
+      method: 'DELETE',
+      token: world.pmc.full.token,
+    });
+    expect(removed.status).toBe(204);
+    for (const id of [foreign.id, deleted.id, 999_999]) {
+      for (const action of ['pause', 'resume']) {
+        await expectProblem(
+          await api.fetch(`/api/webhook-registrations/${id}/${action}`, {
+            method: 'POST',
+            token: world.pmc.full.token,
+          }),
+          404,
+        );
+      }
+    }
+    expect(await registrationRow(foreign.id)).toMatchObject({ status: 'active', status_changed: null });
+    expect(await registrationRow(deleted.id)).toMatchObject({ status: 'active', status_changed: null });
+    // an Admin sees every party's registrations
+    expect(await setStatus(foreign.id, 'pause', world.admin.full.token)).toMatchObject({ status: 'paused' });
+  });
+
+  it('needs Webhook.Update: the registration permissions are not enough', async () => {
+    const created = await register(api, world.pmc.full.token);
+    const registrar = await buildAccount(api.deps, {
+      partyId: world.pmc.id,
+      permissions: ['WebhookRegistration.Read', 'WebhookRegistration.Update', 'Webhook.Read'],
+    });
+    const { accessToken } = await login(api, registrar.email);
+    for (const action of ['pause', 'resume']) {
+      await expectProblem(
+        await api.fetch(`/api/webhook-registrations/${created.id}/${action}`, {
+          method: 'POST',
+          token: accessToken,
+        }),
+        403,
+      );
+    }
+    expect(await registrationRow(created.id)).toMatchObject({ status: 'active', status_changed: null });
+
+    const inScope = async (caller: { type: number; full: { token: string } }) =>
+      caller.type === 1 || caller.type === 2 ? (await register(api, caller.full.token)).id : created.id;
+    for (const action of ['pause', 'resume']) {
+      await expectAccessRules(api, world, {
+        method: 'POST',
+        path: async (caller) => `/api/webhook-registrations/${await inScope(caller)}/${action}`,
+        allow: [1, 2],
+        permission: 'Webhook.Update',
+      });
+    }
+  });
+});
