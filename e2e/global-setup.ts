@@ -105,6 +105,11 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       // the target is on 127.0.0.1
       ALLOW_PRIVATE_TARGETS: 'true',
       WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE,
+      // every test's target is a path of one local receiver, so all share one origin and one
+      // circuit breaker: with the default (5 failures) one test's failing target would open it
+      // for the next tests, and the flows that walk a webhook through all 7 attempts would see
+      // circuit-open attempts instead of requests. The breaker's own tests are the dispatcher's.
+      DISPATCHER_BREAKER_FAILURES: '10000',
       // deliveries the target holds (see fixtures/webhook-target.ts) are released well within this
       WEBHOOK_TIMEOUT: '60s',
       // NOTIFY and the next due time wake the dispatcher; this only bounds a missed wake-up

@@ -22,7 +22,7 @@ test('a registration created in the console receives a delivery after an API wri
   api.cleanUpRegistration(registration.id);
 
   await page.getByRole('link', { name: `Go to registration ${registration.id}` }).click();
-  await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Registration ${registration.id}`);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Registration ${registration.id} Active`);
   await expect(page.getByTestId('registration-target-url')).toHaveText(target.url);
   await expect(page.getByTestId('registration-auth-type')).toHaveText('No Auth');
   await expect(page.getByTestId('registration-events')).toContainText('Property: Created, Updated');

@@ -200,7 +200,7 @@ test('target credentials and signing secrets are never shown on an admin screen 
 
   // straight from the panel, in the same page (whatever the app still holds in memory)
   await page.getByRole('link', { name: `Go to registration ${keyed.id}` }).click();
-  await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Registration ${keyed.id}`);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Registration ${keyed.id} Active`);
   await expect(page.getByTestId('registration-auth-type')).toHaveText('Target API Token');
   await expectNothingShown(page, 'the registration screen reached from the created panel', all);
 
@@ -277,7 +277,7 @@ test('target credentials and signing secrets are never shown on an admin screen 
 
   await registrationLink(basic.id).click();
   await check('Basic Auth registration', async () => {
-    await expect(h1).toHaveText(`Registration ${basic.id}`);
+    await expect(h1).toHaveText(`Registration ${basic.id} Active`);
     await expect(page.getByTestId('registration-auth-type')).toHaveText('Basic Auth');
     const row = page
       .getByTestId('recent-webhooks')
@@ -303,7 +303,7 @@ test('target credentials and signing secrets are never shown on an admin screen 
   await openSection(page, 'Registrations');
   await registrationLink(keyed.id).click();
   await check('API-token registration', async () => {
-    await expect(h1).toHaveText(`Registration ${keyed.id}`);
+    await expect(h1).toHaveText(`Registration ${keyed.id} Active`);
     await expect(page.getByTestId('registration-auth-type')).toHaveText('Target API Token');
     const row = page
       .getByTestId('recent-webhooks')

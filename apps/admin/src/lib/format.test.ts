@@ -9,6 +9,7 @@ import {
   formatRelative,
   fromLocalInputValue,
   prettyJson,
+  successRateTone,
   toLocalInputValue,
 } from './format';
 
@@ -52,6 +53,17 @@ describe('format', () => {
     expect(formatLatencies([45.2, 120, 380.6])).toBe('45 · 120 · 381 ms');
     expect(formatLatencies([450, 1200, 15000])).toBe('450 ms · 1.2 s · 15 s');
     expect(formatLatencies([null, null, null])).toBe('—');
+  });
+
+  it('tones success rates: good from 99 %, a warning from 90 %, bad below, none without attempts', () => {
+    expect([0.995, 0.99, 0.95, 0.9, 0.5, null].map(successRateTone)).toEqual([
+      'good',
+      'good',
+      'warn',
+      'warn',
+      'bad',
+      undefined,
+    ]);
   });
 
   it('round-trips datetime-local values through instants', () => {

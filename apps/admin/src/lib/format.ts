@@ -76,6 +76,13 @@ export function formatPercent(share: number | null | undefined): string {
   return `${percent.toFixed(digits)} %`;
 }
 
+/** The tone of a success rate: good from 99 %, a warning from 90 %, bad below; none without attempts. */
+export function successRateTone(rate: number | null): 'good' | 'warn' | 'bad' | undefined {
+  if (rate === null) return undefined;
+  if (rate >= 0.99) return 'good';
+  return rate >= 0.9 ? 'warn' : 'bad';
+}
+
 /** Pretty JSON for reading (two-space indent). */
 export function prettyJson(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? 'undefined';

@@ -2,7 +2,7 @@ import type { ComponentProps } from 'react';
 
 export type ButtonVariant = 'primary' | 'secondary' | 'danger' | 'ghost';
 
-type ButtonProps = ComponentProps<'button'> & {
+export type ButtonProps = ComponentProps<'button'> & {
   variant?: ButtonVariant;
   size?: 'normal' | 'small';
   /** Shows a busy state and disables the button while an operation runs. */

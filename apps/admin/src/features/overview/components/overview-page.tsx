@@ -11,10 +11,12 @@ import {
   formatLatencies,
   formatPercent,
   formatRelative,
+  successRateTone,
 } from '../../../lib/format';
 import { WEBHOOK_STATE_DESCRIPTIONS, webhookStateName } from '../../../lib/webhook-states';
 import { STATS_REFRESH_MS, useWebhookStats } from '../api/get-webhook-stats';
 import { AttemptsChart } from './attempts-chart';
+import { EndpointAttentionSection } from './endpoint-attention-section';
 
 function Metric({
   label,
@@ -38,12 +40,6 @@ function Metric({
   );
 }
 
-function successTone(rate: number | null): 'good' | 'warn' | 'bad' | undefined {
-  if (rate === null) return undefined;
-  if (rate >= 0.99) return 'good';
-  return rate >= 0.9 ? 'warn' : 'bad';
-}
-
 function Figures({ stats }: { stats: WebhookStatsRead }) {
   const { latencyMs } = stats;
   return (
@@ -57,7 +53,7 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
             label="Success rate"
             testId="metric-success-rate"
             value={formatPercent(stats.successRate)}
-            tone={successTone(stats.successRate)}
+            tone={successRateTone(stats.successRate)}
             detail={
               stats.attempts
                 ? `${formatCount(stats.attempts - stats.failures)} of ${formatCount(stats.attempts)} attempts`
@@ -94,6 +90,8 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
           />
         </dl>
       </section>
+
+      <EndpointAttentionSection />
 
       <section aria-labelledby="chart-heading" className="section card">
         <h2 id="chart-heading" className="section__title">

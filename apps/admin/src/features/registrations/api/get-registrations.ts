@@ -26,6 +26,8 @@ export function getRegistrationsQueryOptions(params: RegistrationListParams) {
     queryKey: [...queryRoots.registrations, 'list', params],
     queryFn: ({ signal }) => getRegistrations(params, signal),
     placeholderData: keepPreviousData,
+    // statuses change by themselves (the dispatcher disables a registration)
+    refetchInterval: 30_000,
   });
 }
 

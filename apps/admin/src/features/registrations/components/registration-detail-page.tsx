@@ -1,19 +1,30 @@
-import { useState } from 'react';
+import type { WebhookRegistrationHealth, WebhookRegistrationRead } from '@platform/shared';
+import type { UseQueryResult } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
 import { Button } from '../../../components/ui/button';
 import { DateTime } from '../../../components/ui/date-time';
 import { ConfirmDialog } from '../../../components/ui/dialog';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
+import { RegistrationStatusBadge } from '../../../components/ui/registration-status-badge';
 import { StateBadge } from '../../../components/ui/state-badge';
 import { useToast } from '../../../components/ui/toast';
 import { errorMessage } from '../../../lib/api-client';
+import { useRegistrationHealth } from '../../../lib/registration-health';
 import { Link, navigate } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import { authTypeName, eventTypeName } from '../../../lib/webhook-states';
 import { useDeleteRegistration } from '../api/delete-registration';
 import { useRegistration } from '../api/get-registration';
 import { RECENT_WEBHOOKS, useRegistrationWebhooks } from '../api/get-registration-webhooks';
+import { statusVersion } from '../utils/health-labels';
 import { eventsByEntity } from '../utils/registration-labels';
+import { RegistrationHealthPanel } from './registration-health-panel';
+import {
+  RegistrationStatusActions,
+  StatusBanner,
+  useRegistrationStatusConfirmation,
+} from './registration-status-actions';
 
 function RecentWebhooks({ registrationId }: { registrationId: number }) {
   const webhooks = useRegistrationWebhooks(registrationId);
@@ -77,13 +88,54 @@ function RecentWebhooks({ registrationId }: { registrationId: number }) {
   );
 }
 
+/** How often a registration's page refreshes its health (and so sees the dispatcher disable it). */
+export const DETAIL_HEALTH_REFRESH_MS = 5_000;
+
 /** One registration: its target, events, authorization type (never secrets), grouping and webhooks. */
 export function RegistrationDetailPage({ id }: { id: number }) {
   const registration = useRegistration(id);
+  const health = useRegistrationHealth(id, DETAIL_HEALTH_REFRESH_MS);
+
+  // the dispatcher disables a registration by itself: the polled health sees it first, and the
+  // registration (header, actions, banner) is read again whenever the two disagree
+  const { refetch: refetchRegistration } = registration;
+  const registrationVersion = registration.data && statusVersion(registration.data);
+  const healthVersion = health.data && statusVersion(health.data);
+  useEffect(() => {
+    if (registrationVersion && healthVersion && registrationVersion !== healthVersion) {
+      void refetchRegistration();
+    }
+  }, [registrationVersion, healthVersion, refetchRegistration]);
+
+  if (registration.isPending) return <Loading label="Loading the registration…" />;
+  if (registration.isError) {
+    return (
+      <>
+        <PageHeader title={`Registration ${id}`} />
+        <ErrorState error={registration.error} onRetry={() => registration.refetch()} />
+        <p>
+          <Link to="/registrations">Back to registrations</Link>
+        </p>
+      </>
+    );
+  }
+  return <RegistrationDetail data={registration.data} health={health} />;
+}
+
+function RegistrationDetail({
+  data,
+  health,
+}: {
+  data: WebhookRegistrationRead;
+  health: UseQueryResult<WebhookRegistrationHealth>;
+}) {
+  const id = data.id;
   const remove = useDeleteRegistration();
   const mayDelete = usePermission('WebhookRegistration.Delete');
+  const mayUpdate = usePermission('Webhook.Update');
   const toast = useToast();
   const [confirming, setConfirming] = useState(false);
+  const status = useRegistrationStatusConfirmation(data);
 
   const confirmDelete = () =>
     remove.mutate(id, {
@@ -98,31 +150,27 @@ export function RegistrationDetailPage({ id }: { id: number }) {
       },
     });
 
-  if (registration.isPending) return <Loading label="Loading the registration…" />;
-  if (registration.isError) {
-    return (
-      <>
-        <PageHeader title={`Registration ${id}`} />
-        <ErrorState error={registration.error} onRetry={() => registration.refetch()} />
-        <p>
-          <Link to="/registrations">Back to registrations</Link>
-        </p>
-      </>
-    );
-  }
-  const data = registration.data;
   return (
     <>
       <PageHeader
-        title={`Registration ${data.id}`}
+        title={
+          <>
+            Registration {data.id} <RegistrationStatusBadge status={data.status} />
+          </>
+        }
         meta={<span className="cell--url">{data.targetUrl}</span>}
       >
+        <RegistrationStatusActions registration={data} ask={status.ask} />
         {mayDelete && (
           <Button variant="danger" onClick={() => setConfirming(true)}>
             Delete registration
           </Button>
         )}
       </PageHeader>
+
+      <StatusBanner registration={data} mayReEnable={mayUpdate} onReEnable={() => status.ask('resume')} />
+
+      <RegistrationHealthPanel health={health} />
 
       <section className="card section" aria-labelledby="settings-heading">
         <h2 id="settings-heading" className="section__title">
@@ -208,6 +256,7 @@ export function RegistrationDetailPage({ id }: { id: number }) {
           webhooks (Created, Retrying, Failed, Pending) become Aborted. This cannot be undone.
         </p>
       </ConfirmDialog>
+      {status.dialog}
     </>
   );
 }

@@ -3,11 +3,13 @@ import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
 import { Pagination } from '../../../components/ui/pagination';
+import { RegistrationStatusBadge } from '../../../components/ui/registration-status-badge';
 import { Link, navigate, useSearchParams } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import { authTypeName } from '../../../lib/webhook-states';
 import { useRegistrations } from '../api/get-registrations';
 import { eventsSummary, groupingLabel } from '../utils/registration-labels';
+import { RegistrationHealthCell } from './registration-health-badge';
 
 const PAGE_SIZE = 20;
 
@@ -21,6 +23,12 @@ function RegistrationRow({ registration }: { registration: WebhookRegistrationRe
       </td>
       <td data-label="Target URL" className="cell--url cell--wide">
         {registration.targetUrl}
+      </td>
+      <td data-label="Status">
+        <RegistrationStatusBadge status={registration.status} />
+      </td>
+      <td data-label="Health (last hour)">
+        <RegistrationHealthCell registrationId={registration.id} />
       </td>
       <td data-label="Events" className="cell--wide">
         {eventsSummary(registration.enabledEvents)}
@@ -78,6 +86,8 @@ export function RegistrationsPage() {
                 <tr>
                   <th scope="col">ID</th>
                   <th scope="col">Target URL</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Health (last hour)</th>
                   <th scope="col">Events</th>
                   <th scope="col">Grouping</th>
                   <th scope="col">Authorization</th>

@@ -1,5 +1,6 @@
 import { WebhookAuthType, type WebhookDetailRead } from '@platform/shared';
 import { useEffect, useRef } from 'react';
+import { ActionButton } from '../../../components/ui/action-button';
 import { Button } from '../../../components/ui/button';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { DateTime } from '../../../components/ui/date-time';
@@ -35,33 +36,17 @@ function ActionBar({ webhook }: { webhook: WebhookDetailRead }) {
   const { ask, dialog } = useWebhookActionConfirmation((id, action) => act.mutateAsync({ id, action }));
   return (
     <div className="action-bar" role="group" aria-label="Operator actions">
-      {ACTIONS.map((action) => {
-        const availability = actionAvailability(action, webhook.state);
-        const reason = !mayUpdate
-          ? 'Your account lacks the Webhook.Update permission.'
-          : availability.allowed
-            ? undefined
-            : availability.reason;
-        const hintId = `action-hint-${action}`;
-        return (
-          <span key={action} className="action-bar__item">
-            <Button
-              variant={action === 'retry' ? 'primary' : 'secondary'}
-              disabled={reason !== undefined}
-              aria-describedby={reason ? hintId : undefined}
-              title={reason}
-              onClick={() => ask(webhook.id, action)}
-            >
-              {WEBHOOK_ACTION_COPY[action].label}
-            </Button>
-            {reason && (
-              <span id={hintId} className="visually-hidden">
-                {reason}
-              </span>
-            )}
-          </span>
-        );
-      })}
+      {ACTIONS.map((action) => (
+        <ActionButton
+          key={action}
+          variant={action === 'retry' ? 'primary' : 'secondary'}
+          availability={actionAvailability(action, webhook.state)}
+          missingPermission={mayUpdate ? undefined : 'Webhook.Update'}
+          onClick={() => ask(webhook.id, action)}
+        >
+          {WEBHOOK_ACTION_COPY[action].label}
+        </ActionButton>
+      ))}
       {dialog}
     </div>
   );

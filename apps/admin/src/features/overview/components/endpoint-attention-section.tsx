@@ -1,0 +1,160 @@
+import type { ReactNode } from 'react';
+import { BreakerBadge } from '../../../components/ui/breaker-badge';
+import { DateTime } from '../../../components/ui/date-time';
+import { ErrorState, Loading } from '../../../components/ui/feedback';
+import { formatCount } from '../../../lib/format';
+import { DISABLED_REASON_TEXT } from '../../../lib/registration-health';
+import { Link } from '../../../lib/router';
+import { ATTENTION_REFRESH_MS, useEndpointAttention } from '../api/get-endpoint-attention';
+import type { EndpointAttention } from '../utils/endpoint-attention';
+
+function RegistrationLink({ id }: { id: number }) {
+  return <Link to={`/registrations/${id}`}>Registration {id}</Link>;
+}
+
+function Column({
+  title,
+  count,
+  testId,
+  empty,
+  children,
+}: {
+  title: string;
+  count: number;
+  testId: string;
+  empty: string;
+  children: ReactNode;
+}) {
+  return (
+    <section className="card" aria-label={title} data-testid={testId}>
+      <h3 className="section__title">
+        {title} ({formatCount(count)})
+      </h3>
+      {count === 0 ? <p className="muted">{empty}</p> : <ul className="attention__list">{children}</ul>}
+    </section>
+  );
+}
+
+/** A paused or disabled registration: its target, why (when disabled) and since when. */
+function StoppedRegistration({
+  registration,
+  testId,
+}: {
+  registration: EndpointAttention['disabled'][number];
+  testId: string;
+}) {
+  return (
+    <li className="attention__item" data-testid={testId}>
+      <RegistrationLink id={registration.id} /> <span className="cell--url">{registration.targetUrl}</span>
+      {registration.disabledReason && (
+        <span className="small attention__reason">{DISABLED_REASON_TEXT[registration.disabledReason]}</span>
+      )}
+      <span className="muted small">
+        {' '}
+        since <DateTime value={registration.statusChanged} relative />
+      </span>
+    </li>
+  );
+}
+
+/** The three lists: open circuits by target, paused and disabled registrations. */
+export function AttentionLists({ attention }: { attention: EndpointAttention }) {
+  const { openCircuits, paused, disabled } = attention;
+  return (
+    <div className="attention">
+      <Column
+        title="Open circuits"
+        count={openCircuits.length}
+        testId="open-circuits"
+        empty="Every breaker is closed."
+      >
+        {openCircuits.map((circuit) => (
+          <li key={circuit.target} className="attention__item" data-testid="open-circuit">
+            <code>{circuit.target}</code> <BreakerBadge state={circuit.breaker.state} />
+            <span className="muted small">
+              {' '}
+              {formatCount(circuit.breaker.consecutiveFailures)} consecutive failures
+              {circuit.breaker.state === 'open' && circuit.breaker.openUntil && (
+                <>
+                  {' '}
+                  · trial <DateTime value={circuit.breaker.openUntil} relative />
+                </>
+              )}
+            </span>
+            <br />
+            {circuit.registrations.map((registration, index) => (
+              <span key={registration.id}>
+                {index > 0 && ', '}
+                <RegistrationLink id={registration.id} />
+              </span>
+            ))}
+          </li>
+        ))}
+      </Column>
+      <Column
+        title="Paused"
+        count={paused.length}
+        testId="paused-registrations"
+        empty="No registration is paused."
+      >
+        {paused.map((registration) => (
+          <StoppedRegistration
+            key={registration.id}
+            registration={registration}
+            testId="paused-registration"
+          />
+        ))}
+      </Column>
+      <Column
+        title="Disabled"
+        count={disabled.length}
+        testId="disabled-registrations"
+        empty="No registration is disabled."
+      >
+        {disabled.map((registration) => (
+          <StoppedRegistration
+            key={registration.id}
+            registration={registration}
+            testId="disabled-registration"
+          />
+        ))}
+      </Column>
+    </div>
+  );
+}
+
+/** The overview's endpoint section: which targets and registrations are not delivering. */
+export function EndpointAttentionSection() {
+  const { registrations, attention, breakerReadsFailed, checked, total } = useEndpointAttention();
+  return (
+    <section aria-labelledby="endpoints-heading" className="section" data-testid="endpoint-attention">
+      <div className="section__header">
+        <h2 id="endpoints-heading" className="section__title">
+          Endpoints
+        </h2>
+        <span className="muted small">
+          {total > checked
+            ? `The ${formatCount(checked)} newest of ${formatCount(total)} registrations`
+            : 'Every registration'}{' '}
+          · refreshes every {ATTENTION_REFRESH_MS / 1000} s
+        </span>
+      </div>
+      {registrations.isPending ? (
+        <Loading label="Loading the endpoints…" />
+      ) : !attention ? (
+        <ErrorState error={registrations.error} onRetry={() => registrations.refetch()} />
+      ) : (
+        <>
+          {attention.unknownTargets > 0 && (
+            <p className="muted small" data-testid="breakers-unknown">
+              {breakerReadsFailed > 0
+                ? `The breakers of ${formatCount(breakerReadsFailed)} targets could not be read; open circuits may be missing.`
+                : `Reading the breakers of ${formatCount(attention.unknownTargets)} targets…`}
+            </p>
+          )}
+          <AttentionLists attention={attention} />
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,69 @@
+import type {
+  BreakerState,
+  WebhookDisabledReason,
+  WebhookRegistrationHealth,
+  WebhookRegistrationStatus,
+} from '@platform/shared';
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import { api } from './api';
+import { queryRoots } from './query-keys';
+
+/**
+ * GET /api/webhook-registrations/{id}/health. Read by the registrations screens and the overview,
+ * so it lives here; its key is under the registrations root, so pausing, resuming or deleting a
+ * registration refreshes it wherever it shows.
+ */
+export function getRegistrationHealth(id: number, signal?: AbortSignal) {
+  return api.request<WebhookRegistrationHealth>(`/api/webhook-registrations/${id}/health`, { signal });
+}
+
+export function getRegistrationHealthQueryOptions(id: number, refetchInterval: number) {
+  return queryOptions({
+    queryKey: [...queryRoots.registrations, 'health', id],
+    queryFn: ({ signal }) => getRegistrationHealth(id, signal),
+    // react-query pauses the interval while the tab is hidden
+    refetchInterval,
+    staleTime: refetchInterval / 2,
+  });
+}
+
+/** Status names, with what each means for deliveries (tooltips, the detail page). */
+export const REGISTRATION_STATUS_COPY: Readonly<
+  Record<WebhookRegistrationStatus, { name: string; description: string }>
+> = {
+  active: { name: 'Active', description: 'Its webhooks are delivered.' },
+  paused: {
+    name: 'Paused',
+    description: 'Paused by an operator: its webhooks are written but none is sent until it is resumed.',
+  },
+  disabled: {
+    name: 'Disabled',
+    description:
+      'Disabled by the dispatcher: its webhooks are written and kept but none is sent until it is re-enabled.',
+  },
+};
+
+/** Why the dispatcher disabled a registration, as the disabled banner says it. */
+export const DISABLED_REASON_TEXT: Readonly<Record<WebhookDisabledReason, string>> = {
+  gone: 'The endpoint answered 410 Gone',
+  failing: 'Every attempt has failed for a long time',
+};
+
+/** Circuit breaker states, with what each means for the target's deliveries. */
+export const BREAKER_COPY: Readonly<Record<BreakerState, { name: string; description: string }>> = {
+  closed: { name: 'Closed', description: 'Deliveries go out as usual.' },
+  open: {
+    name: 'Open',
+    description:
+      'The target failed repeatedly: due webhooks are recorded as circuit-open without a request until the cool-down ends.',
+  },
+  'half-open': {
+    name: 'Half-open',
+    description: 'One trial delivery decides: a success closes the breaker, a failure opens it again.',
+  },
+};
+
+/** A registration's health, refreshed every `refetchInterval` ms while the tab is visible. */
+export function useRegistrationHealth(id: number, refetchInterval: number) {
+  return useQuery(getRegistrationHealthQueryOptions(id, refetchInterval));
+}
