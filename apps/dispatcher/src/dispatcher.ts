@@ -140,6 +140,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         metrics.prunedRows.inc({ table: 'webhook_attempts' }, report.attempts);
         metrics.prunedRows.inc({ table: 'webhooks' }, report.webhooks);
         metrics.prunedRows.inc({ table: 'entity_changes' }, report.entityChanges);
+        metrics.prunedRows.inc({ table: 'webhook_attempt_stats' }, report.attemptStats);
       }
       if (report && 'promoted' in report) {
         metrics.repairedGroups.inc({ action: 'promoted' }, report.promoted);

@@ -186,11 +186,18 @@ describe('the prune job', () => {
       attempts: [daysAgo(1)],
     });
     const recentOrphan = await change(daysAgo(1));
+    // per-minute stats: a day-old minute is kept (the health read's last day), a 3-day-old one goes
+    const registrationId = (await db.knex('webhooks').where({ id: keep.recent }).first('registration_id'))
+      .registration_id as number;
+    await db.knex('webhook_attempt_stats').insert([
+      { registration_id: registrationId, minute: daysAgo(1), bucket: 5, attempts: 2, successes: 2 },
+      { registration_id: registrationId, minute: daysAgo(3), bucket: 5, attempts: 1, successes: 1 },
+    ]);
 
     const reports: unknown[] = [];
     const job = maintenance({ pruneBatch: 2, onRun: (...args) => reports.push(args) });
     const report = await job.prune();
-    expect(report).toEqual({ attempts: 4, webhooks: 8, entityChanges: 9 });
+    expect(report).toEqual({ attempts: 4, webhooks: 8, entityChanges: 9, attemptStats: 1 });
     expect(reports).toEqual([['prune', 'done', report]]);
 
     const webhooks = await db.knex('webhooks').orderBy('id').pluck('id');
@@ -200,6 +207,7 @@ describe('the prune job', () => {
       { webhook_id: keep.lateSuccess, number: 2 },
       { webhook_id: keep.recent, number: 1 },
     ]);
+    expect(await db.knex('webhook_attempt_stats').pluck('attempts')).toEqual([2]);
     const changes = await db.knex('entity_changes').pluck('id');
     expect(changes).not.toContain(orphan);
     expect(changes).toContain(recentOrphan);
@@ -209,7 +217,7 @@ describe('the prune job', () => {
     ]);
 
     // nothing left to do
-    expect(await job.prune()).toEqual({ attempts: 0, webhooks: 0, entityChanges: 0 });
+    expect(await job.prune()).toEqual({ attempts: 0, webhooks: 0, entityChanges: 0, attemptStats: 0 });
     expect(logs.filter((l) => l.msg === 'maintenance done' && l.job === 'prune')).toHaveLength(2);
   });
 
@@ -220,16 +228,23 @@ describe('the prune job', () => {
       completedAt: daysAgo(5),
       attempts: [daysAgo(5)],
     });
-    expect(await maintenance().prune()).toEqual({ attempts: 0, webhooks: 0, entityChanges: 0 });
+    expect(await maintenance().prune()).toEqual({
+      attempts: 0,
+      webhooks: 0,
+      entityChanges: 0,
+      attemptStats: 0,
+    });
     expect(await maintenance({ attemptRetentionMs: 2 * DAY, webhookRetentionMs: 7 * DAY }).prune()).toEqual({
       attempts: 1,
       webhooks: 0,
       entityChanges: 0,
+      attemptStats: 0,
     });
     expect(await maintenance({ webhookRetentionMs: 2 * DAY }).prune()).toEqual({
       attempts: 0,
       webhooks: 1,
       entityChanges: 1,
+      attemptStats: 0,
     });
     expect(await db.knex('webhooks').where({ id: finished })).toEqual([]);
   });

@@ -2,6 +2,7 @@ import {
   FIRST_GROUP,
   findGroupsToRepair,
   pruneAttempts,
+  pruneAttemptStats,
   pruneEntityChangesStep,
   pruneWebhooksStep,
   repairGroups,
@@ -36,6 +37,8 @@ export interface PruneReport {
   attempts: number;
   webhooks: number;
   entityChanges: number;
+  /** Per-minute attempt stats past their two days. */
+  attemptStats: number;
 }
 
 export interface RepairReport {
@@ -178,11 +181,11 @@ export class Maintenance {
     }
   }
 
-  /** Attempts, then finished webhooks (with what attempts they still have), then orphaned changes. */
+  /** Attempts, then finished webhooks (with what attempts they still have), orphaned changes, old stats. */
   private async pruneAll(): Promise<PruneReport> {
     const { knex, attemptRetentionMs, webhookRetentionMs } = this.options;
     const batch = this.options.pruneBatch ?? PRUNE_BATCH;
-    const report: PruneReport = { attempts: 0, webhooks: 0, entityChanges: 0 };
+    const report: PruneReport = { attempts: 0, webhooks: 0, entityChanges: 0, attemptStats: 0 };
     for (;;) {
       const deleted = await pruneAttempts(knex, { olderThanMs: attemptRetentionMs, limit: batch });
       report.attempts += deleted;
@@ -195,6 +198,7 @@ export class Maintenance {
     report.entityChanges = await this.walk((after) =>
       pruneEntityChangesStep(knex, { olderThanMs: webhookRetentionMs, after, scan: batch }),
     );
+    report.attemptStats = await pruneAttemptStats(knex);
     return report;
   }
 

@@ -123,3 +123,24 @@ export async function pruneEntityChangesStep(
     done: row.scanned < options.scan || row.recent,
   };
 }
+
+/**
+ * How long per-minute attempt stats are kept: the health read looks back a day at most, and a
+ * second day lets a console compare. Not configurable: nothing reads older stats.
+ */
+export const ATTEMPT_STATS_RETENTION_MS = 2 * 86_400_000;
+
+/**
+ * Deletes per-minute attempt stats older than `ATTEMPT_STATS_RETENTION_MS`, one range of the
+ * primary key (registration_id, minute, bucket) per registration, so it needs no index of its
+ * own (which every flush would have to write). An hourly run deletes about an hour of minutes.
+ */
+export async function pruneAttemptStats(knex: Knex): Promise<number> {
+  const result = await knex.raw(
+    `delete from webhook_attempt_stats s
+      using webhook_registrations r
+      where s.registration_id = r.id and s.minute < now() - make_interval(secs => ? / 1000.0)`,
+    [ATTEMPT_STATS_RETENTION_MS],
+  );
+  return (result as { rowCount: number }).rowCount;
+}
