@@ -30,7 +30,11 @@ const targetRow = (id: number) => knex('webhook_targets').where({ id }).first();
 const registrationRow = (id: number) => knex('webhook_registrations').where({ id }).first();
 
 /** A failed result: `status` a status code (an answer), or an error kind without one. */
-function failure(webhook: ClaimedWebhook, what: number | string, state = Retrying): AttemptResult {
+function failure(
+  webhook: ClaimedWebhook,
+  what: number | string,
+  state: typeof Retrying | typeof Failed = Retrying,
+): AttemptResult {
   const status = typeof what === 'number';
   return attemptResult(webhook, {
     state,
