@@ -139,7 +139,9 @@ beforeAll(async () => {
 afterAll(() => db.drop());
 beforeEach(async () => {
   logs.length = 0;
-  await db.knex.raw('truncate webhook_attempts, webhooks, webhook_groups, entity_changes cascade');
+  await db.knex.raw(
+    'truncate webhook_attempt_stats, webhook_attempts, webhooks, webhook_groups, entity_changes cascade',
+  );
   await db.knex('webhook_events').whereNot({ registration_id: registrationId }).delete();
   await db.knex('webhook_registrations').whereNot({ id: registrationId }).delete();
 });
@@ -190,7 +192,7 @@ describe('the prune job', () => {
     const reports: unknown[] = [];
     const job = maintenance({ pruneBatch: 2, onRun: (...args) => reports.push(args) });
     const report = await job.prune();
-    expect(report).toEqual({ attempts: 4, webhooks: 8, entityChanges: 9 });
+    expect(report).toEqual({ attempts: 4, attemptStats: 0, webhooks: 8, entityChanges: 9 });
     expect(reports).toEqual([['prune', 'done', report]]);
 
     const webhooks = await db.knex('webhooks').orderBy('id').pluck('id');
@@ -209,7 +211,7 @@ describe('the prune job', () => {
     ]);
 
     // nothing left to do
-    expect(await job.prune()).toEqual({ attempts: 0, webhooks: 0, entityChanges: 0 });
+    expect(await job.prune()).toEqual({ attempts: 0, attemptStats: 0, webhooks: 0, entityChanges: 0 });
     expect(logs.filter((l) => l.msg === 'maintenance done' && l.job === 'prune')).toHaveLength(2);
   });
 
@@ -220,18 +222,47 @@ describe('the prune job', () => {
       completedAt: daysAgo(5),
       attempts: [daysAgo(5)],
     });
-    expect(await maintenance().prune()).toEqual({ attempts: 0, webhooks: 0, entityChanges: 0 });
+    expect(await maintenance().prune()).toEqual({
+      attempts: 0,
+      attemptStats: 0,
+      webhooks: 0,
+      entityChanges: 0,
+    });
     expect(await maintenance({ attemptRetentionMs: 2 * DAY, webhookRetentionMs: 7 * DAY }).prune()).toEqual({
       attempts: 1,
+      attemptStats: 0,
       webhooks: 0,
       entityChanges: 0,
     });
     expect(await maintenance({ webhookRetentionMs: 2 * DAY }).prune()).toEqual({
       attempts: 0,
+      attemptStats: 0,
       webhooks: 1,
       entityChanges: 1,
     });
     expect(await db.knex('webhooks').where({ id: finished })).toEqual([]);
+  });
+
+  it('deletes the per-minute attempt figures older than two days, in batches, and keeps the rest', async () => {
+    const minutes = [daysAgo(3), daysAgo(2.5), daysAgo(2.01), daysAgo(1.99), daysAgo(0)];
+    await db
+      .knex('webhook_attempt_stats')
+      .insert(
+        minutes.flatMap((minute) =>
+          [-1, 40].map((bucket) => ({
+            registration_id: registrationId,
+            minute,
+            bucket,
+            attempts: 2,
+            successes: 1,
+          })),
+        ),
+      );
+    expect(await maintenance({ pruneBatch: 2 }).prune()).toMatchObject({ attemptStats: 6 });
+    const kept = await db.knex('webhook_attempt_stats').orderBy('minute').pluck('minute');
+    expect(kept.map((minute: Date) => minute.getTime())).toEqual(
+      [minutes[3]!, minutes[3]!, minutes[4]!, minutes[4]!].map((minute) => minute.getTime()),
+    );
   });
 });
 

@@ -1,7 +1,9 @@
 import {
   FIRST_GROUP,
   findGroupsToRepair,
+  ATTEMPT_STATS_RETENTION_MS,
   pruneAttempts,
+  pruneAttemptStats,
   pruneEntityChangesStep,
   pruneWebhooksStep,
   repairGroups,
@@ -34,6 +36,8 @@ export const REPAIR_BATCH = 500;
 
 export interface PruneReport {
   attempts: number;
+  /** Rows of the per-minute attempt figures (kept ATTEMPT_STATS_RETENTION_MS). */
+  attemptStats: number;
   webhooks: number;
   entityChanges: number;
 }
@@ -178,15 +182,26 @@ export class Maintenance {
     }
   }
 
-  /** Attempts, then finished webhooks (with what attempts they still have), then orphaned changes. */
+  /**
+   * Attempts and their per-minute figures, then finished webhooks (with what attempts they still
+   * have), then orphaned changes.
+   */
   private async pruneAll(): Promise<PruneReport> {
     const { knex, attemptRetentionMs, webhookRetentionMs } = this.options;
     const batch = this.options.pruneBatch ?? PRUNE_BATCH;
-    const report: PruneReport = { attempts: 0, webhooks: 0, entityChanges: 0 };
+    const report: PruneReport = { attempts: 0, attemptStats: 0, webhooks: 0, entityChanges: 0 };
     for (;;) {
       const deleted = await pruneAttempts(knex, { olderThanMs: attemptRetentionMs, limit: batch });
       report.attempts += deleted;
       if (deleted < batch || this.stopping) break;
+    }
+    while (!this.stopping) {
+      const deleted = await pruneAttemptStats(knex, {
+        olderThanMs: ATTEMPT_STATS_RETENTION_MS,
+        limit: batch,
+      });
+      report.attemptStats += deleted;
+      if (deleted < batch) break;
     }
     report.webhooks = await this.walk((after) =>
       pruneWebhooksStep(knex, { olderThanMs: webhookRetentionMs, after, scan: batch }),
