@@ -245,19 +245,17 @@ describe('the prune job', () => {
 
   it('deletes the per-minute attempt figures older than two days, in batches, and keeps the rest', async () => {
     const minutes = [daysAgo(3), daysAgo(2.5), daysAgo(2.01), daysAgo(1.99), daysAgo(0)];
-    await db
-      .knex('webhook_attempt_stats')
-      .insert(
-        minutes.flatMap((minute) =>
-          [-1, 40].map((bucket) => ({
-            registration_id: registrationId,
-            minute,
-            bucket,
-            attempts: 2,
-            successes: 1,
-          })),
-        ),
-      );
+    await db.knex('webhook_attempt_stats').insert(
+      minutes.flatMap((minute) =>
+        [-1, 40].map((bucket) => ({
+          registration_id: registrationId,
+          minute,
+          bucket,
+          attempts: 2,
+          successes: 1,
+        })),
+      ),
+    );
     expect(await maintenance({ pruneBatch: 2 }).prune()).toMatchObject({ attemptStats: 6 });
     const kept = await db.knex('webhook_attempt_stats').orderBy('minute').pluck('minute');
     expect(kept.map((minute: Date) => minute.getTime())).toEqual(
