@@ -842,6 +842,7 @@ CREATE INDEX voting_sessions_conference ON public.voting_sessions USING btree (c
 CREATE UNIQUE INDEX voting_sessions_open ON public.voting_sessions USING btree (resolution_id) WHERE ((deleted IS NULL) AND (status = 'open'::text));
 CREATE INDEX voting_sessions_party ON public.voting_sessions USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX voting_sessions_resolution ON public.voting_sessions USING btree (resolution_id) WHERE (deleted IS NULL);
+CREATE INDEX webhook_attempt_stats_minute ON public.webhook_attempt_stats USING btree (minute);
 CREATE INDEX webhook_attempts_created ON public.webhook_attempts USING btree (created);
 CREATE INDEX webhook_attempts_webhook ON public.webhook_attempts USING btree (webhook_id, number DESC);
 CREATE INDEX webhook_events_subscription ON public.webhook_events USING btree (entity_name, type) WHERE (deleted IS NULL);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createSecretBox } from '@platform/db';
+import { createSecretBox, notifyWebhookDue } from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProperty } from '../../api/src/features/webhooks/webhook-test-support';
@@ -18,6 +18,7 @@ import {
   startTestTarget,
   type TargetAnswer,
   type TestTarget,
+  waitForLockWaiter,
   waitForWebhook,
   webhookRow,
 } from '@platform/testkit';
@@ -80,6 +81,26 @@ async function oneWebhook(targetUrl: string): Promise<number> {
   return id!;
 }
 
+/** Locks rows of `table` in a transaction of its own until `release()`, as a concurrent writer would. */
+async function holdRowLocks(table: string, ids: number[]): Promise<{ release(): Promise<void> }> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const holding = new Promise<void>((resolve) => (locked = resolve));
+  const done = api.db.knex.transaction(async (trx) => {
+    await trx(table).whereIn('id', ids).forUpdate().select('id');
+    locked();
+    await released;
+  });
+  await holding;
+  return {
+    release: async () => {
+      release();
+      await done;
+    },
+  };
+}
+
 /** Milliseconds from the end of attempt `a` to the start of attempt `b`. */
 const gap = (a: AttemptRow, b: AttemptRow) =>
   b.started_at.getTime() - (a.started_at.getTime() + a.duration_ms);
@@ -116,6 +137,42 @@ describe('wake-ups', () => {
       [2, 200],
     ]);
     expect(gap(attempts[0]!, attempts[1]!)).toBeGreaterThanOrEqual(SCHEDULE[1]! - SLACK_MS);
+  });
+
+  it('claims again after a claim during which a NOTIFY came: its snapshot could not see that work', async () => {
+    // A claim is held up on a target row (an open breaker's trial; its due webhook locked too, so
+    // the claim takes nothing); meanwhile another webhook is written and its NOTIFY arrives. The
+    // claim's snapshot predates that webhook, and its answer (a trial in flight) says to look
+    // again only when the trial's lease runs out, half a minute away.
+    const blocked = await registered((await target()).url);
+    const { target_id: targetId } = await api.db
+      .knex('webhook_registrations')
+      .where({ id: blocked.registrationId })
+      .first('target_id');
+    await api.db
+      .knex('webhook_targets')
+      .where({ id: targetId })
+      .update({ breaker_state: 'open', open_until: new Date(Date.now() - 1_000) });
+    const holdTarget = await holdRowLocks('webhook_targets', [targetId]);
+    const [blockedId] = await seedChange(api.db.knex, propertyChange(blocked.partyId, 1), { notify: false });
+    const holdWebhook = await holdRowLocks('webhooks', [blockedId!]);
+    await notifyWebhookDue(api.db.knex);
+    await waitForLockWaiter(api.db.knex);
+
+    const hook = await target();
+    const id = await oneWebhook(hook.url);
+    await holdTarget.release();
+    // the held-up claim ends: the trial is the claim's, but it could take no webhook
+    await eventually(
+      async () =>
+        (await api.db.knex('webhook_targets').where({ id: targetId }).first('breaker_state'))
+          .breaker_state === 'half-open',
+      { what: 'the trial taken' },
+    );
+    await holdWebhook.release();
+    // 10 s, while the trial's lease (and the poll) would take 30 s or more
+    await waitForWebhook(api.db.knex, id, Successful, { timeoutMs: 10_000 });
+    expect(hook.requests).toHaveLength(1);
   });
 });
 

@@ -138,9 +138,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       metrics.maintenanceRuns.inc({ job, result });
       if (report && 'attempts' in report) {
         metrics.prunedRows.inc({ table: 'webhook_attempts' }, report.attempts);
+        metrics.prunedRows.inc({ table: 'webhook_attempt_stats' }, report.attemptStats);
         metrics.prunedRows.inc({ table: 'webhooks' }, report.webhooks);
         metrics.prunedRows.inc({ table: 'entity_changes' }, report.entityChanges);
-        metrics.prunedRows.inc({ table: 'webhook_attempt_stats' }, report.attemptStats);
       }
       if (report && 'promoted' in report) {
         metrics.repairedGroups.inc({ action: 'promoted' }, report.promoted);

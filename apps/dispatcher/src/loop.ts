@@ -69,6 +69,8 @@ export class DeliveryLoop {
   private readonly buffer: { webhook: ClaimedWebhook; claimedAt: number }[] = [];
   /** Whether a claim may find due work: false after a claim came back short, until a wake. */
   private mayHaveWork = true;
+  /** Wake-ups so far: one that comes while a claim runs must survive the claim's short answer. */
+  private wakes = 0;
   /** When the earliest known retry falls due, or the fallback poll (epoch ms). */
   private dueAt = 0;
   private readonly clock: Clock;
@@ -104,6 +106,7 @@ export class DeliveryLoop {
 
   /** A hint that work may be due (a NOTIFY, a reconnected LISTEN); never lost while claiming. */
   wake(): void {
+    this.wakes++;
     this.mayHaveWork = true;
     this.nudge();
   }
@@ -169,6 +172,7 @@ export class DeliveryLoop {
       // stamped before the statement: the lease starts somewhere in its round trip, and a stalled
       // event loop must not make a late answer look fresh
       const claimedAt = clock.now();
+      const wakesBefore = this.wakes;
       const { limits } = this.options;
       try {
         claim = await claimWebhooks(knex, {
@@ -192,7 +196,10 @@ export class DeliveryLoop {
       if (limits.anyWaitingWithRoom()) continue;
       // everything due that we may take is claimed: sleep until new work is announced, a slot of
       // a target with work left frees, or the next retry falls due (the claim says when)
-      this.mayHaveWork = false;
+      // Unless a wake-up came while it ran: the claim read one snapshot, taken when it began, so
+      // the work a NOTIFY announced meanwhile may have been invisible to it (and to the next due
+      // time it answered). Claim again rather than sleep on it.
+      if (this.wakes === wakesBefore) this.mayHaveWork = false;
       const now = clock.now();
       const untilNext = claim.nextDueAt ? new Date(claim.nextDueAt).getTime() - now : pollMs;
       this.dueAt = now + Math.max(0, Math.min(untilNext, pollMs));

@@ -139,7 +139,9 @@ beforeAll(async () => {
 afterAll(() => db.drop());
 beforeEach(async () => {
   logs.length = 0;
-  await db.knex.raw('truncate webhook_attempts, webhooks, webhook_groups, entity_changes cascade');
+  await db.knex.raw(
+    'truncate webhook_attempt_stats, webhook_attempts, webhooks, webhook_groups, entity_changes cascade',
+  );
   await db.knex('webhook_events').whereNot({ registration_id: registrationId }).delete();
   await db.knex('webhook_registrations').whereNot({ id: registrationId }).delete();
 });
@@ -186,18 +188,11 @@ describe('the prune job', () => {
       attempts: [daysAgo(1)],
     });
     const recentOrphan = await change(daysAgo(1));
-    // per-minute stats: a day-old minute is kept (the health read's last day), a 3-day-old one goes
-    const registrationId = (await db.knex('webhooks').where({ id: keep.recent }).first('registration_id'))
-      .registration_id as number;
-    await db.knex('webhook_attempt_stats').insert([
-      { registration_id: registrationId, minute: daysAgo(1), bucket: 5, attempts: 2, successes: 2 },
-      { registration_id: registrationId, minute: daysAgo(3), bucket: 5, attempts: 1, successes: 1 },
-    ]);
 
     const reports: unknown[] = [];
     const job = maintenance({ pruneBatch: 2, onRun: (...args) => reports.push(args) });
     const report = await job.prune();
-    expect(report).toEqual({ attempts: 4, webhooks: 8, entityChanges: 9, attemptStats: 1 });
+    expect(report).toEqual({ attempts: 4, attemptStats: 0, webhooks: 8, entityChanges: 9 });
     expect(reports).toEqual([['prune', 'done', report]]);
 
     const webhooks = await db.knex('webhooks').orderBy('id').pluck('id');
@@ -207,7 +202,6 @@ describe('the prune job', () => {
       { webhook_id: keep.lateSuccess, number: 2 },
       { webhook_id: keep.recent, number: 1 },
     ]);
-    expect(await db.knex('webhook_attempt_stats').pluck('attempts')).toEqual([2]);
     const changes = await db.knex('entity_changes').pluck('id');
     expect(changes).not.toContain(orphan);
     expect(changes).toContain(recentOrphan);
@@ -217,7 +211,7 @@ describe('the prune job', () => {
     ]);
 
     // nothing left to do
-    expect(await job.prune()).toEqual({ attempts: 0, webhooks: 0, entityChanges: 0, attemptStats: 0 });
+    expect(await job.prune()).toEqual({ attempts: 0, attemptStats: 0, webhooks: 0, entityChanges: 0 });
     expect(logs.filter((l) => l.msg === 'maintenance done' && l.job === 'prune')).toHaveLength(2);
   });
 
@@ -230,23 +224,43 @@ describe('the prune job', () => {
     });
     expect(await maintenance().prune()).toEqual({
       attempts: 0,
+      attemptStats: 0,
       webhooks: 0,
       entityChanges: 0,
-      attemptStats: 0,
     });
     expect(await maintenance({ attemptRetentionMs: 2 * DAY, webhookRetentionMs: 7 * DAY }).prune()).toEqual({
       attempts: 1,
+      attemptStats: 0,
       webhooks: 0,
       entityChanges: 0,
-      attemptStats: 0,
     });
     expect(await maintenance({ webhookRetentionMs: 2 * DAY }).prune()).toEqual({
       attempts: 0,
+      attemptStats: 0,
       webhooks: 1,
       entityChanges: 1,
-      attemptStats: 0,
     });
     expect(await db.knex('webhooks').where({ id: finished })).toEqual([]);
+  });
+
+  it('deletes the per-minute attempt figures older than two days, in batches, and keeps the rest', async () => {
+    const minutes = [daysAgo(3), daysAgo(2.5), daysAgo(2.01), daysAgo(1.99), daysAgo(0)];
+    await db.knex('webhook_attempt_stats').insert(
+      minutes.flatMap((minute) =>
+        [-1, 40].map((bucket) => ({
+          registration_id: registrationId,
+          minute,
+          bucket,
+          attempts: 2,
+          successes: 1,
+        })),
+      ),
+    );
+    expect(await maintenance({ pruneBatch: 2 }).prune()).toMatchObject({ attemptStats: 6 });
+    const kept = await db.knex('webhook_attempt_stats').orderBy('minute').pluck('minute');
+    expect(kept.map((minute: Date) => minute.getTime())).toEqual(
+      [minutes[3]!, minutes[3]!, minutes[4]!, minutes[4]!].map((minute) => minute.getTime()),
+    );
   });
 });
 

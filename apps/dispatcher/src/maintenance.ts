@@ -1,6 +1,7 @@
 import {
   FIRST_GROUP,
   findGroupsToRepair,
+  ATTEMPT_STATS_RETENTION_MS,
   pruneAttempts,
   pruneAttemptStats,
   pruneEntityChangesStep,
@@ -35,10 +36,10 @@ export const REPAIR_BATCH = 500;
 
 export interface PruneReport {
   attempts: number;
+  /** Rows of the per-minute attempt figures (kept ATTEMPT_STATS_RETENTION_MS). */
+  attemptStats: number;
   webhooks: number;
   entityChanges: number;
-  /** Per-minute attempt stats past their two days. */
-  attemptStats: number;
 }
 
 export interface RepairReport {
@@ -181,15 +182,26 @@ export class Maintenance {
     }
   }
 
-  /** Attempts, then finished webhooks (with what attempts they still have), orphaned changes, old stats. */
+  /**
+   * Attempts and their per-minute figures, then finished webhooks (with what attempts they still
+   * have), then orphaned changes.
+   */
   private async pruneAll(): Promise<PruneReport> {
     const { knex, attemptRetentionMs, webhookRetentionMs } = this.options;
     const batch = this.options.pruneBatch ?? PRUNE_BATCH;
-    const report: PruneReport = { attempts: 0, webhooks: 0, entityChanges: 0, attemptStats: 0 };
+    const report: PruneReport = { attempts: 0, attemptStats: 0, webhooks: 0, entityChanges: 0 };
     for (;;) {
       const deleted = await pruneAttempts(knex, { olderThanMs: attemptRetentionMs, limit: batch });
       report.attempts += deleted;
       if (deleted < batch || this.stopping) break;
+    }
+    while (!this.stopping) {
+      const deleted = await pruneAttemptStats(knex, {
+        olderThanMs: ATTEMPT_STATS_RETENTION_MS,
+        limit: batch,
+      });
+      report.attemptStats += deleted;
+      if (deleted < batch) break;
     }
     report.webhooks = await this.walk((after) =>
       pruneWebhooksStep(knex, { olderThanMs: webhookRetentionMs, after, scan: batch }),
@@ -198,7 +210,6 @@ export class Maintenance {
     report.entityChanges = await this.walk((after) =>
       pruneEntityChangesStep(knex, { olderThanMs: webhookRetentionMs, after, scan: batch }),
     );
-    report.attemptStats = await pruneAttemptStats(knex);
     return report;
   }
 

@@ -82,6 +82,8 @@ export async function up(knex: Knex): Promise<void> {
       successes int not null,
       primary key (registration_id, minute, bucket)
     );
+    -- the prune job deletes minutes older than the health reads (pruneAttemptStats)
+    create index webhook_attempt_stats_minute on webhook_attempt_stats (minute);
 
     create index webhooks_claimable on webhooks (registration_id, next_attempt_at) where state in (1, 2);
   `);

@@ -11,6 +11,7 @@ import {
   ownRegistration,
   setBreaker,
   TEST_HEALTH_POLICY,
+  truncateQueue,
 } from './queue-test-support';
 import { pauseRegistration, resumeRegistration } from './registration-status';
 
@@ -42,12 +43,7 @@ beforeAll(async () => {
   knex = db.knex;
 });
 afterAll(() => db.drop());
-beforeEach(async () => {
-  await knex.raw(
-    `truncate webhook_attempt_stats, webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events,
-              webhook_registrations, webhook_targets, mail_outbox cascade`,
-  );
-});
+beforeEach(() => truncateQueue(knex));
 
 describe('the fair claim', () => {
   it('interleaves targets: a batch of 10 takes all 3 of a small backlog beside 7 of a large one', async () => {

@@ -9,9 +9,11 @@ import {
   attemptResult,
   backlog,
   claimAs,
+  listenForWakeUps,
   ownRegistration,
   setBreaker,
   TEST_HEALTH_POLICY,
+  truncateQueue,
 } from './queue-test-support';
 
 // What recording results (`webhooks_complete`) does to a target's breaker, a registration's
@@ -30,7 +32,11 @@ const targetRow = (id: number) => knex('webhook_targets').where({ id }).first();
 const registrationRow = (id: number) => knex('webhook_registrations').where({ id }).first();
 
 /** A failed result: `status` a status code (an answer), or an error kind without one. */
-function failure(webhook: ClaimedWebhook, what: number | string, state = Retrying): AttemptResult {
+function failure(
+  webhook: ClaimedWebhook,
+  what: number | string,
+  state: typeof Retrying | typeof Failed = Retrying,
+): AttemptResult {
   const status = typeof what === 'number';
   return attemptResult(webhook, {
     state,
@@ -66,12 +72,7 @@ beforeAll(async () => {
   knex = db.knex;
 });
 afterAll(() => db.drop());
-beforeEach(async () => {
-  await knex.raw(
-    `truncate webhook_attempt_stats, webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events,
-              webhook_registrations, webhook_targets, mail_outbox cascade`,
-  );
-});
+beforeEach(() => truncateQueue(knex));
 
 describe('the breaker', () => {
   it('opens after 3 target failures in a row; an answer that is not a 5xx ends the run', async () => {
@@ -164,22 +165,12 @@ describe('the breaker', () => {
     const registration = await ownRegistration(knex, 'http://127.0.0.1:9/hook');
     await backlog(knex, registration, 2);
     const webhook = await trial(registration);
-    const client = (await knex.client.acquireConnection()) as {
-      query(sql: string): Promise<unknown>;
-      on(event: 'notification', listener: (message: { channel: string }) => void): void;
-      removeAllListeners(event: string): void;
-    };
-    const seen: string[] = [];
-    client.on('notification', (n) => seen.push(n.channel));
-    await client.query('listen webhook_due');
+    const wakeUps = await listenForWakeUps(knex);
     try {
       await record([attemptResult(webhook)]);
-      await client.query('select 1'); // notifications arrive before the answer to a later query
-      expect(seen).toEqual(['webhook_due']);
+      expect(await wakeUps.settle()).toEqual(['webhook_due']);
     } finally {
-      await client.query('unlisten *');
-      client.removeAllListeners('notification');
-      await knex.client.releaseConnection(client);
+      await wakeUps.close();
     }
   });
 });

@@ -44,6 +44,37 @@ export async function pruneAttempts(
 }
 
 /**
+ * How long the per-minute attempt figures are kept: `GET .../health` reads the last day at most,
+ * and a day more leaves room for a console that looks at yesterday. Their own period, not
+ * WEBHOOK_ATTEMPT_RETENTION: a busy registration writes a row per minute and latency bucket, and
+ * a month of those would be most of the table for nothing.
+ */
+export const ATTEMPT_STATS_RETENTION_MS = 2 * 86_400_000;
+
+/**
+ * Deletes up to `limit` rows of `webhook_attempt_stats` whose minute is more than `olderThanMs`
+ * ago, oldest first, through its index on `minute`. Returns how many were deleted: fewer than
+ * `limit` means none are left.
+ */
+export async function pruneAttemptStats(
+  knex: Knex,
+  options: { olderThanMs: number; limit: number },
+): Promise<number> {
+  const result = await knex.raw(
+    `with doomed as (
+       select registration_id, minute, bucket from webhook_attempt_stats
+        where minute < now() - make_interval(secs => ? / 1000.0)
+        order by minute
+        limit ?
+     )
+     delete from webhook_attempt_stats s using doomed d
+      where (s.registration_id, s.minute, s.bucket) = (d.registration_id, d.minute, d.bucket)`,
+    [options.olderThanMs, options.limit],
+  );
+  return (result as { rowCount: number }).rowCount;
+}
+
+/**
  * One step of pruning finished webhooks (Successful 3, Aborted 5, Resolved 7) completed more than
  * `olderThanMs` ago: looks at the next `scan` webhooks after id `after`, in id order, and deletes
  * the finished old ones (their remaining attempts go with them, `on delete cascade`).
@@ -124,23 +155,3 @@ export async function pruneEntityChangesStep(
   };
 }
 
-/**
- * How long per-minute attempt stats are kept: the health read looks back a day at most, and a
- * second day lets a console compare. Not configurable: nothing reads older stats.
- */
-export const ATTEMPT_STATS_RETENTION_MS = 2 * 86_400_000;
-
-/**
- * Deletes per-minute attempt stats older than `ATTEMPT_STATS_RETENTION_MS`, one range of the
- * primary key (registration_id, minute, bucket) per registration, so it needs no index of its
- * own (which every flush would have to write). An hourly run deletes about an hour of minutes.
- */
-export async function pruneAttemptStats(knex: Knex): Promise<number> {
-  const result = await knex.raw(
-    `delete from webhook_attempt_stats s
-      using webhook_registrations r
-      where s.registration_id = r.id and s.minute < now() - make_interval(secs => ? / 1000.0)`,
-    [ATTEMPT_STATS_RETENTION_MS],
-  );
-  return (result as { rowCount: number }).rowCount;
-}

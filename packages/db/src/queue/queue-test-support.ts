@@ -4,6 +4,7 @@ import { seedParty } from '@platform/testkit';
 import { claimWebhooks, type Claim, type ClaimedWebhook } from './claim';
 import type { AttemptResult, HealthPolicy } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
+import { WEBHOOK_DUE_CHANNEL } from '../notify';
 
 /** An update of Unit `entityId` by `partyId`: the change the queue tests enqueue. */
 export const unitChange = (partyId: number, entityId: number): EntityChangeInput => ({
@@ -133,4 +134,40 @@ export async function setBreaker(
       trial_until: fromNow(options.trialForSeconds),
       ...(options.opens !== undefined && { opens: options.opens }),
     });
+}
+
+/** Empties the queue's tables, the registrations and their targets, and the mail outbox. */
+export async function truncateQueue(knex: Knex): Promise<void> {
+  await knex.raw(
+    `truncate webhook_attempt_stats, webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events,
+              webhook_registrations, webhook_targets, mail_outbox cascade`,
+  );
+}
+
+/**
+ * LISTENs for the dispatchers' wake-up on a connection of its own. `settle()` answers the
+ * notifications that arrived since the last call; `close()` gives the connection back.
+ */
+export async function listenForWakeUps(
+  knex: Knex,
+): Promise<{ settle(): Promise<string[]>; close(): Promise<void> }> {
+  const client = (await knex.client.acquireConnection()) as {
+    query(sql: string): Promise<unknown>;
+    on(event: 'notification', listener: (message: { channel: string }) => void): void;
+    removeAllListeners(event: string): void;
+  };
+  const seen: string[] = [];
+  client.on('notification', (n) => seen.push(n.channel));
+  await client.query(`listen ${WEBHOOK_DUE_CHANNEL}`);
+  return {
+    settle: async () => {
+      await client.query('select 1'); // notifications arrive before the answer to a later query
+      return seen.splice(0);
+    },
+    close: async () => {
+      await client.query('unlisten *');
+      client.removeAllListeners('notification');
+      await knex.client.releaseConnection(client);
+    },
+  };
 }

@@ -4,7 +4,7 @@ import { createTestDatabase, setWebhookState, type TestDatabase } from '@platfor
 import { completeWebhooks } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
 import { leaveGroups } from './leave-groups';
-import { attemptResult, claim, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
+import { attemptResult, claim, listenForWakeUps, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
 import { releaseGroups } from './release-groups';
 
 const { Created, Retrying, Successful, Aborted, Pending } = WebhookState;
@@ -105,18 +105,7 @@ describe('enqueueEntityChange', () => {
 
   it('wakes the dispatchers with one NOTIFY per transaction, on commit, and only when it made webhooks', async () => {
     await registration(partyId);
-    const client = (await db.knex.client.acquireConnection()) as {
-      query(sql: string): Promise<unknown>;
-      on(event: 'notification', listener: (message: { channel: string }) => void): void;
-      removeAllListeners(event: string): void;
-    };
-    const seen: string[] = [];
-    client.on('notification', (n) => seen.push(n.channel));
-    await client.query('listen webhook_due');
-    const settle = async () => {
-      await client.query('select 1'); // notifications arrive before the answer to a later query
-      return seen.splice(0);
-    };
+    const { settle, close } = await listenForWakeUps(db.knex);
     try {
       await db.knex.transaction(async (trx) => {
         for (let i = 0; i < 3; i++) await enqueueEntityChange(trx, change());
@@ -127,9 +116,7 @@ describe('enqueueEntityChange', () => {
       await db.knex.transaction((trx) => enqueueEntityChange(trx, change({ entityName: 'Notice' })));
       expect(await settle()).toEqual([]);
     } finally {
-      await client.query('unlisten *');
-      client.removeAllListeners('notification');
-      await db.knex.client.releaseConnection(client);
+      await close();
     }
   });
 
