@@ -154,4 +154,3 @@ export async function pruneEntityChangesStep(
     done: row.scanned < options.scan || row.recent,
   };
 }
-
