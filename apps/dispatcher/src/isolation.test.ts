@@ -1,18 +1,17 @@
 import { WebhookState } from '@platform/shared';
 import {
+  attemptKindsOf,
   createTestDatabase,
   eventually,
   isolationRatio,
-  latenciesOf,
+  measureIsolationPhase,
   seedDeadBacklog,
   seedIsolationCast,
   startDispatcher,
   startTestTarget,
-  summarizeLatencies,
   wallClock,
-  writeSteadily,
-  type LatencySummary,
-  type TestTarget,
+  type IsolationPhase,
+  type TargetScript,
 } from '@platform/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -29,17 +28,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 const HEALTHY_TARGETS = 10;
 const DEAD_BACKLOG = 1_000;
-/** Writes per second in each phase, half of them the dead tenant's (so its sibling gets as many samples). */
+/** Writes per second in each phase, half of them the dead tenant's (its second endpoint's samples). */
 const WRITES_PER_SECOND = 50;
 /** Length of each measured phase; a short unmeasured one first warms connections, JIT and caches. */
 const PHASE_SECONDS = 5;
 /** The delivery timeout: a dead endpoint holds each of its deliveries this long. */
 const TIMEOUT = '2s';
-/**
- * How long after a phase's last write its healthy deliveries may still arrive; one later than
- * that counts as never (an infinite latency, failing the ratio), so a dispatcher without
- * isolation fails with its figures instead of outwaiting the test's timeout.
- */
+/** How long after a phase's last write its healthy deliveries may still arrive (five timeouts). */
 const GIVE_UP_MS = 10_000;
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -48,8 +43,8 @@ afterEach(async () => {
 });
 
 interface Figures {
-  without: { healthy: LatencySummary; sibling: LatencySummary };
-  with: { healthy: LatencySummary; sibling: LatencySummary };
+  without: IsolationPhase;
+  with: IsolationPhase;
   /** Requests the dead endpoint received while phase B's writes went on. */
   deadRequestsDuringB: number;
   /** The dead registration's attempts by error kind, after phase B. */
@@ -64,10 +59,8 @@ interface Figures {
 async function measure(env: Record<string, string>): Promise<Figures> {
   const db = await createTestDatabase();
   closers.push(() => db.drop());
-  const started: TestTarget[] = [];
-  const target = async (script?: Parameters<typeof startTestTarget>[0]) => {
+  const target = async (script?: TargetScript) => {
     const t = await startTestTarget(script);
-    started.push(t);
     closers.push(() => t.close());
     return t;
   };
@@ -86,29 +79,18 @@ async function measure(env: Record<string, string>): Promise<Figures> {
   );
   closers.push(() => dispatcher.stop());
 
-  // every other write is the dead tenant's: [h1, dead, h2, dead, …]
-  const partyIds = cast.healthy.flatMap(({ partyId }) => [partyId, cast.deadPartyId]);
-  const healthyIds = cast.healthy.map((h) => h.registrationId);
   const receipts = () =>
     [...healthy, sibling].flatMap((t) =>
       t.requests.map((r) => ({ webhookId: Number(r.webhookId), receivedAt: r.receivedAt })),
     );
-  const phase = async (seconds: number) => {
-    const written = await writeSteadily(db.knex, { partyIds, perSecond: WRITES_PER_SECOND, seconds });
-    const giveUpAt = wallClock() + GIVE_UP_MS;
-    let healthyMs: number[] = [];
-    let siblingMs: number[] = [];
-    await eventually(
-      () => {
-        const all = receipts();
-        healthyMs = latenciesOf(written, healthyIds, all);
-        siblingMs = latenciesOf(written, [cast.siblingRegistrationId], all);
-        return [...healthyMs, ...siblingMs].every(Number.isFinite) || wallClock() > giveUpAt;
-      },
-      { timeoutMs: GIVE_UP_MS + 5_000, what: 'the healthy deliveries of the phase', watch: dispatcher },
-    );
-    return { healthy: summarizeLatencies(healthyMs), sibling: summarizeLatencies(siblingMs) };
-  };
+  const phase = (seconds: number) =>
+    measureIsolationPhase(db.knex, cast, {
+      perSecond: WRITES_PER_SECOND,
+      seconds,
+      giveUpMs: GIVE_UP_MS,
+      receipts,
+      watch: dispatcher,
+    });
 
   await phase(1);
   const without = await phase(PHASE_SECONDS);
@@ -122,13 +104,6 @@ async function measure(env: Record<string, string>): Promise<Figures> {
   const withDead = await phase(PHASE_SECONDS);
   const phaseEnded = wallClock();
 
-  const attempts = (await db
-    .knex('webhook_attempts as a')
-    .join('webhooks as w', 'w.id', 'a.webhook_id')
-    .where('w.registration_id', deadRegistrationId)
-    .groupBy('a.error_kind')
-    .select('a.error_kind')
-    .count({ n: '*' })) as { error_kind: string | null; n: string }[];
   const deadCount = async (where: Record<string, number>) =>
     Number(
       (
@@ -144,7 +119,7 @@ async function measure(env: Record<string, string>): Promise<Figures> {
     deadRequestsDuringB: dead.requests.filter(
       (r) => r.receivedAt >= phaseStarted && r.receivedAt <= phaseEnded,
     ).length,
-    deadAttempts: Object.fromEntries(attempts.map((a) => [a.error_kind ?? 'none', Number(a.n)])),
+    deadAttempts: await attemptKindsOf(db.knex, deadRegistrationId),
     deadNeverTried: await deadCount({ attempt_count: 0 }),
     deadSuccessful: await deadCount({ state: WebhookState.Successful }),
   };
