@@ -1,12 +1,12 @@
 import {
   attemptKindsOf,
-  eventually,
+  ISOLATION,
   ISOLATION_FLOOR_MS,
   isolationRatio,
   measureIsolationPhase,
   seedDeadBacklog,
   seedIsolationCast,
-  startTestTarget,
+  startDeadTarget,
   type IsolationPhase,
   type LatencySummary,
   type Receipt,
@@ -17,18 +17,10 @@ import { startTarget } from './processes';
 import { startDispatcher } from './stack';
 import type { DeliveryRecord } from './target';
 
-/** Healthy tenants, each with a registration at an origin (a port of the target process) of its own. */
-const HEALTHY_TARGETS = 10;
-/** Webhooks due to the dead endpoint before the measured writes begin. */
-const DEAD_BACKLOG = 1_000;
 /** Runs of each kind, interleaved: without, with, without, with, … */
 const RUNS = 3;
-/** The issue's delivery timeout: each delivery to the dead endpoint holds its slot this long. */
-const TIMEOUT = '2s';
-/** Unmeasured writes before each measured phase: connections, JIT, caches. */
-const WARMUP_SECONDS = 1;
-/** How long after a phase's last write its healthy deliveries may still arrive. */
-const GIVE_UP_MS = 10_000;
+/** The healthy tenants' origins: ports of the target process. */
+const { healthyTargets } = ISOLATION;
 
 type Kind = 'without' | 'with';
 
@@ -56,9 +48,9 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 export async function isolationMode(context: BenchContext, options: { rate: number; seconds: number }) {
   const { cluster, log } = context;
   // the healthy origins and the sibling's, in a process of their own like the other modes' target
-  const target = await startTarget(HEALTHY_TARGETS + 1);
-  // accepts the connection, reads the request, never answers; idle, so in the bench's process
-  const dead = await startTestTarget(() => ({ hang: true }));
+  const target = await startTarget(healthyTargets + 1);
+  // idle, so in the bench's process
+  const dead = await startDeadTarget();
   const sealing = { secrets: context.secrets, signingSecret: context.signingSecret };
   const receipts = async (): Promise<Receipt[]> =>
     (await target.records<DeliveryRecord[]>()).map(([webhookId, receivedAt]) => ({ webhookId, receivedAt }));
@@ -66,35 +58,27 @@ export async function isolationMode(context: BenchContext, options: { rate: numb
   const run = async (kind: Kind, index: number) => {
     const db = await cluster.create(`isolation_${index}_${kind}`);
     const cast = await seedIsolationCast(db.knex, {
-      healthyUrls: target.urls.slice(0, HEALTHY_TARGETS),
-      siblingUrl: target.urls[HEALTHY_TARGETS]!,
+      healthyUrls: target.urls.slice(0, healthyTargets),
+      siblingUrl: target.urls[healthyTargets]!,
       ...sealing,
     });
     await target.reset(true);
-    const dispatcher = await startDispatcher(context.stack(db.url), { WEBHOOK_TIMEOUT: TIMEOUT });
+    const dispatcher = await startDispatcher(context.stack(db.url), {
+      WEBHOOK_TIMEOUT: ISOLATION.webhookTimeout,
+    });
     try {
       const phase = (seconds: number) =>
         measureIsolationPhase(db.knex, cast, {
           perSecond: options.rate,
           seconds,
-          giveUpMs: GIVE_UP_MS,
           receipts,
           watch: dispatcher.child,
         });
-      await phase(WARMUP_SECONDS);
-      let deadRegistrationId: number | undefined;
-      if (kind === 'with') {
-        const before = dead.requests.length;
-        deadRegistrationId = await seedDeadBacklog(db.knex, cast, {
-          deadUrl: dead.url,
-          count: DEAD_BACKLOG,
-          ...sealing,
-        });
-        await eventually(() => dead.requests.length > before, {
-          what: 'the dead endpoint receiving its first delivery',
-          watch: dispatcher.child,
-        });
-      }
+      await phase(ISOLATION.warmupSeconds);
+      const deadRegistrationId =
+        kind === 'with'
+          ? await seedDeadBacklog(db.knex, cast, { dead, watch: dispatcher.child, ...sealing })
+          : undefined;
       const measured = await phase(options.seconds);
       const deadAttempts =
         deadRegistrationId === undefined ? undefined : await attemptKindsOf(db.knex, deadRegistrationId);
@@ -144,9 +128,9 @@ export async function isolationMode(context: BenchContext, options: { rate: numb
   };
   return {
     mode: 'isolation',
-    healthyTargets: HEALTHY_TARGETS,
-    deadBacklog: DEAD_BACKLOG,
-    webhookTimeout: TIMEOUT,
+    healthyTargets,
+    deadBacklog: ISOLATION.deadBacklog,
+    webhookTimeout: ISOLATION.webhookTimeout,
     writesPerSecond: options.rate,
     seconds: options.seconds,
     floorMs: ISOLATION_FLOOR_MS,

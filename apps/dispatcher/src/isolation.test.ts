@@ -2,16 +2,16 @@ import { WebhookState } from '@platform/shared';
 import {
   attemptKindsOf,
   createTestDatabase,
-  eventually,
+  ISOLATION,
   isolationRatio,
   measureIsolationPhase,
   seedDeadBacklog,
   seedIsolationCast,
+  startDeadTarget,
   startDispatcher,
   startTestTarget,
   wallClock,
   type IsolationPhase,
-  type TargetScript,
 } from '@platform/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -26,16 +26,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 // The scenario itself (who writes what, how latency is stamped, the floor) is the kit's
 // (packages/testkit/src/isolation.ts), shared with `pnpm bench --isolation`.
 
-const HEALTHY_TARGETS = 10;
-const DEAD_BACKLOG = 1_000;
 /** Writes per second in each phase, half of them the dead tenant's (its second endpoint's samples). */
 const WRITES_PER_SECOND = 50;
-/** Length of each measured phase; a short unmeasured one first warms connections, JIT and caches. */
+/** Length of each measured phase (after an unmeasured warm-up). */
 const PHASE_SECONDS = 5;
-/** The issue's delivery timeout: a dead endpoint holds each of its deliveries this long. */
-const TIMEOUT = '2s';
-/** How long after a phase's last write its healthy deliveries may still arrive (five timeouts). */
-const GIVE_UP_MS = 10_000;
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -59,22 +53,22 @@ interface Figures {
 async function measure(env: Record<string, string>): Promise<Figures> {
   const db = await createTestDatabase();
   closers.push(() => db.drop());
-  const target = async (script?: TargetScript) => {
-    const t = await startTestTarget(script);
+  const target = async () => {
+    const t = await startTestTarget();
     closers.push(() => t.close());
     return t;
   };
-  const healthy = await Promise.all(Array.from({ length: HEALTHY_TARGETS }, () => target()));
+  const healthy = await Promise.all(Array.from({ length: ISOLATION.healthyTargets }, () => target()));
   const sibling = await target();
-  // accepts the connection, reads the request, never answers
-  const dead = await target(() => ({ hang: true }));
+  const dead = await startDeadTarget();
+  closers.push(() => dead.close());
   const cast = await seedIsolationCast(db.knex, {
     healthyUrls: healthy.map((t) => t.url),
     siblingUrl: sibling.url,
   });
   const dispatcher = await startDispatcher(
     db.url,
-    { LOG_LEVEL: 'warn', WEBHOOK_TIMEOUT: TIMEOUT, ...env },
+    { LOG_LEVEL: 'warn', WEBHOOK_TIMEOUT: ISOLATION.webhookTimeout, ...env },
     { bundle: true },
   );
   closers.push(() => dispatcher.stop());
@@ -87,19 +81,14 @@ async function measure(env: Record<string, string>): Promise<Figures> {
     measureIsolationPhase(db.knex, cast, {
       perSecond: WRITES_PER_SECOND,
       seconds,
-      giveUpMs: GIVE_UP_MS,
       receipts,
       watch: dispatcher,
     });
 
-  await phase(1);
+  await phase(ISOLATION.warmupSeconds);
   const without = await phase(PHASE_SECONDS);
 
-  const deadRegistrationId = await seedDeadBacklog(db.knex, cast, { deadUrl: dead.url, count: DEAD_BACKLOG });
-  // the dead endpoint holds delivery slots before the first measured write
-  await eventually(() => dead.requests.length > 0, {
-    what: 'the dead endpoint receiving its first delivery',
-  });
+  const deadRegistrationId = await seedDeadBacklog(db.knex, cast, { dead, watch: dispatcher });
   const phaseStarted = wallClock();
   const withDead = await phase(PHASE_SECONDS);
   const phaseEnded = wallClock();
@@ -180,7 +169,7 @@ describe('delivery isolation with the real dispatcher', () => {
       expect(figures.deadAttempts['circuit-open'] ?? 0).toBe(0);
       // it was tried during the measurement, and most of its backlog was still due at the end
       expect(figures.deadRequestsDuringB).toBeGreaterThan(0);
-      expect(figures.deadNeverTried).toBeGreaterThan(DEAD_BACKLOG * 0.9);
+      expect(figures.deadNeverTried).toBeGreaterThan(ISOLATION.deadBacklog * 0.9);
     },
   );
 });

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { enqueueEntityChange, notifyWebhookDue, type Knex, type SecretBox } from '@platform/db';
 import { quantile } from './quantile';
 import { propertyChange, seedChange, seedParty, seedRegistration } from './seed';
+import { startTestTarget, type TestTarget } from './target';
 import { eventually, type Watched } from './wait';
 
 // The delivery-isolation scenario of issue 15, shared by the dispatcher's isolation test and
@@ -56,28 +57,52 @@ export async function seedIsolationCast(
   return { healthy, deadPartyId, siblingRegistrationId: sibling.id };
 }
 
+/** The scenario's settings, the same in the test and the bench. */
+export const ISOLATION = {
+  /** Healthy tenants, each with one registration at an origin of its own. */
+  healthyTargets: 10,
+  /** Webhooks due to the dead endpoint before the measured writes begin. */
+  deadBacklog: 1_000,
+  /** The issue's WEBHOOK_TIMEOUT: each delivery to the dead endpoint holds its slot this long. */
+  webhookTimeout: '2s',
+  /** Unmeasured writes before a measured phase: connections, JIT, caches. */
+  warmupSeconds: 1,
+  /** How long after a phase's last write its healthy deliveries may still arrive (five timeouts). */
+  giveUpMs: 10_000,
+} as const;
+
+/** An endpoint that accepts the connection, reads the request and never answers. */
+export const startDeadTarget = (): Promise<TestTarget> => startTestTarget(() => ({ hang: true }));
+
 /**
- * Registers `deadUrl` for the dead tenant (Property Created and Updated) and queues `count`
- * Property Created changes in one transaction (one NOTIFY): `count` webhooks due now for the dead
- * endpoint alone, its sibling listening to Updated only. From then on the dead tenant's measured
- * writes fan out to the dead endpoint too. Answers the dead registration's id.
+ * Registers the dead endpoint `dead` for the dead tenant (Property Created and Updated), queues
+ * ISOLATION.deadBacklog Property Created changes in one transaction (one NOTIFY): as many webhooks
+ * due now for the dead endpoint alone, its sibling listening to Updated only; and resolves once
+ * the dispatcher has sent it one of them, so the dead endpoint holds delivery slots before any
+ * measured write. From then on the dead tenant's measured writes fan out to the dead endpoint too.
+ * Answers the dead registration's id.
  */
 export async function seedDeadBacklog(
   knex: Knex,
   cast: IsolationCast,
-  options: { deadUrl: string; count: number } & IsolationSecrets,
+  options: { dead: TestTarget; watch?: Watched } & IsolationSecrets,
 ): Promise<number> {
-  const { deadUrl, count, ...sealing } = options;
+  const { dead, watch, ...sealing } = options;
+  const before = dead.requests.length;
   const { id } = await seedRegistration(knex, {
     partyId: cast.deadPartyId,
-    targetUrl: deadUrl,
+    targetUrl: dead.url,
     events: [BACKLOG_TYPE, MEASURED_TYPE].map((type) => ({ entityName: 'Property', type })),
     ...sealing,
   });
   await knex.transaction(async (trx) => {
-    for (let i = 1; i <= count; i++)
+    for (let i = 1; i <= ISOLATION.deadBacklog; i++)
       await enqueueEntityChange(trx, propertyChange(cast.deadPartyId, 1_000_000 + i, {}, BACKLOG_TYPE));
     await notifyWebhookDue(trx);
+  });
+  await eventually(() => dead.requests.length > before, {
+    what: 'the dead endpoint receiving its first delivery',
+    watch,
   });
   return id;
 }
@@ -198,8 +223,8 @@ export interface IsolationPhase {
  * One measured phase: `writeSteadily` at `perSecond` for `seconds`, every other write the dead
  * tenant's (`[h1, dead, h2, dead, …]`, so its second endpoint gets as many samples as the ten
  * others together), then waits until every delivery to the healthy endpoints has arrived, or
- * `giveUpMs` have passed since the last write: one not received by then counts as never (an
- * infinite latency), so a dispatcher without isolation fails with its figures rather than a
+ * ISOLATION.giveUpMs have passed since the last write: one not received by then counts as never
+ * (an infinite latency), so a dispatcher without isolation fails with its figures rather than a
  * timeout. `receipts` answers what the targets have received so far.
  */
 export async function measureIsolationPhase(
@@ -208,7 +233,6 @@ export async function measureIsolationPhase(
   options: {
     perSecond: number;
     seconds: number;
-    giveUpMs: number;
     receipts(): readonly Receipt[] | Promise<readonly Receipt[]>;
     /** The dispatcher: waiting stops if it dies. */
     watch?: Watched;
@@ -221,7 +245,7 @@ export async function measureIsolationPhase(
     seconds: options.seconds,
   });
   const healthyIds = cast.healthy.map((h) => h.registrationId);
-  const giveUpAt = wallClock() + options.giveUpMs;
+  const giveUpAt = wallClock() + ISOLATION.giveUpMs;
   let healthy: number[] = [];
   let sibling: number[] = [];
   await eventually(
@@ -232,7 +256,11 @@ export async function measureIsolationPhase(
       return [...healthy, ...sibling].every(Number.isFinite) || wallClock() > giveUpAt;
     },
     // the check itself gives up; this only stops a wait whose receipts keep failing
-    { timeoutMs: options.giveUpMs + 10_000, what: 'the healthy deliveries of a phase', watch: options.watch },
+    {
+      timeoutMs: ISOLATION.giveUpMs + 10_000,
+      what: 'the healthy deliveries of a phase',
+      watch: options.watch,
+    },
   );
   return { healthy: summarizeLatencies(healthy), sibling: summarizeLatencies(sibling) };
 }
