@@ -1,8 +1,8 @@
 import type { Knex } from '@platform/db';
+import { quantile } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { createProperties, seedBenchAccount, signIn, type ApiClient } from './api-client';
 import { round } from './drain';
-import { quantile } from './latency';
 import { startApi, startDispatcher } from './stack';
 
 /** Registrations subscribed to Property Updated: each PATCH fans out to this many webhooks. */

@@ -1,6 +1,7 @@
-import { sqlList, type Knex } from '@platform/db';
-import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
+import { CLAIM_SQL, claimBindings, type Knex } from '@platform/db';
+import { WebhookState } from '@platform/shared';
 import { eventually } from '@platform/testkit';
+import { TargetLimits } from '../apps/dispatcher/src/target-limits';
 import type { BenchContext } from './context';
 import { round } from './drain';
 import { seedBacklog, seedParty, seedRegistration } from './seed';
@@ -10,22 +11,31 @@ import { startDispatcher } from './stack';
 const MEASURED = 50_000;
 
 /**
- * The claim as the dispatcher sends it (packages/db/src/queue/claim.ts), explained with ANALYZE in
- * a transaction that is rolled back, so the rows it locks and leases stay as they were.
+ * The claim as the dispatcher sends it (`CLAIM_SQL`, packages/db/src/queue/claim.ts), with the
+ * bindings of a dispatcher that has just started at the bench's concurrency and holds nothing
+ * (a batch of twice its slots, the default room of a target it has not met), explained with
+ * ANALYZE in a transaction that is rolled back, so the rows it locks and leases (and a breaker
+ * it might half-open) stay as they were. It is an index scan when the webhooks are read through
+ * `webhooks_claimable` and never sequentially.
  */
-async function explainClaim(knex: Knex): Promise<{ plan: string[]; indexScan: boolean; ms: number }> {
+async function explainClaim(
+  knex: Knex,
+  concurrency: number,
+): Promise<{ plan: string[]; indexScan: boolean; ms: number }> {
+  const limits = new TargetLimits({ concurrency, maxPerTarget: concurrency, slowMs: 1_000 });
+  const bindings = claimBindings({
+    batch: 2 * concurrency,
+    leaseMs: 60_000,
+    dispatcherId: 'explain',
+    rooms: limits.rooms(),
+    defaultRoom: limits.defaultRoom(),
+  });
   const trx = await knex.transaction();
   let plan: string[];
   try {
     const { rows } = await trx.raw<{ rows: { 'QUERY PLAN': string }[] }>(
-      `explain (analyze, buffers, costs off)
-       select webhooks_lease(array(
-         select id from webhooks
-          where state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}) and next_attempt_at <= now()
-          order by next_attempt_at
-          limit 64
-            for update skip locked
-       ), 'explain', 60000) as leased`,
+      `explain (analyze, buffers, costs off) ${CLAIM_SQL}`,
+      bindings,
     );
     plan = rows.map((row) => row['QUERY PLAN']);
   } finally {
@@ -35,8 +45,8 @@ async function explainClaim(knex: Knex): Promise<{ plan: string[]; indexScan: bo
   return {
     plan,
     indexScan:
-      plan.some((line) => /Index (Only )?Scan using webhooks_due/.test(line)) &&
-      !plan.some((line) => /Seq Scan on webhooks/.test(line)),
+      plan.some((line) => /Index (Only )?Scan using webhooks_claimable/.test(line)) &&
+      !plan.some((line) => /Seq Scan on webhooks\b/.test(line)),
     ms: time ? Number(/([\d.]+) ms/.exec(time)![1]) : NaN,
   };
 }
@@ -65,7 +75,7 @@ export async function backlogMode(
   const seedStarted = performance.now();
   await seedBacklog(db.knex, registration, options.count);
   const seedSeconds = (performance.now() - seedStarted) / 1000;
-  const before = await explainClaim(db.knex);
+  const before = await explainClaim(db.knex, context.concurrency);
   log(`backlog: the claim on ${options.count} waiting webhooks:\n  ${before.plan.join('\n  ')}`);
 
   const measured = Math.min(MEASURED, options.count);
@@ -90,7 +100,7 @@ export async function backlogMode(
     [measured],
   );
   const seconds = rows[0]!.seconds;
-  const after = await explainClaim(db.knex);
+  const after = await explainClaim(db.knex, context.concurrency);
   log(`backlog: the claim after the drain:\n  ${after.plan.join('\n  ')}`);
   const perSecond = measured / seconds;
   return {

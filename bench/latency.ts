@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from '@platform/db';
-import { eventually } from '@platform/testkit';
+import { eventually, quantile } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { round } from './drain';
 import { createProperties, seedBenchAccount, signIn } from './api-client';
@@ -12,12 +12,6 @@ import type { DeliveryRecord } from './target';
 const PROPERTIES = 20;
 /** Writes before the measured ones, at the same rate: connections, JIT, caches. */
 const WARMUP_SECONDS = 1;
-
-/** The `q`-quantile (0…1) of sorted `values`, nearest rank. */
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-}
 
 const summary = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);

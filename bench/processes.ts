@@ -5,23 +5,26 @@ import type { TargetStats } from './target';
 /** The webhook target (bench/target.ts) in its own process, and its control requests. */
 export interface Target {
   url: string;
+  /** One URL per listener (`startTarget(listeners)`), `url` first: each an origin of its own. */
+  urls: string[];
   child: NodeProcess;
   reset(inspect: boolean): Promise<void>;
   stats(): Promise<TargetStats>;
   records<T>(): Promise<T>;
 }
 
-/** Starts bench/target.ts on a free 127.0.0.1 port. */
-export async function startTarget(): Promise<Target> {
-  const child = spawnNode('bench/target.ts', { args: ['0'], label: 'target' });
-  const port = await new Promise<number>((done, fail) => {
-    child.process.stdout!.once('data', (chunk: Buffer) => done(JSON.parse(chunk.toString()).port));
+/** Starts bench/target.ts on `listeners` free 127.0.0.1 ports (one unless told). */
+export async function startTarget(listeners = 1): Promise<Target> {
+  const child = spawnNode('bench/target.ts', { args: ['0', String(listeners)], label: 'target' });
+  const ports = await new Promise<number[]>((done, fail) => {
+    child.process.stdout!.once('data', (chunk: Buffer) => done(JSON.parse(chunk.toString()).ports));
     child.exited.then(() => fail(new Error(`the target exited\n${child.tail()}`)));
   });
-  const base = `http://127.0.0.1:${port}`;
+  const base = `http://127.0.0.1:${ports[0]}`;
   const get = async (path: string) => (await fetch(`${base}${path}`)).json();
   return {
     url: `${base}/hook`,
+    urls: ports.map((port) => `http://127.0.0.1:${port}/hook`),
     child,
     reset: async (inspect) => void (await get(`/reset${inspect ? '?inspect=1' : ''}`)),
     stats: () => get('/stats') as Promise<TargetStats>,

@@ -9,6 +9,9 @@
  *   pnpm bench --backlog [--waiting N]              N webhooks waiting (1,000,000); the first 50,000 drained
  *   pnpm bench --api [--seconds S]                  GET and PATCH /api/properties, 32 clients, S s each (10)
  *   pnpm bench --queue [-n N]                       the queue statements alone, no HTTP: the database's ceiling
+ *   pnpm bench --isolation [--rate R] [--seconds S] healthy targets' p50/p99 with and without a dead
+ *                                                   endpoint holding 1,000 due webhooks; writes at R/s
+ *                                                   (100) for S s (10), three runs each, interleaved
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
  *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
@@ -28,6 +31,7 @@ import { openCluster, type BenchCluster } from './database';
 import { apiMode } from './api-mode';
 import { backlogMode } from './backlog-mode';
 import { groupsMode } from './groups';
+import { isolationMode } from './isolation-mode';
 import { latencyMode } from './latency';
 import { queueMode } from './queue-mode';
 import { startTarget } from './processes';
@@ -44,6 +48,7 @@ const { values } = parseArgs({
     api: { type: 'boolean' },
     backlog: { type: 'boolean' },
     queue: { type: 'boolean' },
+    isolation: { type: 'boolean' },
     waiting: { type: 'string' },
     changes: { type: 'string' },
     concurrency: { type: 'string' },
@@ -70,7 +75,8 @@ const all =
   values.groups === undefined &&
   !values.api &&
   !values.backlog &&
-  !values.queue;
+  !values.queue &&
+  !values.isolation;
 const settings = {
   throughput: all || !!values.throughput,
   latency: all || !!values.latency,
@@ -79,9 +85,12 @@ const settings = {
   queue: all || !!values.queue,
   // seeding a million webhooks takes minutes: only when asked for
   backlog: !!values.backlog,
+  // six runs of a dispatcher each, about a minute and a half: only when asked for
+  isolation: !!values.isolation,
   count: positive('n', values.n, 20_000),
   waiting: positive('waiting', values.waiting, 1_000_000),
   rate: positive('rate', values.rate, 200),
+  isolationRate: positive('rate', values.rate, 100),
   seconds: positive('seconds', values.seconds, all ? 5 : 10),
   groupCount: positive('groups', values.groups, 100),
   // as many ordered webhooks as the throughput mode's N (100 × 200), so the two rates compare
@@ -165,6 +174,13 @@ async function main(): Promise<void> {
   }
   if (settings.backlog) {
     const result = await backlogMode(context, { count: settings.waiting, unorderedPerSecond });
+    console.log(JSON.stringify(result));
+  }
+  if (settings.isolation) {
+    const result = await isolationMode(context, {
+      rate: settings.isolationRate,
+      seconds: settings.seconds,
+    });
     console.log(JSON.stringify(result));
   }
   if (settings.api) {

@@ -36,12 +36,16 @@ export interface RunningDispatcher {
 
 /**
  * Starts the dispatcher as production runs it, the bundle `pnpm build` makes with production's
- * Node flags, with DISPATCHER_CONCURRENCY = the bench's concurrency; resolves once it is healthy.
+ * Node flags, with DISPATCHER_CONCURRENCY = the bench's concurrency and `env` on top (a mode's
+ * own settings, such as a shorter WEBHOOK_TIMEOUT); resolves once it is healthy.
  */
-export async function startDispatcher(stack: StackEnv): Promise<RunningDispatcher> {
+export async function startDispatcher(
+  stack: StackEnv,
+  env: Record<string, string> = {},
+): Promise<RunningDispatcher> {
   const child = await startTestDispatcher(
     stack.databaseUrl,
-    { ...common(stack), DISPATCHER_CONCURRENCY: String(stack.concurrency) },
+    { ...common(stack), DISPATCHER_CONCURRENCY: String(stack.concurrency), ...env },
     // its output is kept for an error message, not echoed
     { bundle: true, onOutput: () => {} },
   );

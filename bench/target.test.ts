@@ -3,8 +3,8 @@ import { startTarget, type Target } from './processes';
 import type { DeliveryRecord } from './target';
 
 /** A delivery as the dispatcher would POST it: webhook-id header, entity with `seq=N;` notes. */
-function deliver(target: Target, webhookId: number, entityId: number, seq: number) {
-  return fetch(target.url, {
+function deliver(target: Target, webhookId: number, entityId: number, seq: number, url = target.url) {
+  return fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'webhook-id': String(webhookId) },
     body: JSON.stringify({
@@ -52,5 +52,21 @@ describe('the bench target', () => {
     ]);
     expect(records[0]![4]).toBe(Date.parse('2026-01-01T00:00:00.000Z'));
     expect(records[0]![1]).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it('listens on as many origins as told, counting the deliveries to all of them in one round', async () => {
+    const several = await startTarget(3);
+    try {
+      expect(new Set(several.urls.map((url) => new URL(url).port)).size).toBe(3);
+      expect(several.urls[0]).toBe(several.url);
+      await several.reset(true);
+      for (const [index, url] of several.urls.entries())
+        expect((await deliver(several, index + 1, index + 1, 1, url)).status).toBe(200);
+      expect(await several.stats()).toMatchObject({ received: 3, orderViolations: 0, duplicates: 0 });
+      const records = await several.records<DeliveryRecord[]>();
+      expect(records.map(([webhookId]) => webhookId)).toEqual([1, 2, 3]);
+    } finally {
+      await several.child.stop();
+    }
   });
 });

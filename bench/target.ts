@@ -2,7 +2,9 @@
  * The benchmark's webhook target: a bare node:http server in a process of its own, so answering
  * deliveries never competes with the dispatcher's or the bench's event loop. Every POST answers
  * 200 with an empty body as fast as it can. Listens on 127.0.0.1 only, on the port given as the
- * first argument (0: any free one), and prints `{"port":N}` once listening.
+ * first argument (0: any free one), and prints `{"port":N,"ports":[N,…]}` once listening. A
+ * second argument K makes it listen on K ports (the first as told, the rest any free ones): K
+ * origins to the dispatcher, each with its own connections, limit and breaker, one set of counters.
  *
  * Control requests (GET, so they can never be mistaken for deliveries):
  * - `GET /stats`: counters of the current round.
@@ -68,7 +70,7 @@ function inspectDelivery(webhookId: string, receivedAt: number, body: string): v
   records.push([Number(webhookId), receivedAt, entity.id, seq, lastModified]);
 }
 
-const server = createServer((request, response) => {
+const handle: Parameters<typeof createServer>[1] = (request, response) => {
   if (request.method === 'POST') {
     const receivedAt = wallClock();
     stats.received++;
@@ -101,19 +103,32 @@ const server = createServer((request, response) => {
     return json(stats);
   }
   response.writeHead(404).end();
+};
+
+const listeners = Number(process.argv[3] ?? 1);
+const servers = Array.from({ length: listeners }, () => {
+  const server = createServer(handle);
+  // the dispatcher keeps its connections open between batches; never close them under it
+  server.keepAliveTimeout = 120_000;
+  return server;
 });
-// the dispatcher keeps its connections open between batches; never close them under it
-server.keepAliveTimeout = 120_000;
-server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(
-    `${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0 })}\n`,
-  );
-});
+void Promise.all(
+  servers.map(
+    (server, index) =>
+      new Promise<number>((listening) =>
+        server.listen(index === 0 ? Number(process.argv[2] ?? 0) : 0, '127.0.0.1', () => {
+          const address = server.address();
+          listening(typeof address === 'object' && address ? address.port : 0);
+        }),
+      ),
+  ),
+).then((ports) => process.stdout.write(`${JSON.stringify({ port: ports[0], ports })}\n`));
 // the bench holds our stdin open; when it dies without stopping us, so do we
 process.stdin.resume();
 process.stdin.once('close', () => process.exit(0));
 process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
+  for (const server of servers) server.closeAllConnections();
+  void Promise.all(servers.map((server) => new Promise((closed) => server.close(closed)))).then(() =>
+    process.exit(0),
+  );
 });

@@ -50,6 +50,17 @@ export function attemptsOf(knex: Knex, id: number): Promise<AttemptRow[]> {
     .select('number', 'started_at', 'duration_ms', 'status_code', 'error_kind', 'response_body');
 }
 
+/** A registration's attempts counted by error kind (`none` for successes). */
+export async function attemptKindsOf(knex: Knex, registrationId: number): Promise<Record<string, number>> {
+  const rows = (await knex('webhook_attempts as a')
+    .join('webhooks as w', 'w.id', 'a.webhook_id')
+    .where('w.registration_id', registrationId)
+    .groupBy('a.error_kind')
+    .select('a.error_kind')
+    .count({ n: '*' })) as { error_kind: string | null; n: string | number }[];
+  return Object.fromEntries(rows.map((row) => [row.error_kind ?? 'none', Number(row.n)]));
+}
+
 /** Waits until webhook `id` is in `state` (and, if given, has `attempts` attempt rows); answers the row. */
 export async function waitForWebhook(
   knex: Knex,
