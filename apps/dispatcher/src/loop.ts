@@ -191,7 +191,8 @@ export class DeliveryLoop {
       }
       limits.setWaiting(claim.cappedTargets);
       this.take(claim.leased, claimedAt, new Set(claim.openTargets));
-      if (claim.leased.length === wanted) continue; // a full batch: more may be due right now
+      // a full batch, or registrations held to their share of it: more may be due right now
+      if (claim.leased.length === wanted || claim.more) continue;
       // a target left with work may have freed room while the claim was on its way: claim again
       if (limits.anyWaitingWithRoom()) continue;
       // everything due that we may take is claimed: sleep until new work is announced, a slot of

@@ -44,6 +44,8 @@ export interface Claim {
   leased: ClaimedWebhook[];
   /** Targets whose breaker is open: record their webhooks as `circuit-open`, send nothing. */
   openTargets: number[];
+  /** A registration had more due work than its share of this batch: claim again at once. */
+  more: boolean;
   /** Targets that may have more due work than the room they were given: claim again when a slot frees. */
   cappedTargets: number[];
   /** When the claim came back short: the earliest moment more work falls due (null: none known). */
@@ -76,9 +78,12 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
  * 3. `rooms`: per registration, how many rows its target may take: its room in this dispatcher;
  *    1 for a trial; 0 while another trial is in flight; a whole batch while open (those are
  *    recorded `circuit-open` without a request and need no slot).
- * 4. `picked` takes each registration's due rows in order, within its target's room (an index
- *    range each, `skip locked`); `chosen` interleaves the targets: every target's first row, then
- *    every target's second, … up to the batch. Group order holds: only heads are claimable.
+ * 4. `picked` takes each registration's due rows in order, within its target's room and its
+ *    share of the batch (batch / registrations with room, so a claim over a thousand
+ *    registrations locks about a batch of rows, not a thousand rooms), an index range each,
+ *    `skip locked`; `chosen` interleaves the targets: every target's first row, then every
+ *    target's second, … up to the batch. Group order holds: only heads are claimable. When a
+ *    share, not a room, stopped a registration, `more` says so: the loop claims again at once.
  */
 export const CLAIM_SQL = `with recursive regs(id) as (
   (select registration_id from webhooks where state in (${CLAIMABLE}) order by registration_id limit 1)
@@ -121,17 +126,24 @@ rooms as (
     left join unnest(?::int[], ?::int[]) as c(target_id, room) on c.target_id = e.target_id
    where e.first_due <= now()
 ),
-picked as (
-  select w.id, r.target_id, r.room, r.circuit_open, w.next_attempt_at,
-         row_number() over (partition by r.target_id order by w.next_attempt_at) as rn
+shares as (
+  select r.*,
+         least(r.room, (select batch from params),
+               ceil((select batch from params)::numeric
+                    / greatest(count(*) filter (where r.room > 0) over (), 1))::int) as take
     from rooms r
+),
+picked as (
+  select w.id, r.registration_id, r.target_id, r.room, r.circuit_open, w.next_attempt_at,
+         row_number() over (partition by r.target_id order by w.next_attempt_at) as rn
+    from shares r
    cross join lateral (
      select w.id, w.next_attempt_at from webhooks w
       where w.registration_id = r.registration_id and w.state in (${CLAIMABLE}) and w.next_attempt_at <= now()
       order by w.next_attempt_at
-      limit least(r.room, (select batch from params))
+      limit r.take
         for update skip locked) w
-   where r.room > 0
+   where r.take > 0
 ),
 chosen as (
   select id, target_id, circuit_open from picked
@@ -142,6 +154,9 @@ chosen as (
 select webhooks_lease(array(select id from chosen), (select dispatcher_id from params),
                       (select lease_ms from params)) as leased,
        array(select distinct target_id from chosen where circuit_open) as open_targets,
+       exists (select 1 from shares h
+                where h.take > 0 and h.take < least(h.room, (select batch from params))
+                  and h.take <= (select count(*) from picked p where p.registration_id = h.registration_id)) as more,
        array(select distinct r.target_id from rooms r
               where not r.circuit_open
                 and r.room <= (select count(*) from chosen c where c.target_id = r.target_id)) as capped_targets,
@@ -185,6 +200,7 @@ export async function claimWebhooks(knex: Knex, options: ClaimOptions): Promise<
       rows: {
         leased: ClaimedWebhook[];
         open_targets: number[];
+        more: boolean;
         capped_targets: number[];
         next_due: Date | null;
       }[];
@@ -194,6 +210,7 @@ export async function claimWebhooks(knex: Knex, options: ClaimOptions): Promise<
   return {
     leased: row.leased,
     openTargets: row.open_targets,
+    more: row.more,
     cappedTargets: row.capped_targets,
     nextDueAt: row.next_due,
   };

@@ -46,26 +46,44 @@ afterAll(() => db.drop());
 beforeEach(() => truncateQueue(knex));
 
 describe('the fair claim', () => {
-  it('interleaves targets: a batch of 10 takes all 3 of a small backlog beside 7 of a large one', async () => {
+  it('interleaves targets: a batch takes all 3 of a small backlog beside a large one, each registration held to its share', async () => {
     const big = await ownRegistration(knex, 'http://127.0.0.1:9/a');
     const small = await ownRegistration(knex, 'http://127.0.0.2:9/b');
     const bigIds = await backlog(knex, big, 100);
     await backlog(knex, small, 3); // written after all of big's: a due-order claim would take none
+    // two registrations share a batch of 10: at most 5 each, and the claim says more is due
     const claim = await claimAs(knex, { batch: 10 });
     expect(countBy(claim.leased, 'target_id')).toEqual(
       new Map([
-        [big.targetId, 7],
+        [big.targetId, 5],
         [small.targetId, 3],
       ]),
     );
-    // within a target, in due order: big's seven oldest
-    expect(
-      claim.leased
+    expect(claim.more).toBe(true);
+    // within a target, in due order: big's five oldest
+    const bigOf = (leased: typeof claim.leased) =>
+      leased
         .filter((w) => w.target_id === big.targetId)
         .map((w) => w.id)
-        .sort((x, y) => x - y),
-    ).toEqual(bigIds.slice(0, 7));
-    expect(claim.nextDueAt).toBeNull(); // a full batch: more may be due now
+        .sort((x, y) => x - y);
+    expect(bigOf(claim.leased)).toEqual(bigIds.slice(0, 5));
+    // the next claim: big alone has due work, so it takes the whole batch
+    const next = await claimAs(knex, { batch: 10 });
+    expect(bigOf(next.leased)).toEqual(bigIds.slice(5, 15));
+    expect(next.more).toBe(false);
+    expect(next.nextDueAt).toBeNull(); // a full batch: more may be due now
+  });
+
+  it('locks about a batch of rows over many registrations, not a room of each', async () => {
+    const registrations = [];
+    for (let i = 0; i < 20; i++)
+      registrations.push(await ownRegistration(knex, `http://127.0.0.${i + 1}:9/r`));
+    for (const registration of registrations) await backlog(knex, registration, 5);
+    const claim = await claimAs(knex, { batch: 10 });
+    // one row of ten different targets: the batch spread over them, each held to its share (1)
+    expect(claim.leased).toHaveLength(10);
+    expect(new Set(claim.leased.map((w) => w.target_id)).size).toBe(10);
+    expect(claim.more).toBe(true);
   });
 
   it('gives a target no more than its room, and says it left work behind', async () => {
