@@ -134,8 +134,9 @@ shares as (
     from rooms r
 ),
 picked as (
-  select w.id, r.registration_id, r.target_id, r.room, r.circuit_open, w.next_attempt_at,
-         row_number() over (partition by r.target_id order by w.next_attempt_at) as rn
+  select w.id, r.registration_id, r.target_id, r.room, r.take, r.circuit_open, w.next_attempt_at,
+         row_number() over (partition by r.target_id order by w.next_attempt_at) as rn,
+         count(*) over (partition by r.registration_id) as n_reg
     from shares r
    cross join lateral (
      select w.id, w.next_attempt_at from webhooks w
@@ -154,9 +155,8 @@ chosen as (
 select webhooks_lease(array(select id from chosen), (select dispatcher_id from params),
                       (select lease_ms from params)) as leased,
        array(select distinct target_id from chosen where circuit_open) as open_targets,
-       exists (select 1 from shares h
-                where h.take > 0 and h.take < least(h.room, (select batch from params))
-                  and h.take <= (select count(*) from picked p where p.registration_id = h.registration_id)) as more,
+       exists (select 1 from picked p
+                where p.take < least(p.room, (select batch from params)) and p.n_reg >= p.take) as more,
        array(select distinct r.target_id from rooms r
               where not r.circuit_open
                 and r.room <= (select count(*) from chosen c where c.target_id = r.target_id)) as capped_targets,
