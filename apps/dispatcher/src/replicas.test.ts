@@ -11,6 +11,7 @@ import {
   startTestTarget,
   type TestDatabase,
   type TestTarget,
+  truncateWebhooks,
 } from '@platform/testkit';
 
 const { Created, Successful } = WebhookState;
@@ -89,9 +90,7 @@ beforeAll(async () => {
 afterAll(() => db.drop());
 beforeEach(async () => {
   // the registrations too: a change fans out to every registration of the party
-  await db.knex.raw(
-    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
-  );
+  await truncateWebhooks(db.knex);
   target = await startTestTarget();
   ({ id: registrationId } = await seedRegistration(db.knex, { partyId, targetUrl: target.url }));
 });

@@ -2,6 +2,18 @@ import type { Knex } from '@platform/db';
 import type { WebhookState } from '@platform/shared';
 import { eventually } from './wait';
 
+/**
+ * Empties the queue's tables (webhooks, attempts, groups, per-minute stats), the changes, the
+ * registrations with their events and targets, and the mail outbox: between tests that share a
+ * database.
+ */
+export async function truncateWebhooks(knex: Knex): Promise<void> {
+  await knex.raw(
+    `truncate webhook_attempt_stats, webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events,
+              webhook_registrations, webhook_targets, mail_outbox cascade`,
+  );
+}
+
 // Reading what the dispatcher wrote.
 
 export interface WebhookRow {

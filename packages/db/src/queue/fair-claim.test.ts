@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookState } from '@platform/shared';
-import { createTestDatabase, eventually, waitForLockWaiter, type TestDatabase } from '@platform/testkit';
+import {
+  createTestDatabase,
+  eventually,
+  truncateWebhooks,
+  waitForLockWaiter,
+  type TestDatabase,
+} from '@platform/testkit';
 import type { Knex } from 'knex';
 import type { Claim, ClaimedWebhook } from './claim';
 import { completeWebhooks } from './complete';
@@ -11,7 +17,6 @@ import {
   ownRegistration,
   setBreaker,
   TEST_HEALTH_POLICY,
-  truncateQueue,
 } from './queue-test-support';
 import { pauseRegistration, resumeRegistration } from './registration-status';
 
@@ -43,7 +48,7 @@ beforeAll(async () => {
   knex = db.knex;
 });
 afterAll(() => db.drop());
-beforeEach(() => truncateQueue(knex));
+beforeEach(() => truncateWebhooks(knex));
 
 describe('the fair claim', () => {
   it('interleaves targets: a batch takes all 3 of a small backlog beside a large one, each registration held to its share', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookState } from '@platform/shared';
-import { createTestDatabase, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, truncateWebhooks, type TestDatabase } from '@platform/testkit';
 import type { Knex } from 'knex';
 import type { ClaimedWebhook } from './claim';
 import { completeWebhooks, type AttemptResult } from './complete';
@@ -13,7 +13,6 @@ import {
   ownRegistration,
   setBreaker,
   TEST_HEALTH_POLICY,
-  truncateQueue,
 } from './queue-test-support';
 
 // What recording results (`webhooks_complete`) does to a target's breaker, a registration's
@@ -72,7 +71,7 @@ beforeAll(async () => {
   knex = db.knex;
 });
 afterAll(() => db.drop());
-beforeEach(() => truncateQueue(knex));
+beforeEach(() => truncateWebhooks(knex));
 
 describe('the breaker', () => {
   it('opens after 3 target failures in a row; an answer that is not a 5xx ends the run', async () => {

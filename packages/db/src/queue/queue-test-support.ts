@@ -136,14 +136,6 @@ export async function setBreaker(
     });
 }
 
-/** Empties the queue's tables, the registrations and their targets, and the mail outbox. */
-export async function truncateQueue(knex: Knex): Promise<void> {
-  await knex.raw(
-    `truncate webhook_attempt_stats, webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events,
-              webhook_registrations, webhook_targets, mail_outbox cascade`,
-  );
-}
-
 /**
  * LISTENs for the dispatchers' wake-up on a connection of its own. `settle()` answers the
  * notifications that arrived since the last call; `close()` gives the connection back.

@@ -8,6 +8,7 @@ import {
   startDispatcher,
   startTestTarget,
   waitForWebhook,
+  truncateWebhooks,
 } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
@@ -25,9 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 beforeEach(async () => {
-  await api.db.knex.raw(
-    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations, webhook_targets cascade',
-  );
+  await truncateWebhooks(api.db.knex);
 });
 
 async function health(id: number, token = world.pmc.full.token): Promise<WebhookRegistrationHealth> {

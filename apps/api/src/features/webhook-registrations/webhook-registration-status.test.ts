@@ -1,3 +1,4 @@
+import { truncateWebhooks } from '@platform/testkit';
 import type { WebhookRegistrationRead } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
@@ -21,9 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 beforeEach(async () => {
-  await api.db.knex.raw(
-    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations, webhook_targets cascade',
-  );
+  await truncateWebhooks(api.db.knex);
 });
 
 async function setStatus(

@@ -4,7 +4,7 @@ import {
   WebhookState,
   type WebhookRegistrationRead,
 } from '@platform/shared';
-import { setWebhookState } from '@platform/testkit';
+import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
 import {
@@ -37,9 +37,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 beforeEach(async () => {
-  await api.db.knex.raw(
-    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
-  );
+  await truncateWebhooks(api.db.knex);
 });
 
 const counts = async () => {

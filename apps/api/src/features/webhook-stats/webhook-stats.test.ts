@@ -1,5 +1,5 @@
 import { WebhookState, type WebhookStatsRead } from '@platform/shared';
-import { setWebhookState } from '@platform/testkit';
+import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
 import { createProperty, patchProperty, register, webhooksOf } from '../webhooks/webhook-test-support';
@@ -15,9 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 beforeEach(async () => {
-  await api.db.knex.raw(
-    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
-  );
+  await truncateWebhooks(api.db.knex);
 });
 
 async function stats(token: string): Promise<WebhookStatsRead> {

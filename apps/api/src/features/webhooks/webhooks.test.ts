@@ -5,7 +5,7 @@ import {
   type WebhookDetailRead,
   type WebhookRead,
 } from '@platform/shared';
-import { setWebhookState, waitForLockWaiter } from '@platform/testkit';
+import { setWebhookState, waitForLockWaiter, truncateWebhooks } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
@@ -30,9 +30,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 beforeEach(async () => {
-  await api.db.knex.raw(
-    'truncate webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events, webhook_registrations cascade',
-  );
+  await truncateWebhooks(api.db.knex);
 });
 
 const readJson = async <T>(response: Response): Promise<T> => {
