@@ -73,6 +73,12 @@ export class DeliveryLoop {
   private wakes = 0;
   /** When the earliest known retry falls due, or the fallback poll (epoch ms). */
   private dueAt = 0;
+  /**
+   * The earliest retry a flush scheduled while a claim was on its way (epoch ms). The claim's
+   * next due time comes from its snapshot, taken before that retry was written, so the timer set
+   * after the claim must not lose it.
+   */
+  private retryDueDuringClaim = Infinity;
   private readonly clock: Clock;
   private lastTurn = 0;
 
@@ -172,6 +178,7 @@ export class DeliveryLoop {
       // stamped before the statement: the lease starts somewhere in its round trip, and a stalled
       // event loop must not make a late answer look fresh
       const claimedAt = clock.now();
+      this.retryDueDuringClaim = Infinity;
       const wakesBefore = this.wakes;
       const { limits } = this.options;
       try {
@@ -203,7 +210,7 @@ export class DeliveryLoop {
       if (this.wakes === wakesBefore) this.mayHaveWork = false;
       const now = clock.now();
       const untilNext = claim.nextDueAt ? new Date(claim.nextDueAt).getTime() - now : pollMs;
-      this.dueAt = now + Math.max(0, Math.min(untilNext, pollMs));
+      this.dueAt = Math.min(now + Math.max(0, Math.min(untilNext, pollMs)), this.retryDueDuringClaim);
     }
   }
 
@@ -439,7 +446,9 @@ export class DeliveryLoop {
           // due: a released group's next webhook came back leased, a blocked group waits.
           for (const result of batch) {
             if (result.retryDelayMs !== null) {
-              this.dueAt = Math.min(this.dueAt, this.clock.now() + result.retryDelayMs);
+              const due = this.clock.now() + result.retryDelayMs;
+              this.dueAt = Math.min(this.dueAt, due);
+              this.retryDueDuringClaim = Math.min(this.retryDueDuringClaim, due);
             }
           }
           this.nudge();
