@@ -2,7 +2,7 @@ import knexFactory from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isDatabaseUnavailable } from './errors';
 import { createKnex } from './knex';
-import { createTestDatabase, freePort, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, eventually, freePort, type TestDatabase } from '@platform/testkit';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -44,8 +44,19 @@ describe('isDatabaseUnavailable', () => {
     const victim = createKnex(db.url, { pool: { max: 1 } });
     try {
       const { rows } = await victim.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
-      await db.knex.raw('select pg_terminate_backend(?)', [rows[0]!.pid]);
-      expect(isDatabaseUnavailable(await failure(() => victim.raw('select 1')))).toBe(true);
+      const pid = rows[0]!.pid;
+      // ended while a statement runs on it: terminating an idle session instead lets the pool
+      // notice first and hand the next statement a fresh connection, which then succeeds
+      const running = failure(() => victim.raw('select pg_sleep(30)'));
+      await eventually(async () => {
+        const { rows: active } = await db.knex.raw<{ rows: unknown[] }>(
+          `select 1 from pg_stat_activity where pid = ? and state = 'active'`,
+          [pid],
+        );
+        return active.length > 0;
+      });
+      await db.knex.raw('select pg_terminate_backend(?)', [pid]);
+      expect(isDatabaseUnavailable(await running)).toBe(true);
     } finally {
       await victim.destroy();
     }
