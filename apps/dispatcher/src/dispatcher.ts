@@ -98,6 +98,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       concurrency: config.DISPATCHER_CONCURRENCY,
       maxPerTarget: config.MAX_PER_TARGET,
       slowMs: config.WEBHOOK_TIMEOUT / 4,
+      now: () => clock.now(),
     }),
     policy: {
       breakerFailures: config.DISPATCHER_BREAKER_FAILURES,

@@ -1,15 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { TargetLimits } from './target-limits';
+import { FORGET_IDLE_TARGET_MS, TargetLimits } from './target-limits';
 
-// The per-target limits of one dispatcher (AIMD within a fair share), without a database or a
-// clock: every decision is a function of what was launched and how it finished.
+// The per-target limits of one dispatcher (AIMD within a fair share), without a database: every
+// decision is a function of what was launched and how it finished (and, for forgetting idle
+// targets, of a clock the test moves).
 
 const FAST = 10;
 const SLOW = 1_000;
 
-function limits(options: { concurrency?: number; maxPerTarget?: number } = {}): TargetLimits {
+function limits(
+  options: { concurrency?: number; maxPerTarget?: number; now?: () => number } = {},
+): TargetLimits {
   const concurrency = options.concurrency ?? 32;
-  return new TargetLimits({ concurrency, maxPerTarget: options.maxPerTarget ?? concurrency, slowMs: 500 });
+  return new TargetLimits({
+    concurrency,
+    maxPerTarget: options.maxPerTarget ?? concurrency,
+    slowMs: 500,
+    now: options.now,
+  });
 }
 
 /** Buffers and launches `count` deliveries to `target`, as the loop does. */
@@ -81,6 +89,24 @@ describe('TargetLimits', () => {
     expect(l.inFlightOf(1)).toBe(0);
     expect(l.limitOf(1)).toBe(4);
     expect(l.rooms().get(1)).toBe(8); // twice the limit: known, with nothing here
+  });
+
+  it('forgets a learned limit once the target has been idle for FORGET_IDLE_TARGET_MS', () => {
+    let now = 1_000_000;
+    const l = limits({ now: () => now });
+    launch(l, 1, 1);
+    l.finished(1, 'target-failure', FAST);
+    now += FORGET_IDLE_TARGET_MS - 1;
+    expect(l.rooms().get(1)).toBe(8); // still backed off
+    // busy again, then idle again: the idle time counts from the last delivery
+    launch(l, 1, 1);
+    now += 2;
+    l.finished(1, 'failure', FAST);
+    now += FORGET_IDLE_TARGET_MS - 1;
+    expect(l.rooms().has(1)).toBe(true);
+    now += 2;
+    expect(l.rooms().has(1)).toBe(false); // forgotten: the claims no longer carry it
+    expect(l.limitOf(1)).toBe(8);
   });
 
   it('never grows past DISPATCHER_MAX_PER_TARGET', () => {

@@ -7,6 +7,8 @@ export interface TargetLimitsOptions {
   maxPerTarget: number;
   /** A success slower than this does not grow the limit (the target is busy, not idle). */
   slowMs: number;
+  /** The clock idle targets are forgotten by (epoch ms); `Date.now` unless a test moves time. */
+  now?: () => number;
 }
 
 interface TargetState {
@@ -15,12 +17,21 @@ interface TargetState {
   inFlight: number;
   /** Claimed for this target and waiting in the loop's buffer. */
   buffered: number;
+  /** When it last had nothing here (epoch ms); null while it has. */
+  idleSince: number | null;
 }
 
 /** The limit a target starts with in this dispatcher, before it has answered anything. */
 const INITIAL_LIMIT = 8;
 /** What a target failure leaves of the limit. */
 const BACKOFF = 0.5;
+/**
+ * How long a learned limit outlives the target's last delivery here: the longest breaker
+ * cool-down by default, so a failing target stays backed off between its trials, while the map
+ * (and the rooms every claim sends) holds only targets delivered to lately, not every target
+ * this process ever saw.
+ */
+export const FORGET_IDLE_TARGET_MS = 10 * 60_000;
 
 /**
  * Per-target delivery limits of one dispatcher (docs/dispatcher.md › Scheduling): AIMD, as
@@ -39,9 +50,11 @@ export class TargetLimits {
   /** Targets the last claim left work behind for, though nothing of theirs is here yet. */
   private waiting = new Set<number>();
   private readonly initial: number;
+  private readonly now: () => number;
 
   constructor(private readonly options: TargetLimitsOptions) {
     this.initial = Math.min(INITIAL_LIMIT, options.maxPerTarget);
+    this.now = options.now ?? Date.now;
   }
 
   /** The adaptive limit of a target (its initial limit when unknown). */
@@ -86,8 +99,11 @@ export class TargetLimits {
    */
   rooms(): Map<number, number> {
     const rooms = new Map<number, number>();
+    const forgetBefore = this.now() - FORGET_IDLE_TARGET_MS;
     for (const [id, state] of this.targets) {
-      if (state.inFlight + state.buffered > 0 || state.limit < this.initial) rooms.set(id, this.roomOf(id));
+      if (state.idleSince !== null && state.idleSince < forgetBefore) this.targets.delete(id);
+      else if (state.inFlight + state.buffered > 0 || state.limit < this.initial)
+        rooms.set(id, this.roomOf(id));
     }
     return rooms;
   }
@@ -122,7 +138,9 @@ export class TargetLimits {
   }
 
   buffered(target: number): void {
-    this.state(target).buffered++;
+    const state = this.state(target);
+    state.buffered++;
+    state.idleSince = null;
   }
 
   /** A buffered webhook leaves the buffer without launching (handed back). */
@@ -159,19 +177,21 @@ export class TargetLimits {
   private state(target: number): TargetState {
     let state = this.targets.get(target);
     if (!state) {
-      state = { limit: this.initial, inFlight: 0, buffered: 0 };
+      state = { limit: this.initial, inFlight: 0, buffered: 0, idleSince: null };
       this.targets.set(target, state);
     }
     return state;
   }
 
   /**
-   * A target with nothing here and its initial limit is forgotten. A learned limit is kept (one
-   * number per target ever delivered to): a failing target cannot reset its back-off by going
-   * idle for a moment, and a fast one keeps its limit through a pause in its traffic.
+   * A target with nothing here and its initial limit is forgotten at once. A learned limit is
+   * kept while the target is idle, for `FORGET_IDLE_TARGET_MS`: a failing target cannot reset its
+   * back-off by going idle for a moment, and a fast one keeps its limit through a pause in its
+   * traffic; `rooms()` drops it after that.
    */
   private forgetIfIdle(target: number, state: TargetState): void {
-    if (state.inFlight === 0 && state.buffered === 0 && state.limit === this.initial)
-      this.targets.delete(target);
+    if (state.inFlight > 0 || state.buffered > 0) return;
+    if (state.limit === this.initial) this.targets.delete(target);
+    else state.idleSince = this.now();
   }
 }
