@@ -329,6 +329,24 @@ create table notices (
   constraint notices_property_id_fkey FOREIGN KEY (property_id) REFERENCES properties(id)
 );
 
+create table operator_actions (
+  id bigint default nextval('operator_actions_id_seq'::regclass) not null,
+  action text not null,
+  account_id integer,
+  party_id integer not null,
+  registration_id integer,
+  webhook_id bigint,
+  operation_id bigint,
+  filter jsonb,
+  dry_run boolean default false not null,
+  changed integer,
+  detail jsonb default '{}'::jsonb not null,
+  created timestamp with time zone default now() not null,
+  constraint operator_actions_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE SET NULL,
+  constraint operator_actions_pkey PRIMARY KEY (id),
+  constraint operator_actions_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id)
+);
+
 create table parties (
   id integer default nextval('parties_id_seq'::regclass) not null,
   type smallint not null,
@@ -676,6 +694,42 @@ create table webhook_groups (
   constraint webhook_groups_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id)
 );
 
+create table webhook_operation_items (
+  operation_id bigint not null,
+  item_id bigint not null,
+  constraint webhook_operation_items_operation_id_fkey FOREIGN KEY (operation_id) REFERENCES webhook_operations(id) ON DELETE CASCADE,
+  constraint webhook_operation_items_pkey PRIMARY KEY (operation_id, item_id)
+);
+
+create table webhook_operations (
+  id bigint default nextval('webhook_operations_id_seq'::regclass) not null,
+  action text not null,
+  state text default 'running'::text not null,
+  dry_run boolean default false not null,
+  fresh_schedule boolean default false not null,
+  registration_id integer,
+  filter jsonb default '{}'::jsonb not null,
+  requested_by_account_id integer,
+  principal jsonb not null,
+  audit_id bigint,
+  total integer default 0 not null,
+  done integer default 0 not null,
+  changed integer default 0 not null,
+  skipped jsonb default '{}'::jsonb not null,
+  cursor bigint default 0 not null,
+  error text,
+  runner text,
+  lease_until timestamp with time zone,
+  started_at timestamp with time zone default now() not null,
+  finished_at timestamp with time zone,
+  constraint webhook_operations_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'abort'::text, 'resolve'::text, 'recover'::text, 'replay'::text]))),
+  constraint webhook_operations_audit_id_fkey FOREIGN KEY (audit_id) REFERENCES operator_actions(id),
+  constraint webhook_operations_pkey PRIMARY KEY (id),
+  constraint webhook_operations_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id),
+  constraint webhook_operations_requested_by_account_id_fkey FOREIGN KEY (requested_by_account_id) REFERENCES accounts(id) ON DELETE SET NULL,
+  constraint webhook_operations_state_check CHECK ((state = ANY (ARRAY['running'::text, 'done'::text, 'failed'::text])))
+);
+
 create table webhook_registrations (
   id integer default nextval('webhook_registrations_id_seq'::regclass) not null,
   party_id integer not null,
@@ -696,6 +750,8 @@ create table webhook_registrations (
   last_success_at timestamp with time zone,
   failing_since timestamp with time zone,
   failures_since_success integer default 0 not null,
+  previous_signing_secret text,
+  previous_secret_expires_at timestamp with time zone,
   constraint webhook_registrations_auth_type_check CHECK (((auth_type >= 0) AND (auth_type <= 4))),
   constraint webhook_registrations_created_by_account_id_fkey FOREIGN KEY (created_by_account_id) REFERENCES accounts(id),
   constraint webhook_registrations_disabled_reason_check CHECK ((disabled_reason = ANY (ARRAY['gone'::text, 'failing'::text]))),
@@ -735,8 +791,10 @@ create table webhooks (
   created timestamp with time zone default now() not null,
   last_modified timestamp with time zone,
   completed_at timestamp with time zone,
+  last_action_id bigint,
   constraint webhooks_entity_change_id_fkey FOREIGN KEY (entity_change_id) REFERENCES entity_changes(id),
   constraint webhooks_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhook_events(id),
+  constraint webhooks_last_action_id_fkey FOREIGN KEY (last_action_id) REFERENCES operator_actions(id) ON DELETE SET NULL,
   constraint webhooks_pkey PRIMARY KEY (id),
   constraint webhooks_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id),
   constraint webhooks_state_check CHECK (((state >= 1) AND (state <= 7)))
@@ -805,6 +863,9 @@ CREATE INDEX mfa_login_tokens_expires ON public.mfa_login_tokens USING btree (ex
 CREATE INDEX mfa_recovery_codes_account ON public.mfa_recovery_codes USING btree (account_id) WHERE (used_at IS NULL);
 CREATE INDEX notices_party ON public.notices USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX notices_property ON public.notices USING btree (property_id) WHERE (deleted IS NULL);
+CREATE INDEX operator_actions_account ON public.operator_actions USING btree (account_id, id DESC);
+CREATE INDEX operator_actions_created ON public.operator_actions USING btree (created DESC, id DESC);
+CREATE INDEX operator_actions_registration ON public.operator_actions USING btree (registration_id, id DESC);
 CREATE INDEX parties_managed_by ON public.parties USING btree (managed_by_party_id) WHERE (deleted IS NULL);
 CREATE INDEX predefined_votes_option ON public.predefined_votes USING btree (resolution_option_id) WHERE (deleted IS NULL);
 CREATE INDEX predefined_votes_party ON public.predefined_votes USING btree (party_id) WHERE (deleted IS NULL);
@@ -844,8 +905,9 @@ CREATE INDEX voting_sessions_party ON public.voting_sessions USING btree (party_
 CREATE INDEX voting_sessions_resolution ON public.voting_sessions USING btree (resolution_id) WHERE (deleted IS NULL);
 CREATE INDEX webhook_attempt_stats_minute ON public.webhook_attempt_stats USING btree (minute);
 CREATE INDEX webhook_attempts_created ON public.webhook_attempts USING btree (created);
-CREATE INDEX webhook_attempts_webhook ON public.webhook_attempts USING btree (webhook_id, number DESC);
+CREATE INDEX webhook_attempts_webhook_latest ON public.webhook_attempts USING btree (webhook_id, id DESC);
 CREATE INDEX webhook_events_subscription ON public.webhook_events USING btree (entity_name, type) WHERE (deleted IS NULL);
+CREATE INDEX webhook_operations_running ON public.webhook_operations USING btree (lease_until) WHERE (state = 'running'::text);
 CREATE INDEX webhook_registrations_party ON public.webhook_registrations USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX webhooks_blocking ON public.webhooks USING btree (registration_id, group_key) WHERE (state = 4);
 CREATE INDEX webhooks_change ON public.webhooks USING btree (entity_change_id);
@@ -869,6 +931,8 @@ AS $function$
       select coalesce(json_agg(d), '[]') from (
         select w.id, w.registration_id, r.target_id, w.attempt_count as attempt, w.group_key,
                r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
+               case when r.previous_secret_expires_at > now() then r.previous_signing_secret end
+                 as previous_signing_secret,
                r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
                w.id = any(p_interrupted) as interrupted,
                c.entity, c.initiator_party_id, c.initiator_account_id,
@@ -944,6 +1008,16 @@ AS $function$
       select t.id into new.target_id from webhook_targets t where t.origin = v_origin;
       return new;
     end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.webhook_target_half_open(p_registration_id integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+      update webhook_targets t
+         set breaker_state = 'half-open', trial_until = null, state_changed = now()
+        from webhook_registrations r
+       where r.id = p_registration_id and t.id = r.target_id and t.breaker_state <> 'closed'
     $function$;
 
 CREATE OR REPLACE FUNCTION public.webhook_target_origin(p_url text)
@@ -1226,5 +1300,87 @@ AS $function$
       )
       select array_agg(id) into leased from updated;
       return webhook_deliveries(leased, interrupted);
+    end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone)
+ RETURNS TABLE(webhook_id bigint, outcome text)
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      w record;
+      opened int;
+      woke boolean := false;
+    begin
+      if p_action not in ('abort', 'resolve', 'retry') then
+        raise exception 'unknown operator action %', p_action;
+      end if;
+      perform 1 from webhook_groups g
+        join (select distinct x.registration_id, x.group_key from webhooks x
+               where x.id = any(p_ids) and x.group_key is not null) k using (registration_id, group_key)
+       order by g.registration_id, g.group_key
+         for update of g;
+      for w in
+        select x.id, x.registration_id, x.state, x.group_key, r.target_id,
+               r.should_group_continue_after_fail as continue_after_fail, r.deleted is not null as deleted
+          from webhooks x
+          join webhook_registrations r on r.id = x.registration_id
+         where x.id = any(p_ids)
+         order by x.id
+           for update of x
+      loop
+        webhook_id := w.id;
+        if p_action in ('abort', 'resolve') then
+          if w.state in (3, 5, 7) then
+            outcome := 'final';
+            return next;
+            continue;
+          end if;
+          update webhooks
+             set state = case p_action when 'abort' then 5 else 7 end,
+                 completed_at = p_now, last_modified = p_now,
+                 -- a dispatcher delivering it right now can no longer complete it
+                 locked_by = null, last_action_id = p_action_id
+           where id = w.id;
+          if w.group_key is not null then
+            if w.state = 6 then
+              update webhook_groups set open_count = greatest(open_count - 1, 0)
+               where registration_id = w.registration_id and group_key = w.group_key;
+            elsif w.state in (1, 2) or (w.state = 4 and not w.continue_after_fail) then
+              if exists (select 1 from webhook_groups_release(array[w.registration_id], array[w.group_key])) then
+                woke := true;
+              end if;
+            end if;
+          end if;
+        else
+          if w.state <> 4 then
+            outcome := 'not-failed';
+            return next;
+            continue;
+          end if;
+          if w.deleted then
+            outcome := 'registration-deleted';
+            return next;
+            continue;
+          end if;
+          opened := 1;
+          if w.group_key is not null and w.continue_after_fail then
+            update webhook_groups set open_count = open_count + 1
+             where registration_id = w.registration_id and group_key = w.group_key
+            returning open_count into opened;
+          end if;
+          update webhooks
+             set state = case when opened > 1 then 6 else 2 end,
+                 next_attempt_at = now(),
+                 attempt_count = case when p_fresh then 0 else attempt_count end,
+                 completed_at = null, last_modified = p_now, locked_by = null, last_action_id = p_action_id
+           where id = w.id;
+          if opened <= 1 then woke := true; end if;
+          perform webhook_target_half_open(w.registration_id);
+        end if;
+        outcome := 'changed';
+        return next;
+      end loop;
+      if woke then perform pg_notify('webhook_due', ''); end if;
     end
     $function$;

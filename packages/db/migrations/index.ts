@@ -12,6 +12,7 @@ import * as webhookApi from './20261122000900_webhook_api';
 import * as webhookMaintenance from './20261122001100_webhook_maintenance';
 import * as queueFunctions from './20261125000000_queue_functions';
 import * as deliveryIsolation from './20261126000000_delivery_isolation';
+import * as operatorRecovery from './20261127000000_operator_recovery';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -33,4 +34,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261122001100_webhook_maintenance', webhookMaintenance],
   ['20261125000000_queue_functions', queueFunctions],
   ['20261126000000_delivery_isolation', deliveryIsolation],
+  ['20261127000000_operator_recovery', operatorRecovery],
 ];

@@ -14,3 +14,5 @@ export * from './resources/index';
 export * from './webhook-states';
 export * from './webhooks';
 export * from './webhook-stats';
+export * from './operator-actions';
+export * from './webhook-operations';

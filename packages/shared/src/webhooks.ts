@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { WebhookAuthType, WebhookEventType } from './enums';
 import { Page } from './pagination';
 import { WEBHOOK_DISABLED_REASONS, WEBHOOK_REGISTRATION_STATUSES } from './delivery-health';
+import { WebhookLastAction } from './operator-actions';
 
 const timestamp = z.iso.datetime({ offset: true });
 const partyId = z.number().int().min(1).max(2147483647);
@@ -416,6 +417,13 @@ export const WebhookRead = z
     created: timestamp,
     lastModified: timestamp.nullable(),
     completedAt: timestamp.nullable(),
+    targetUrl: z.string().meta({ description: 'Where the registration delivers.' }),
+    lastAttemptAt: timestamp.nullable().meta({ description: 'When its last attempt started.' }),
+    lastStatusCode: z.number().int().nullable().meta({ description: 'The status code of its last attempt.' }),
+    lastErrorKind: z.string().nullable().meta({ description: 'Why its last attempt failed, when it did.' }),
+    lastAction: WebhookLastAction.nullable().meta({
+      description: 'The last operator action on it (who retried, aborted or resolved it, and when).',
+    }),
   })
   .meta({ id: 'WebhookRead' });
 export type WebhookRead = z.infer<typeof WebhookRead>;

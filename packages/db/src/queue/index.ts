@@ -1,16 +1,13 @@
 export * from './abort-registration-webhooks';
 export * from './claim';
 export * from './complete';
-export * from './end-webhook';
 export * from './enqueue';
-export * from './leave-groups';
-export * from './lock-webhook';
+export * from './operator-apply';
 export * from './prune';
 export * from './queue-stats';
 export * from './release-claims';
 export * from './release-groups';
 export * from './repair';
-export * from './retry-webhook';
 export { sqlList } from './sql';
 export * from './registration-status';
 export * from './registration-health';

@@ -3,7 +3,7 @@ import { WebhookState } from '@platform/shared';
 import { createTestDatabase, setWebhookState, type TestDatabase } from '@platform/testkit';
 import { completeWebhooks } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
-import { leaveGroups } from './leave-groups';
+import { applyOperatorAction } from './operator-apply';
 import { attemptResult, claim, listenForWakeUps, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
 import { releaseGroups } from './release-groups';
 
@@ -134,16 +134,15 @@ describe('enqueueEntityChange', () => {
   });
 });
 
-describe('releaseGroups and leaveGroups', () => {
+describe('releaseGroups', () => {
   it('promote the oldest Pending of a released group, skipping ones that left the chain', async () => {
     const grouped = await registration(partyId, { shouldGroup: true });
     for (let i = 0; i < 4; i++) await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
     const [head, second, third, fourth] = await webhooksOf(grouped);
     // an operator aborts the second while the head still holds the group
-    await db.knex.transaction(async (trx) => {
-      await setWebhookState(trx, second.id, Aborted);
-      await leaveGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }]);
-    });
+    await db.knex.transaction((trx) =>
+      applyOperatorAction(trx, { action: 'abort', ids: [second.id], actionId: null, now: new Date() }),
+    );
     const promoted = await db.knex.transaction(async (trx) => {
       await setWebhookState(trx, head.id, Successful);
       return releaseGroups(trx, [{ registrationId: grouped, groupKey: 'Unit:7' }]);

@@ -5,16 +5,11 @@ import { notifyWebhookDue } from '../notify';
 /**
  * An operator says a registration's endpoint is fixed (a resume, a retry, a recover, a test
  * event): its target's breaker half-opens at once, so the next delivery is the trial, with no
- * cool-down to wait out. A closed breaker is left alone.
+ * cool-down to wait out. A closed breaker is left alone. The rule is SQL's `webhook_target_half_open`
+ * (migration 20261127000000), which `webhooks_operator_apply` uses too.
  */
 export async function halfOpenTargetOf(trx: Knex | Knex.Transaction, registrationId: number): Promise<void> {
-  await trx.raw(
-    `update webhook_targets t
-        set breaker_state = 'half-open', trial_until = null, state_changed = now()
-       from webhook_registrations r
-      where r.id = ? and t.id = r.target_id and t.breaker_state <> 'closed'`,
-    [registrationId],
-  );
+  await trx.raw('select webhook_target_half_open(?)', [registrationId]);
 }
 
 /**

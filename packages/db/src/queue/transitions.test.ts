@@ -10,14 +10,12 @@ import { createTestDatabase, seedParty, setWebhookState, type TestDatabase } fro
 import { abortRegistrationWebhooks } from './abort-registration-webhooks';
 import type { ClaimedWebhook } from './claim';
 import { completeWebhooks, type AttemptResult } from './complete';
-import { endLockedWebhook } from './end-webhook';
 import { enqueueEntityChange } from './enqueue';
-import { lockWebhook } from './lock-webhook';
 import { claim as claimAll, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
 import { pruneWebhooksStep } from './prune';
 import { releaseClaims } from './release-claims';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups } from './repair';
-import { retryLockedWebhook } from './retry-webhook';
+import { applyOperatorAction } from './operator-apply';
 
 /**
  * Proves the queue's SQL makes only the state changes the shared table allows: a trigger records
@@ -163,15 +161,9 @@ async function deliver(
 
 async function operator(id: number, action: 'abort' | 'resolve' | 'retry'): Promise<void> {
   await run(action === 'retry' ? 'operator-retry' : 'operator-end', () =>
-    knex.transaction(async (trx) => {
-      const [found] = await trx('webhooks').where({ id }).select('id', 'registration_id', 'group_key');
-      const locked = await lockWebhook(trx, found);
-      if (action === 'retry') await retryLockedWebhook(trx, locked, new Date());
-      else {
-        const outcome = action === 'abort' ? WebhookState.Aborted : WebhookState.Resolved;
-        await endLockedWebhook(trx, locked, outcome, new Date());
-      }
-    }),
+    knex.transaction((trx) =>
+      applyOperatorAction(trx, { action, ids: [id], actionId: null, now: new Date() }),
+    ),
   );
 }
 

@@ -1,15 +1,9 @@
-import { operatorActionAllowed, WebhookState, webhookStateName, type WebhookRead } from '@platform/shared';
-import {
-  endLockedWebhook,
-  halfOpenTargetOf,
-  lockWebhook,
-  retryLockedWebhook,
-  type Knex,
-  type LockedWebhook,
-} from '@platform/db';
+import { webhookStateName, type BulkWebhookAction, type WebhookRead } from '@platform/shared';
+import { applyOperatorAction, type Knex } from '@platform/db';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { AppError } from '../../http/errors';
+import { recordOperatorAction } from '../operator-actions/operator-action-service';
 import { runWrite } from '../write-path';
 import { retryOnDeadlock } from './deadlock-retry';
 import { presentWebhook } from './webhook-presenter';
@@ -17,69 +11,55 @@ import { findWebhook, visibleWebhooks } from './webhook-service';
 
 const stateName = (state: number) => `${webhookStateName(state)} (${state})`;
 
-/** Locks a webhook the caller may see (404 otherwise) for an operator action, its group first. */
-async function lockVisibleWebhook(
-  trx: Knex.Transaction,
-  principal: Principal,
-  id: number,
-): Promise<LockedWebhook> {
-  return lockWebhook(trx, await findWebhook(trx, principal, id));
-}
-
 async function answer(trx: Knex.Transaction, principal: Principal, id: number): Promise<WebhookRead> {
   return presentWebhook(await visibleWebhooks(trx, principal).where('w.id', id).first());
 }
 
+const ENDED = { abort: 'aborted', resolve: 'resolved', retry: 'retried' } as const;
+
 /**
- * Ends a webhook that is not final (Created, Retrying, Failed, Pending) as Aborted or Resolved:
- * never retried. A group's head releases its group (the next Pending becomes due); a Pending
- * webhook just leaves the chain. A final webhook is a 409.
+ * An operator's action on one webhook the caller may see (404 otherwise), audited:
+ * - abort / resolve: a webhook that is not final (Created, Retrying, Failed, Pending) ends as
+ *   Aborted / Resolved, never retried. A group's head releases its group (the next Pending becomes
+ *   due); a Pending webhook just leaves the chain. A final webhook is a 409.
+ * - retry: a Failed webhook gets one more attempt: Retrying, due now, its attempt count kept (or
+ *   Pending, behind the open webhooks of a group it had released). An open breaker of its target
+ *   half-opens: the next delivery is the trial. Any other state, or a webhook of a deleted
+ *   registration, is a 409.
+ * The rules are `webhooks_operator_apply`'s, the same a bulk operation's batches use.
  */
-export function endWebhook(
+export function actOnWebhook(
   deps: AppDeps,
   principal: Principal,
   id: number,
-  outcome: typeof WebhookState.Aborted | typeof WebhookState.Resolved,
+  action: BulkWebhookAction,
 ): Promise<WebhookRead> {
-  const [action, ended] =
-    outcome === WebhookState.Aborted ? (['abort', 'aborted'] as const) : (['resolve', 'resolved'] as const);
   return retryOnDeadlock(() =>
     runWrite(deps, principal, async ({ trx, now }) => {
-      const webhook = await lockVisibleWebhook(trx, principal, id);
-      if (!operatorActionAllowed(action, webhook.state)) {
+      const webhook = await findWebhook(trx, principal, id);
+      const actionId = await recordOperatorAction(trx, principal, {
+        action: `webhook.${action}`,
+        registrationId: webhook.registration_id,
+        webhookId: id,
+        changed: 1,
+      });
+      const outcome = (await applyOperatorAction(trx, { action, ids: [id], actionId, now })).get(id);
+      if (outcome !== 'changed') {
+        const current = await findWebhook(trx, principal, id);
+        if (outcome === 'registration-deleted') {
+          throw new AppError('Conflict', `The registration of webhook ${id} was deleted`);
+        }
+        if (action === 'retry') {
+          throw new AppError(
+            'Conflict',
+            `Only a Failed webhook can be retried; webhook ${id} is ${stateName(current.state)}`,
+          );
+        }
         throw new AppError(
           'Conflict',
-          `Webhook ${id} is ${stateName(webhook.state)}, a final state; it can no longer be ${ended}`,
+          `Webhook ${id} is ${stateName(current.state)}, a final state; it can no longer be ${ENDED[action]}`,
         );
       }
-      await endLockedWebhook(trx, webhook, outcome, now);
-      return answer(trx, principal, id);
-    }),
-  );
-}
-
-/**
- * Gives a Failed webhook one more attempt: Retrying, due now, its attempt count kept (or Pending,
- * behind the open webhooks of a group it had released). The operator says the endpoint is fixed,
- * so an open breaker of its target half-opens in the same transaction: the next delivery is the
- * trial, with no cool-down to wait out. Anything but Failed, or a webhook of a deleted
- * registration, is a 409.
- */
-export function retryWebhook(deps: AppDeps, principal: Principal, id: number): Promise<WebhookRead> {
-  return retryOnDeadlock(() =>
-    runWrite(deps, principal, async ({ trx, now }) => {
-      const webhook = await lockVisibleWebhook(trx, principal, id);
-      if (!operatorActionAllowed('retry', webhook.state)) {
-        throw new AppError(
-          'Conflict',
-          `Only a Failed webhook can be retried; webhook ${id} is ${stateName(webhook.state)}`,
-        );
-      }
-      if (webhook.registration_deleted !== null) {
-        throw new AppError('Conflict', `The registration of webhook ${id} was deleted`);
-      }
-      await retryLockedWebhook(trx, webhook, now);
-      await halfOpenTargetOf(trx, webhook.registration_id);
       return answer(trx, principal, id);
     }),
   );

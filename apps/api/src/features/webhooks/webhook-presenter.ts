@@ -1,6 +1,7 @@
 import {
   WebhookState,
   type BlockedGroupRead,
+  type OperatorActionName,
   type WebhookAttemptRead,
   type WebhookRead,
 } from '@platform/shared';
@@ -25,6 +26,19 @@ export const WEBHOOK_COLUMNS = [
   'c.entity_id',
   'c.initiator_party_id',
   'c.initiator_account_id',
+  'r.target_url',
+] as const;
+
+/**
+ * The webhook's last attempt and last operator action, as JSON, by subqueries of the select list
+ * (a page's count drops them, so counting a large list never reads attempts). Attempts are newest
+ * by id: a recover starts the numbers again.
+ */
+export const WEBHOOK_LAST_COLUMNS = [
+  `(select json_build_object('at', a.started_at, 'statusCode', a.status_code, 'errorKind', a.error_kind)
+      from webhook_attempts a where a.webhook_id = w.id order by a.id desc limit 1) as last_attempt`,
+  `(select json_build_object('id', o.id, 'action', o.action, 'accountId', o.account_id, 'at', o.created)
+      from operator_actions o where o.id = w.last_action_id) as last_action`,
 ] as const;
 
 export interface WebhookRow {
@@ -46,6 +60,9 @@ export interface WebhookRow {
   entity_id: number;
   initiator_party_id: number;
   initiator_account_id: number | null;
+  target_url: string;
+  last_attempt: { at: string; statusCode: number | null; errorKind: string | null } | null;
+  last_action: { id: number; action: OperatorActionName; accountId: number | null; at: string } | null;
 }
 
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
@@ -73,6 +90,11 @@ export function presentWebhook(row: WebhookRow): WebhookRead {
     created: row.created.toISOString(),
     lastModified: iso(row.last_modified),
     completedAt: iso(row.completed_at),
+    targetUrl: row.target_url,
+    lastAttemptAt: row.last_attempt ? new Date(row.last_attempt.at).toISOString() : null,
+    lastStatusCode: row.last_attempt?.statusCode ?? null,
+    lastErrorKind: row.last_attempt?.errorKind ?? null,
+    lastAction: row.last_action && { ...row.last_action, at: new Date(row.last_action.at).toISOString() },
   };
 }
 

@@ -5,14 +5,13 @@ import {
   PartyType,
   WebhookDetailRead,
   WebhookRead,
-  WebhookState,
   type PermissionName,
 } from '@platform/shared';
 import { z } from 'zod';
 import { searchBody } from '../../http/collection';
 import { PageQuery } from '../../http/pagination';
 import { defineRoute, type RouteDefinition } from '../../http/route';
-import { endWebhook, retryWebhook } from './webhook-actions';
+import { actOnWebhook } from './webhook-actions';
 import {
   BlockedGroupQuery,
   listAttempts,
@@ -98,7 +97,7 @@ export const webhookRoutes: RouteDefinition[] = [
     params: idParams,
     response: { description: 'The webhook, now Aborted', schema: WebhookRead },
     errors: [404, 409],
-    handler: ({ deps, principal, params }) => endWebhook(deps, principal, params.id, WebhookState.Aborted),
+    handler: ({ deps, principal, params }) => actOnWebhook(deps, principal, params.id, 'abort'),
   }),
   defineRoute({
     method: 'post',
@@ -112,7 +111,7 @@ export const webhookRoutes: RouteDefinition[] = [
     params: idParams,
     response: { description: 'The webhook, now Resolved', schema: WebhookRead },
     errors: [404, 409],
-    handler: ({ deps, principal, params }) => endWebhook(deps, principal, params.id, WebhookState.Resolved),
+    handler: ({ deps, principal, params }) => actOnWebhook(deps, principal, params.id, 'resolve'),
   }),
   defineRoute({
     method: 'post',
@@ -128,7 +127,7 @@ export const webhookRoutes: RouteDefinition[] = [
     params: idParams,
     response: { description: 'The webhook', schema: WebhookRead },
     errors: [404, 409],
-    handler: ({ deps, principal, params }) => retryWebhook(deps, principal, params.id),
+    handler: ({ deps, principal, params }) => actOnWebhook(deps, principal, params.id, 'retry'),
   }),
   defineRoute({
     method: 'get',

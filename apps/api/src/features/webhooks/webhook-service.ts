@@ -29,6 +29,7 @@ import {
   presentBlockedGroup,
   presentWebhook,
   WEBHOOK_COLUMNS,
+  WEBHOOK_LAST_COLUMNS,
   type AttemptRow,
   type BlockedGroupRow,
   type WebhookRow,
@@ -116,7 +117,8 @@ export function visibleWebhooks(knex: Knex, principal: Principal): Knex.QueryBui
   const query = knex('webhooks as w')
     .join('webhook_registrations as r', 'r.id', 'w.registration_id')
     .join('entity_changes as c', 'c.id', 'w.entity_change_id')
-    .select(WEBHOOK_COLUMNS);
+    .select(WEBHOOK_COLUMNS)
+    .select(WEBHOOK_LAST_COLUMNS.map((column) => knex.raw(column)));
   return scopeToParties(query, 'r.party_id', principal);
 }
 
@@ -183,10 +185,8 @@ export async function listAttempts(
   const query = deps
     .knex('webhook_attempts')
     .where({ webhook_id: id })
-    .orderBy([
-      { column: 'number', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ]);
+    // newest first: a recover starts the attempt numbers again at 1
+    .orderBy('id', 'desc');
   return paginate(query, page, (row: AttemptRow) => presentAttempt(row));
 }
 

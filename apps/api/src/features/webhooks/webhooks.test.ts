@@ -132,6 +132,11 @@ describe('reading webhooks', () => {
       created: expect.any(String),
       lastModified: null,
       completedAt: null,
+      targetUrl: 'https://hooks.example.com/platform',
+      lastAttemptAt: null,
+      lastStatusCode: null,
+      lastErrorKind: null,
+      lastAction: null,
       payload: deliveryBody(change, event),
     });
     // the delivery body of spec 6.2: the entity as the API reads it, the subscribed event, the initiator

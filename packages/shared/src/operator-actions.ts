@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+const timestamp = z.iso.datetime({ offset: true });
+
+/** What operators do, as the audit trail names it. */
+export const OPERATOR_ACTION_NAMES = [
+  'webhook.abort',
+  'webhook.resolve',
+  'webhook.retry',
+  'webhooks.bulk-retry',
+  'webhooks.bulk-abort',
+  'webhooks.bulk-resolve',
+  'registration.recover',
+  'registration.replay',
+  'registration.test',
+  'registration.rotate-secret',
+  'registration.pause',
+  'registration.resume',
+] as const;
+export type OperatorActionName = (typeof OPERATOR_ACTION_NAMES)[number];
+
+/** The last operator action on a webhook, shown on its read. */
+export const WebhookLastAction = z
+  .object({
+    id: z.number().int(),
+    action: z.enum(OPERATOR_ACTION_NAMES),
+    accountId: z.number().int().nullable(),
+    at: timestamp,
+  })
+  .meta({ id: 'WebhookLastAction' });
+export type WebhookLastAction = z.infer<typeof WebhookLastAction>;
