@@ -7,4 +7,5 @@ export const queryRoots = {
   webhooks: ['webhooks'],
   registrations: ['webhook-registrations'],
   blockedGroups: ['webhook-groups', 'blocked'],
+  operations: ['webhook-operations'],
 } as const;

@@ -1,0 +1,68 @@
+import type { WebhookOperationRead } from '@platform/shared';
+import { describe, expect, it } from 'vitest';
+import {
+  changedText,
+  operationSummary,
+  progressPercent,
+  skippedEntries,
+  skippedText,
+} from './operation-progress';
+
+const operation = (overrides: Partial<WebhookOperationRead> = {}): WebhookOperationRead => ({
+  id: 9,
+  action: 'retry',
+  state: 'running',
+  dryRun: false,
+  freshSchedule: false,
+  registrationId: null,
+  filter: { states: [4] },
+  total: 120,
+  done: 60,
+  changed: 50,
+  skipped: { 'not-failed': 10 },
+  error: null,
+  startedAt: '2026-11-27T10:00:00Z',
+  finishedAt: null,
+  requestedByAccountId: 1,
+  ...overrides,
+});
+
+describe('operation progress', () => {
+  it('measures done of total, whole percent, and a finished empty selection as complete', () => {
+    expect(progressPercent(operation())).toBe(50);
+    expect(progressPercent(operation({ done: 119 }))).toBe(99);
+    expect(progressPercent(operation({ total: 0, done: 0 }))).toBe(0);
+    expect(progressPercent(operation({ total: 0, done: 0, state: 'done' }))).toBe(100);
+  });
+
+  it('lists skip reasons with a count, largest first, in words', () => {
+    const skipped = { final: 2, 'not-failed': 10, 'registration-deleted': 0, 'some-new-reason': 1 };
+    expect(skippedEntries(skipped)).toEqual([
+      ['not-failed', 10],
+      ['final', 2],
+      ['some-new-reason', 1],
+    ]);
+    expect(skippedText({ final: 1200 })).toBe('1,200 already final (Successful, Aborted or Resolved)');
+  });
+
+  it('says what changed, or would, and counts written webhooks for a replay', () => {
+    expect(changedText(operation())).toBe('50 retried');
+    expect(changedText(operation({ dryRun: true }))).toBe('50 would be retried');
+    expect(changedText(operation({ action: 'replay', changed: 1 }))).toBe('1 webhook written');
+  });
+
+  it('sums up a dry run, a finished, a running and a failed operation', () => {
+    expect(operationSummary(operation({ dryRun: true, state: 'done', done: 120, changed: 110 }))).toBe(
+      '120 webhooks selected: 110 would be retried, 10 skipped (10 not Failed (nothing to retry)).',
+    );
+    expect(operationSummary(operation({ state: 'done', done: 120, changed: 110, action: 'abort' }))).toBe(
+      'Done: 120 webhooks selected, 110 aborted, 10 skipped (10 not Failed (nothing to retry)).',
+    );
+    expect(operationSummary(operation({ skipped: {} }))).toBe(
+      'Running: 60 of 120 webhooks processed, 50 retried.',
+    );
+    expect(operationSummary(operation({ state: 'failed', skipped: {}, error: 'The API restarted.' }))).toBe(
+      'Failed after 60 of 120 webhooks: 50 retried. The API restarted.',
+    );
+  });
+});
