@@ -7,7 +7,16 @@ import { formatCount } from '../../../lib/format';
  */
 export type OperationFigures = Pick<
   WebhookOperationRead,
-  'action' | 'state' | 'dryRun' | 'total' | 'done' | 'changed' | 'skipped' | 'error' | 'startedAt' | 'finishedAt'
+  | 'action'
+  | 'state'
+  | 'dryRun'
+  | 'total'
+  | 'done'
+  | 'changed'
+  | 'skipped'
+  | 'error'
+  | 'startedAt'
+  | 'finishedAt'
 > & { id?: number };
 
 /** Why a selected webhook was left unchanged, for people (the keys of an operation's `skipped`). */
