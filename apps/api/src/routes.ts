@@ -3,6 +3,7 @@ import { accountRoutes } from './features/accounts/account-routes';
 import { authRoutes } from './features/auth/auth-routes';
 import { contactDetailRoutes } from './features/contact-details/contact-detail-routes';
 import { mfaRoutes } from './features/mfa/mfa-routes';
+import { operatorActionRoutes } from './features/operator-actions/operator-action-routes';
 import { permissionRoutes } from './features/permissions/permission-routes';
 import { recoveryRoutes } from './features/recovery/recovery-routes';
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
@@ -22,4 +23,5 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...webhookRegistrationRoutes,
   ...webhookRoutes,
   ...webhookStatsRoutes,
+  ...operatorActionRoutes,
 ];
