@@ -6,6 +6,7 @@ import { mfaRoutes } from './features/mfa/mfa-routes';
 import { operatorActionRoutes } from './features/operator-actions/operator-action-routes';
 import { permissionRoutes } from './features/permissions/permission-routes';
 import { recoveryRoutes } from './features/recovery/recovery-routes';
+import { webhookIssueRoutes } from './features/webhook-issues/webhook-issue-routes';
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
 import { webhookRoutes } from './features/webhooks/webhook-routes';
 import { webhookStatsRoutes } from './features/webhook-stats/webhook-stats-routes';
@@ -24,4 +25,5 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...webhookRoutes,
   ...webhookStatsRoutes,
   ...operatorActionRoutes,
+  ...webhookIssueRoutes,
 ];
