@@ -43,12 +43,14 @@ export type WebhookOperationState = (typeof WEBHOOK_OPERATION_STATES)[number];
  * - `not-failed`: a retry or recover found it in another state than Failed (e.g. delivered since).
  * - `registration-deleted`: its registration was deleted, so it cannot be retried.
  * - `not-subscribed`: a replay found a change the registration would not have received.
+ * - `pruned`: a replay's change was deleted by retention after the replay selected it.
  */
 export const OPERATION_SKIP_REASONS = [
   'final',
   'not-failed',
   'registration-deleted',
   'not-subscribed',
+  'pruned',
 ] as const;
 export type OperationSkipReason = (typeof OPERATION_SKIP_REASONS)[number];
 
