@@ -9,6 +9,7 @@ import { recoveryRoutes } from './features/recovery/recovery-routes';
 import { webhookIssueRoutes } from './features/webhook-issues/webhook-issue-routes';
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
 import { webhookRoutes } from './features/webhooks/webhook-routes';
+import { operationRoutes } from './features/webhook-operations/operation-routes';
 import { webhookStatsRoutes } from './features/webhook-stats/webhook-stats-routes';
 import { resourceRouteList } from './resources/index';
 
@@ -23,6 +24,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...resourceRouteList,
   ...webhookRegistrationRoutes,
   ...webhookRoutes,
+  ...operationRoutes,
   ...webhookStatsRoutes,
   ...operatorActionRoutes,
   ...webhookIssueRoutes,
