@@ -1,4 +1,4 @@
-import { WebhookState, type Page, type WebhookIssueRead } from '@platform/shared';
+import { WebhookState, type Page, type WebhookIssueRead, type WebhookOperationRead } from '@platform/shared';
 import {
   bodyOf,
   propertyChange,
@@ -204,6 +204,27 @@ describe('triage (GET /api/webhook-issues)', () => {
     expect(failedOfDeleted.length).toBeGreaterThan(0);
     expect((await issues(world.pmc.full.token, `?registrationId=${deleted}`)).items).toEqual([]);
     expect((await issues(world.pmc.full.token, `?registrationId=${theirs}`)).items).toEqual([]);
+  });
+
+  it('gives each line the bulk filter that selects exactly its webhooks', async () => {
+    const token = world.pmc.full.token;
+    const page = await issues(token);
+    expect(page.items.some((line) => line.errorKind === null)).toBe(true);
+    for (const line of page.items) {
+      const response = await api.fetch('/api/webhooks/bulk', {
+        method: 'POST',
+        token,
+        json: { action: line.state === Failed ? 'retry' : 'abort', filter: line.filter, dryRun: true },
+      });
+      expect(response.status, await response.clone().text()).toBe(202);
+      const started = (await response.json()) as WebhookOperationRead;
+      expect(started.total, JSON.stringify(line.filter)).toBe(line.count);
+      await api.deps.operations.idle();
+      const read = await api.fetch(`/api/webhook-operations/${started.id}`, { token });
+      expect(((await read.json()) as WebhookOperationRead).changed).toBe(line.count);
+    }
+    // dry runs: the lines are as they were
+    expect((await issues(token)).items).toEqual(page.items);
   });
 
   it('refuses a bad filter with 400 and applies the access rules', async () => {
