@@ -19,6 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
 import { createProperty, patchProperty } from '../webhooks/webhook-test-support';
+import type { OperationRow } from './operation-kinds';
+import { replayKind } from './replay-kind';
 
 const { Created, Successful, Pending } = WebhookState;
 
@@ -275,6 +277,33 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
       'in window 1',
       'in window 3',
     ]);
+  });
+
+  it('skips changes retention deleted since the selection, and everything of a registration deleted since', async () => {
+    const [changeId] = windowChanges;
+    const operation = { registration_id: updatesOnly, audit_id: null } as OperationRow;
+    // applied in a transaction that is rolled back: nothing stays written
+    const apply = async (registrationId: number, ids: number[]) => {
+      const trx = await api.db.knex.transaction();
+      try {
+        return await replayKind.apply(
+          trx,
+          { ...operation, registration_id: registrationId },
+          ids,
+          new Date(),
+        );
+      } finally {
+        await trx.rollback();
+      }
+    };
+    // a change no registration event matches (a creation, for the updates-only registration) and one gone
+    expect(await apply(updatesOnly, [changeId!, windowChanges[1]!, 2 ** 40])).toEqual({
+      changed: 1,
+      skipped: { 'not-subscribed': 1, pruned: 1 },
+    });
+    const gone = (await seedRegistration(api.db.knex, { partyId: world.pmc.id, targetUrl: target.url })).id;
+    await api.db.knex('webhook_registrations').where({ id: gone }).update({ deleted: new Date() });
+    expect(await apply(gone, [changeId!])).toEqual({ changed: 0, skipped: { 'registration-deleted': 1 } });
   });
 
   it('refuses bad windows (400), registrations out of scope or deleted (404), and applies the access rules', async () => {
