@@ -5,11 +5,16 @@ interface ConfirmDialogProps {
   open: boolean;
   title: string;
   children?: ReactNode;
-  confirmLabel: string;
+  /** The confirm button's label; without one the dialog only informs and has a single close button. */
+  confirmLabel?: string;
   confirmVariant?: ButtonVariant;
+  /** The confirm button waits (e.g. for a count the confirmation depends on). */
+  confirmDisabled?: boolean;
+  /** The cancel button's label: `Cancel` unless said otherwise (`Close` once nothing is left to confirm). */
+  cancelLabel?: string;
   /** The confirmed operation is running: the dialog stays open and its buttons wait. */
   busy?: boolean;
-  onConfirm: () => void;
+  onConfirm?: () => void;
   onCancel: () => void;
 }
 
@@ -24,6 +29,8 @@ export function ConfirmDialog({
   children,
   confirmLabel,
   confirmVariant = 'primary',
+  confirmDisabled = false,
+  cancelLabel = 'Cancel',
   busy = false,
   onConfirm,
   onCancel,
@@ -77,11 +84,13 @@ export function ConfirmDialog({
       )}
       <div className="dialog__actions">
         <Button ref={cancelRef} onClick={onCancel} disabled={busy}>
-          Cancel
+          {cancelLabel}
         </Button>
-        <Button variant={confirmVariant} onClick={onConfirm} busy={busy}>
-          {confirmLabel}
-        </Button>
+        {confirmLabel !== undefined && (
+          <Button variant={confirmVariant} onClick={onConfirm} busy={busy} disabled={confirmDisabled}>
+            {confirmLabel}
+          </Button>
+        )}
       </div>
     </dialog>
   );
