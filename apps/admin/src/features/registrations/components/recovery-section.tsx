@@ -79,7 +79,11 @@ export function RecoverySection({
       />
       {/* after the dialog, so focus lands on the new secret, not back on the button */}
       {rotated && (
-        <RotatedSecretPanel registrationId={registration.id} result={rotated} onDismiss={() => setRotated(null)} />
+        <RotatedSecretPanel
+          registrationId={registration.id}
+          result={rotated}
+          onDismiss={() => setRotated(null)}
+        />
       )}
     </section>
   );

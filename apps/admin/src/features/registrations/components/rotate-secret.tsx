@@ -48,7 +48,9 @@ export function RotatedSecretPanel({
             before then; after it, only the new one.
           </>
         ) : (
-          <>The previous secret no longer verifies: every delivery from now on carries only the new signature.</>
+          <>
+            The previous secret no longer verifies: every delivery from now on carries only the new signature.
+          </>
         )}
       </p>
       <p className="form__actions">
@@ -84,7 +86,9 @@ export function RotateSecretDialog({
       onRotated(result);
       toast.success(`Registration ${registrationId} has a new signing secret.`);
     } catch (error) {
-      toast.error(`The signing secret of registration ${registrationId} was not rotated: ${errorMessage(error)}`);
+      toast.error(
+        `The signing secret of registration ${registrationId} was not rotated: ${errorMessage(error)}`,
+      );
     } finally {
       onClose();
     }

@@ -13,7 +13,8 @@ import {
   type WindowFields,
 } from '../utils/recovery-window';
 
-const plural = (count: number, one: string, many: string) => `${formatCount(count)} ${count === 1 ? one : many}`;
+const plural = (count: number, one: string, many: string) =>
+  `${formatCount(count)} ${count === 1 ? one : many}`;
 
 /** The words of each window operation: what it does, what its count means, its confirm button. */
 export const WINDOW_OPERATION_COPY: Readonly<

@@ -31,13 +31,14 @@ describe('recovery window', () => {
     expect(open.request).toEqual({ since: '2026-11-26T10:00:00.000Z' });
     const closed = windowRequest({ since, until }, now);
     expect(closed.request).toEqual({ since: '2026-11-26T10:00:00.000Z', until: '2026-11-26T11:00:00.000Z' });
-    for (const { request } of [open, closed]) expect(WebhookWindowRequest.safeParse(request).success).toBe(true);
+    for (const { request } of [open, closed])
+      expect(WebhookWindowRequest.safeParse(request).success).toBe(true);
 
     expect(windowRequest({ since: '', until: '' }, now).problem).toMatch(/starts/);
     expect(windowRequest({ since: until, until: since }, now).problem).toMatch(/after its start/);
     expect(windowRequest({ since: until, until }, now).problem).toMatch(/after its start/);
-    expect(windowRequest({ since: toLocalInputValue('2026-11-27T10:00:00Z'), until: '' }, now).problem).toMatch(
-      /past/,
-    );
+    expect(
+      windowRequest({ since: toLocalInputValue('2026-11-27T10:00:00Z'), until: '' }, now).problem,
+    ).toMatch(/past/);
   });
 });

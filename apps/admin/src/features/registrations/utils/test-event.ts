@@ -14,7 +14,9 @@ export interface TestEventOption {
 }
 
 /** The choices of the test event's select: the API's default first, then each subscribed event. */
-export function testEventOptions(events: readonly Pick<WebhookEventRead, 'entityName' | 'type'>[]): TestEventOption[] {
+export function testEventOptions(
+  events: readonly Pick<WebhookEventRead, 'entityName' | 'type'>[],
+): TestEventOption[] {
   return [
     { value: '', label: 'First subscribed event (default)' },
     ...events.map((event) => ({
@@ -34,6 +36,9 @@ export function testEventRequest(value: string): WebhookTestRequest {
 /** Whether the target accepted the test delivery (a 2xx without an error). */
 export function testEventSucceeded(result: WebhookTestResult): boolean {
   return (
-    result.errorKind === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300
+    result.errorKind === null &&
+    result.statusCode !== null &&
+    result.statusCode >= 200 &&
+    result.statusCode < 300
   );
 }

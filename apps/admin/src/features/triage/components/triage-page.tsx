@@ -1,0 +1,273 @@
+import type { BulkWebhookAction, WebhookBulkRequest, WebhookIssueRead } from '@platform/shared';
+import { useId, useState } from 'react';
+import { ActionButton } from '../../../components/ui/action-button';
+import { DateTime } from '../../../components/ui/date-time';
+import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
+import { PageHeader } from '../../../components/ui/page-header';
+import { Pagination } from '../../../components/ui/pagination';
+import { StateBadge } from '../../../components/ui/state-badge';
+import { formatCount } from '../../../lib/format';
+import { Link, navigate, useLocation } from '../../../lib/router';
+import { usePermission } from '../../../lib/use-session';
+import { startBulk } from '../../operations/api/start-operation';
+import { OperationDialog } from '../../operations/components/operation-dialog';
+import { useWebhookIssues } from '../api/get-webhook-issues';
+import {
+  LINE_ACTION_COPY,
+  LINE_ACTIONS,
+  lineActionAvailability,
+  lineName,
+  lineProblem,
+  lineWebhooksPath,
+  TRIAGE_PAGE_SIZES,
+  triageQueryFromSearch,
+  triageQueryToSearch,
+  type TriageQuery,
+} from '../utils/triage';
+
+interface Asked {
+  line: WebhookIssueRead;
+  action: BulkWebhookAction;
+}
+
+/** Retry, abort or resolve everything in a line: count (dry run), confirm, follow the operation. */
+function LineActionDialog({
+  asked,
+  open,
+  onClose,
+}: {
+  asked: Asked | undefined;
+  open: boolean;
+  onClose: () => void;
+}) {
+  const [freshSchedule, setFreshSchedule] = useState(true);
+  if (!asked) return null;
+  const { line, action } = asked;
+  const copy = LINE_ACTION_COPY[action];
+  const request: WebhookBulkRequest = {
+    action,
+    filter: line.filter,
+    ...(action === 'retry' ? { freshSchedule } : {}),
+  };
+  const plural = (count: number) => `${formatCount(count)} ${count === 1 ? 'webhook' : 'webhooks'}`;
+  return (
+    <OperationDialog<WebhookBulkRequest>
+      open={open}
+      title={`${copy.verb} every webhook of ${lineName(line)}?`}
+      request={{ request }}
+      start={(bulk, dryRun) => startBulk({ ...bulk, dryRun })}
+      countText={(dryRun) =>
+        dryRun.changed === 0
+          ? `None of the ${plural(dryRun.total)} selected would be ${copy.done} now.`
+          : `${plural(dryRun.changed)} would be ${copy.done}${
+              dryRun.total > dryRun.changed ? ` (of ${formatCount(dryRun.total)} selected)` : ''
+            }.`
+      }
+      confirmLabel={(dryRun) => `${copy.verb} ${plural(dryRun.changed)}`}
+      confirmVariant={action === 'retry' ? 'primary' : 'danger'}
+      progressLabel={`${copy.verb} of ${lineName(line)}`}
+      onClose={onClose}
+    >
+      <p>
+        {copy.explanation} The line counted {plural(line.count)} when the page was read; the count below is
+        taken now.
+      </p>
+      {action === 'retry' && (
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            checked={freshSchedule}
+            onChange={(e) => setFreshSchedule(e.target.checked)}
+          />
+          <span>
+            Start the 7-attempt schedule again{' '}
+            <span className="muted small">(off: one more attempt each, as a single retry)</span>
+          </span>
+        </label>
+      )}
+    </OperationDialog>
+  );
+}
+
+function IssueRow({
+  line,
+  mayUpdate,
+  permissionNoticeId,
+  onAct,
+}: {
+  line: WebhookIssueRead;
+  mayUpdate: boolean;
+  permissionNoticeId: string;
+  onAct: (asked: Asked) => void;
+}) {
+  const name = lineName(line);
+  return (
+    <tr data-testid="triage-line">
+      <th scope="row" data-label="Registration">
+        <Link to={`/registrations/${line.registrationId}`} aria-label={`Registration ${line.registrationId}`}>
+          #{line.registrationId}
+        </Link>
+        <div className="cell--url muted small">{line.targetUrl}</div>
+      </th>
+      <td data-label="State">
+        <StateBadge state={line.state} />
+      </td>
+      <td data-label="Error" data-testid="triage-problem">
+        {lineProblem(line)}
+      </td>
+      <td data-label="Webhooks" data-testid="triage-count">
+        {formatCount(line.count)}
+      </td>
+      <td data-label="First seen">
+        <DateTime value={line.firstSeen} />
+      </td>
+      <td data-label="Last seen">
+        <DateTime value={line.lastSeen} relative />
+      </td>
+      <td data-label="Webhooks">
+        <Link
+          to={`/webhooks/${line.sampleWebhookId}`}
+          aria-label={`Sample webhook ${line.sampleWebhookId} of ${name}`}
+        >
+          Sample #{line.sampleWebhookId}
+        </Link>
+        <br />
+        <Link to={lineWebhooksPath(line)} aria-label={`Webhooks table for ${name}`}>
+          In the table
+        </Link>
+      </td>
+      <td data-label="Actions" className="cell--wide">
+        <div className="row-actions" role="group" aria-label={`Actions on ${name}`}>
+          {LINE_ACTIONS.map((action) => (
+            <ActionButton
+              key={action}
+              size="small"
+              variant={action === 'retry' ? 'primary' : action === 'abort' ? 'danger' : 'secondary'}
+              availability={lineActionAvailability(action, line)}
+              missingPermission={mayUpdate ? undefined : 'Webhook.Update'}
+              {...{ 'data-permission-notice': permissionNoticeId }}
+              onClick={() => onAct({ line, action })}
+            >
+              {LINE_ACTION_COPY[action].label}
+            </ActionButton>
+          ))}
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+/**
+ * Triage: the Failed and Retrying webhooks grouped by registration, error kind and last status
+ * code, biggest trouble first as the API orders it, each line acted on as a whole.
+ */
+export function TriagePage() {
+  const { search } = useLocation();
+  const query = triageQueryFromSearch(new URLSearchParams(search));
+  const issues = useWebhookIssues(query);
+  const mayUpdate = usePermission('Webhook.Update');
+  const permissionNoticeId = useId();
+  const [asked, setAsked] = useState<Asked | undefined>(undefined);
+  const [open, setOpen] = useState(false);
+  const go = (next: TriageQuery) => navigate(`/triage${triageQueryToSearch(next)}`);
+
+  return (
+    <>
+      <PageHeader
+        title="Triage"
+        meta={
+          query.registrationId !== undefined ? (
+            <>
+              Registration {query.registrationId} only · <Link to="/triage">All registrations</Link>
+            </>
+          ) : (
+            'Failed and Retrying webhooks, grouped by registration, error and status'
+          )
+        }
+      />
+      {!mayUpdate && (
+        <p className="notice notice--warn" id={permissionNoticeId} data-testid="triage-permission-note">
+          Your account lacks the Webhook.Update permission, so retry, abort and resolve are disabled.
+        </p>
+      )}
+      {issues.isPending ? (
+        <Loading label="Loading triage…" />
+      ) : issues.isError ? (
+        <ErrorState error={issues.error} onRetry={() => issues.refetch()} />
+      ) : issues.data.totalCount === 0 ? (
+        <EmptyState title="Nothing to triage">
+          <p>
+            No webhook is Failed or Retrying
+            {query.registrationId !== undefined ? ' for this registration' : ''}.
+          </p>
+        </EmptyState>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table
+              className="table table--stack"
+              aria-label="Triage lines"
+              data-testid="triage-table"
+              aria-busy={issues.isPlaceholderData}
+            >
+              <thead>
+                <tr>
+                  <th scope="col">Registration / target</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Error</th>
+                  <th scope="col">Webhooks</th>
+                  <th scope="col">First seen</th>
+                  <th scope="col">Last seen</th>
+                  <th scope="col">See them</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {issues.data.items.map((line) => (
+                  <IssueRow
+                    key={JSON.stringify(line.filter)}
+                    line={line}
+                    mayUpdate={mayUpdate}
+                    permissionNoticeId={permissionNoticeId}
+                    onAct={(next) => {
+                      setAsked(next);
+                      setOpen(true);
+                    }}
+                  />
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <div className="list-footer">
+            <Pagination
+              page={issues.data}
+              noun="lines"
+              loading={issues.isPlaceholderData}
+              onPageChange={(page) => go({ ...query, page })}
+            />
+            <label className="page-size">
+              Per page
+              <select
+                value={query.pageSize}
+                onChange={(e) => go({ ...query, page: 1, pageSize: Number(e.target.value) })}
+              >
+                {TRIAGE_PAGE_SIZES.map((size) => (
+                  <option key={size} value={size}>
+                    {size}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </div>
+        </>
+      )}
+      {/* keyed by the line and action, so each asking starts with its own count */}
+      <LineActionDialog
+        key={asked ? `${asked.action}:${JSON.stringify(asked.line.filter)}` : 'none'}
+        asked={asked}
+        open={open}
+        onClose={() => setOpen(false)}
+      />
+    </>
+  );
+}
