@@ -61,16 +61,17 @@ export function OperationDialog<Request>({
   const dryRun = useOperation(dryRunId);
   const started = useOperation(runId);
 
-  // a new opening starts afresh
+  // a new opening starts afresh (`reset` of a mutation is stable)
+  const { reset: resetDryRun } = startDryRun;
+  const { reset: resetRun } = startRun;
   useEffect(() => {
     if (!open) {
       setCounted(undefined);
       setRunId(undefined);
-      startDryRun.reset();
-      startRun.reset();
+      resetDryRun();
+      resetRun();
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- only when it opens or closes
-  }, [open]);
+  }, [open, resetDryRun, resetRun]);
 
   // the confirm button goes away once the operation runs: focus follows the progress
   useEffect(() => {
