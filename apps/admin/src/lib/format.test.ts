@@ -3,6 +3,8 @@ import {
   formatClock,
   formatCount,
   formatDateTime,
+  formatDateTimeWithZone,
+  formatZone,
   formatDuration,
   formatLatencies,
   formatPercent,
@@ -19,6 +21,15 @@ describe('format', () => {
     expect(formatDateTime('2026-11-22T23:30:00Z', 'Europe/Berlin')).toBe('2026-11-23 00:30:00');
     expect(formatDateTime(null)).toBe('—');
     expect(formatDateTime('not a date')).toBe('—');
+  });
+
+  it('says the zone of a time as its offset from UTC, daylight saving time included', () => {
+    expect(formatZone('2026-11-22T14:03:12Z', 'UTC')).toBe('UTC');
+    expect(formatZone('2026-11-22T14:03:12Z', 'Europe/Berlin')).toBe('UTC+01:00');
+    expect(formatZone('2026-07-22T14:03:12Z', 'Europe/Berlin')).toBe('UTC+02:00');
+    expect(formatZone('2026-11-22T14:03:12Z', 'America/New_York')).toBe('UTC-05:00');
+    expect(formatDateTimeWithZone('2026-11-22T23:30:00Z', 'Europe/Berlin')).toBe('2026-11-23 00:30:00 UTC+01:00');
+    expect(formatDateTimeWithZone(null)).toBe('—');
     expect(formatClock('2026-11-22T09:05:59Z', 'UTC')).toBe('09:05');
   });
 

@@ -22,6 +22,28 @@ export function formatDateTime(iso: string | null | undefined, timeZone?: string
   return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}:${part('second')}`;
 }
 
+/**
+ * The zone `formatDateTime` shows an instant in, as an offset from UTC at that instant: `UTC`,
+ * `UTC+01:00`, `UTC-05:00` (the offset, not a name: it says how to get to UTC, and it is the same
+ * in every locale). Daylight saving time makes it depend on the instant.
+ */
+export function formatZone(iso: string | null | undefined, timeZone?: string): string {
+  const date = iso ? new Date(iso) : new Date();
+  if (Number.isNaN(date.getTime())) return '';
+  const name =
+    new Intl.DateTimeFormat('en-GB', { timeZone, timeZoneName: 'longOffset' })
+      .formatToParts(date)
+      .find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  // `GMT` (or `GMT+00:00` in some engines), `GMT+01:00`, `GMT-05:30`
+  return /^GMT([+-]00:?00)?$/.test(name) ? 'UTC' : name.replace('GMT', 'UTC');
+}
+
+/** `2026-11-22 14:03:12 UTC+01:00`: `formatDateTime` with its zone. */
+export function formatDateTimeWithZone(iso: string | null | undefined, timeZone?: string): string {
+  if (!iso || Number.isNaN(new Date(iso).getTime())) return '—';
+  return `${formatDateTime(iso, timeZone)} ${formatZone(iso, timeZone)}`;
+}
+
 /** `HH:MM` of a time in the browser's time zone (or `timeZone`), for chart axes. */
 export function formatClock(iso: string, timeZone?: string): string {
   return formatDateTime(iso, timeZone).slice(11, 16);

@@ -34,6 +34,10 @@ describe('webhook states', () => {
     expect(actionAvailability('abort', Successful).reason).toBe(
       'A Successful webhook is final; it cannot be aborted.',
     );
+    // not "A Aborted": the article follows the name
+    expect(actionAvailability('resolve', Aborted).reason).toBe(
+      'An Aborted webhook is final; it cannot be resolved.',
+    );
   });
 
   it('allows Retry for Failed only', () => {

@@ -42,6 +42,11 @@ export function isMovingState(state: number): boolean {
 
 export type WebhookAction = WebhookOperatorAction;
 
+/** `An Aborted`, `A Successful`: the indefinite article a state name takes. */
+export function withArticle(name: string): string {
+  return `${/^[AEIOU]/i.test(name) ? 'An' : 'A'} ${name}`;
+}
+
 /** Whether an operator may take `action` on a webhook in `state`, and why not. */
 export function actionAvailability(
   action: WebhookAction,
@@ -54,7 +59,7 @@ export function actionAvailability(
   }
   return {
     allowed: false,
-    reason: `A ${name} webhook is final; it cannot be ${action === 'abort' ? 'aborted' : 'resolved'}.`,
+    reason: `${withArticle(name)} webhook is final; it cannot be ${action === 'abort' ? 'aborted' : 'resolved'}.`,
   };
 }
 

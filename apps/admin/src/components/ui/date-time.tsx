@@ -1,7 +1,11 @@
-import { formatDateTime, formatRelative } from '../../lib/format';
+import { formatDateTime, formatRelative, formatZone } from '../../lib/format';
 import { useNow } from './use-now';
 
-/** An instant as local date and time, with how long ago (or how far ahead) it is. */
+/**
+ * An instant as date and time in the browser's zone, with the zone said (`UTC`, `UTC+01:00`) so
+ * no time on a screen is ambiguous, and optionally how long ago (or how far ahead) it is. The
+ * tooltip is the instant in UTC (ISO 8601), as the API answers it.
+ */
 export function DateTime({
   value,
   relative = false,
@@ -14,7 +18,7 @@ export function DateTime({
   return (
     <span className="date-time">
       <time dateTime={value} title={value}>
-        {formatDateTime(value)}
+        {formatDateTime(value)} <span className="date-time__zone">{formatZone(value)}</span>
       </time>
       {relative && <span className="muted date-time__relative"> ({formatRelative(value, now)})</span>}
     </span>

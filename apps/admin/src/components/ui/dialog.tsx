@@ -1,42 +1,28 @@
-import { useEffect, useId, useRef, type ReactNode } from 'react';
+import { useEffect, useId, useRef, type ReactNode, type RefObject } from 'react';
 import { Button, type ButtonVariant } from './button';
 
-interface ConfirmDialogProps {
+interface ModalProps {
   open: boolean;
   title: string;
   children?: ReactNode;
-  /** The confirm button's label; without one the dialog only informs and has a single close button. */
-  confirmLabel?: string;
-  confirmVariant?: ButtonVariant;
-  /** The confirm button waits (e.g. for a count the confirmation depends on). */
-  confirmDisabled?: boolean;
-  /** The cancel button's label: `Cancel` unless said otherwise (`Close` once nothing is left to confirm). */
-  cancelLabel?: string;
-  /** The confirmed operation is running: the dialog stays open and its buttons wait. */
-  busy?: boolean;
-  onConfirm?: () => void;
+  /** The buttons at the bottom (or none: the children bring their own `.dialog__actions`). */
+  actions?: ReactNode;
+  /** Escape (unless `busy`): the caller closes the dialog through its state. */
   onCancel: () => void;
+  /** Something runs that must not be cancelled: Escape does nothing. */
+  busy?: boolean;
+  /** Where focus starts when it opens (the safe choice); the dialog itself otherwise. */
+  initialFocus?: RefObject<HTMLElement | null>;
+  testId?: string;
 }
 
 /**
- * A modal confirmation on the native `<dialog>`: the browser traps focus, Escape cancels, and the
- * rest of the page is inert. Focus starts on Cancel (the safe choice) and returns to the element
- * that opened the dialog when it closes.
+ * A modal dialog on the native `<dialog>`: the browser traps focus, Escape cancels, and the rest
+ * of the page is inert. Focus starts on `initialFocus` and returns to the element that opened
+ * the dialog when it closes.
  */
-export function ConfirmDialog({
-  open,
-  title,
-  children,
-  confirmLabel,
-  confirmVariant = 'primary',
-  confirmDisabled = false,
-  cancelLabel = 'Cancel',
-  busy = false,
-  onConfirm,
-  onCancel,
-}: ConfirmDialogProps) {
+export function Modal({ open, title, children, actions, onCancel, busy = false, initialFocus, testId }: ModalProps) {
   const dialogRef = useRef<HTMLDialogElement>(null);
-  const cancelRef = useRef<HTMLButtonElement>(null);
   const openerRef = useRef<Element | null>(null);
   const titleId = useId();
   const bodyId = useId();
@@ -47,11 +33,11 @@ export function ConfirmDialog({
     if (open && !dialog.open) {
       openerRef.current = document.activeElement;
       dialog.showModal();
-      cancelRef.current?.focus();
+      initialFocus?.current?.focus();
     } else if (!open && dialog.open) {
       dialog.close();
     }
-  }, [open]);
+  }, [open, initialFocus]);
 
   useEffect(() => {
     if (open) return;
@@ -68,6 +54,7 @@ export function ConfirmDialog({
       className="dialog"
       aria-labelledby={titleId}
       aria-describedby={children ? bodyId : undefined}
+      data-testid={testId}
       onCancel={(event) => {
         // Escape: close through the state, so React stays the source of truth
         event.preventDefault();
@@ -82,16 +69,54 @@ export function ConfirmDialog({
           {children}
         </div>
       )}
-      <div className="dialog__actions">
-        <Button ref={cancelRef} onClick={onCancel} disabled={busy}>
-          {cancelLabel}
-        </Button>
-        {confirmLabel !== undefined && (
-          <Button variant={confirmVariant} onClick={onConfirm} busy={busy} disabled={confirmDisabled}>
+      {actions && <div className="dialog__actions">{actions}</div>}
+    </dialog>
+  );
+}
+
+interface ConfirmDialogProps {
+  open: boolean;
+  title: string;
+  children?: ReactNode;
+  confirmLabel: string;
+  confirmVariant?: ButtonVariant;
+  /** The confirmed operation is running: the dialog stays open and its buttons wait. */
+  busy?: boolean;
+  onConfirm: () => void;
+  onCancel: () => void;
+}
+
+/** A modal confirmation (`Modal`): Cancel, where focus starts (the safe choice), and the action. */
+export function ConfirmDialog({
+  open,
+  title,
+  children,
+  confirmLabel,
+  confirmVariant = 'primary',
+  busy = false,
+  onConfirm,
+  onCancel,
+}: ConfirmDialogProps) {
+  const cancelRef = useRef<HTMLButtonElement>(null);
+  return (
+    <Modal
+      open={open}
+      title={title}
+      busy={busy}
+      onCancel={onCancel}
+      initialFocus={cancelRef}
+      actions={
+        <>
+          <Button ref={cancelRef} onClick={onCancel} disabled={busy}>
+            Cancel
+          </Button>
+          <Button variant={confirmVariant} onClick={onConfirm} busy={busy}>
             {confirmLabel}
           </Button>
-        )}
-      </div>
-    </dialog>
+        </>
+      }
+    >
+      {children}
+    </Modal>
   );
 }

@@ -1,4 +1,14 @@
-import { createContext, useCallback, useContext, useMemo, useRef, useState, type ReactNode } from 'react';
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react';
+import { useLocation } from '../../lib/router';
 
 export type ToastTone = 'success' | 'error';
 
@@ -6,6 +16,8 @@ interface Toast {
   id: number;
   tone: ToastTone;
   message: string;
+  /** The screen (browser pathname) it was shown on. */
+  path: string;
 }
 
 interface ToastApi {
@@ -18,19 +30,28 @@ const ToastContext = createContext<ToastApi | null>(null);
 /** How long a success stays; errors stay until dismissed, so they can be read and copied. */
 const SUCCESS_MS = 6000;
 
+/** Error toasts that were shown on another screen than `path` are gone; the rest stay. */
+export function toastsForPath<T extends { tone: ToastTone; path: string }>(toasts: readonly T[], path: string): T[] {
+  return toasts.filter((toast) => toast.tone !== 'error' || toast.path === path);
+}
+
 /**
  * Shows the outcome of operations. Successes are announced politely (role="status") and go by
- * themselves; errors are announced at once (role="alert") and stay until dismissed.
+ * themselves; errors are announced at once (role="alert") and stay until dismissed, or until the
+ * operator goes to another screen (an error belongs to the screen it happened on).
  */
 export function ToastProvider({ children }: { children: ReactNode }) {
   const [toasts, setToasts] = useState<Toast[]>([]);
   const nextId = useRef(1);
+  // the browser's pathname, read when a toast is shown and when the screen changes
+  const { path } = useLocation();
+  useEffect(() => setToasts((all) => toastsForPath(all, window.location.pathname)), [path]);
 
   const dismiss = useCallback((id: number) => setToasts((all) => all.filter((t) => t.id !== id)), []);
   const push = useCallback(
     (tone: ToastTone, message: string) => {
       const id = nextId.current++;
-      setToasts((all) => [...all.slice(-4), { id, tone, message }]);
+      setToasts((all) => [...all.slice(-4), { id, tone, message, path: window.location.pathname }]);
       if (tone === 'success') window.setTimeout(() => dismiss(id), SUCCESS_MS);
     },
     [dismiss],

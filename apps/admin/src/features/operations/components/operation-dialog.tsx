@@ -1,13 +1,12 @@
 import type { WebhookOperationRead } from '@platform/shared';
-import { useEffect, useRef, useState, type ReactNode } from 'react';
-import type { ButtonVariant } from '../../../components/ui/button';
-import { ConfirmDialog } from '../../../components/ui/dialog';
-import { ErrorState } from '../../../components/ui/feedback';
-import { useToast } from '../../../components/ui/toast';
+import { useEffect, useRef, useState, type ReactNode, type RefObject } from 'react';
+import { Button, type ButtonVariant } from '../../../components/ui/button';
+import { Modal } from '../../../components/ui/dialog';
+import { ErrorState, Loading } from '../../../components/ui/feedback';
 import { errorMessage } from '../../../lib/api-client';
 import { useOperation } from '../api/get-operation';
 import { useStartOperation } from '../api/start-operation';
-import { FollowOperation, OperationProgress } from './operation-progress';
+import { OperationProgress } from './operation-progress';
 
 /** The request an operation dialog would send, or why it cannot (shown instead of counting). */
 export type OperationDialogRequest<Request> = { request: Request; problem?: undefined } | { problem: string };
@@ -19,6 +18,8 @@ interface OperationDialogProps<Request> {
   children: ReactNode;
   /** The request of the fields as they are now; a change discards the count taken for the last one. */
   request: OperationDialogRequest<Request>;
+  /** Counts as soon as it opens (a request with nothing to choose); otherwise a Count button asks. */
+  countOnOpen?: boolean;
   /** Starts the operation: a dry run first (`dryRun: true`), then, once confirmed, the real one. */
   start: (request: Request, dryRun: boolean) => Promise<WebhookOperationRead>;
   /** The count a finished dry run tells: `12 Failed webhooks would be delivered again.` */
@@ -29,54 +30,52 @@ interface OperationDialogProps<Request> {
   /** What the progress bar is of, for screen readers. */
   progressLabel: string;
   onClose: () => void;
+  testId?: string;
 }
 
 /**
- * The dialog of every operation an operator starts (a bulk action, a recover, a replay): count
- * first (a dry run, which changes nothing), then confirm what was counted, then follow the real
- * operation's progress until it is done. Closing it while the operation runs leaves the operation
- * running (it is the API's, not the page's); the audit page lists it.
+ * The steps of an operation an operator starts from a dialog (a recover, a replay, a triage
+ * line's bulk action): count first (a dry run, which changes nothing), confirm what was counted,
+ * then follow the real operation until it is done. Closing it while the operation runs leaves the
+ * operation running (it is the API's, not the page's); the audit page links to it.
  */
-export function OperationDialog<Request>({
-  open,
-  title,
+export function OperationDialog<Request>(props: OperationDialogProps<Request>) {
+  const cancelRef = useRef<HTMLButtonElement>(null);
+  return (
+    <Modal
+      open={props.open}
+      title={props.title}
+      onCancel={props.onClose}
+      initialFocus={cancelRef}
+      testId={props.testId}
+    >
+      {/* mounted per opening, so every opening counts afresh */}
+      {props.open && <OperationSteps {...props} cancelRef={cancelRef} />}
+    </Modal>
+  );
+}
+
+function OperationSteps<Request>({
   children,
   request,
+  countOnOpen = false,
   start,
   countText,
   confirmLabel,
   confirmVariant = 'primary',
   progressLabel,
   onClose,
-}: OperationDialogProps<Request>) {
-  const toast = useToast();
+  cancelRef,
+}: OperationDialogProps<Request> & { cancelRef: RefObject<HTMLButtonElement | null> }) {
   const startDryRun = useStartOperation(({ request }: { request: Request }) => start(request, true));
   const startRun = useStartOperation(({ request }: { request: Request }) => start(request, false));
   const [counted, setCounted] = useState<{ id: number; key: string } | undefined>(undefined);
-  const [runId, setRunId] = useState<number | undefined>(undefined);
-  const progressRef = useRef<HTMLDivElement>(null);
+  const progressRef = useRef<HTMLElement>(null);
 
   const key = request.problem === undefined ? JSON.stringify(request.request) : '';
   const dryRunId = counted && counted.key === key ? counted.id : undefined;
   const dryRun = useOperation(dryRunId);
-  const started = useOperation(runId);
-
-  // a new opening starts afresh (`reset` of a mutation is stable)
-  const { reset: resetDryRun } = startDryRun;
-  const { reset: resetRun } = startRun;
-  useEffect(() => {
-    if (!open) {
-      setCounted(undefined);
-      setRunId(undefined);
-      resetDryRun();
-      resetRun();
-    }
-  }, [open, resetDryRun, resetRun]);
-
-  // the confirm button goes away once the operation runs: focus follows the progress
-  useEffect(() => {
-    if (runId !== undefined) progressRef.current?.focus();
-  }, [runId]);
+  const run = useOperation(startRun.data?.id);
 
   const count = () => {
     if (request.problem !== undefined) return;
@@ -85,42 +84,31 @@ export function OperationDialog<Request>({
       { onSuccess: (operation) => setCounted({ id: operation.id, key }) },
     );
   };
-  const run = () => {
-    if (request.problem !== undefined) return;
-    startRun.mutate({ request: request.request }, { onSuccess: (operation) => setRunId(operation.id) });
+  const confirm = () => {
+    if (request.problem === undefined) startRun.mutate({ request: request.request });
   };
-  const close = () => {
-    if (runId !== undefined && started.data?.state === 'running') {
-      toast.success(`Operation ${runId} goes on in the background; the audit page lists it.`);
-    }
-    onClose();
-  };
+
+  // a request with nothing to choose is counted at once, once per opening
+  const countedOnOpen = useRef(false);
+  useEffect(() => {
+    if (!countOnOpen || countedOnOpen.current) return;
+    countedOnOpen.current = true;
+    count();
+  });
+
+  // the confirm button goes away once the operation runs: focus follows the progress
+  const running = startRun.data !== undefined;
+  useEffect(() => {
+    if (running) progressRef.current?.focus();
+  }, [running]);
 
   const counting = startDryRun.isPending || dryRun.data?.state === 'running';
   const countDone = dryRun.data?.state === 'done' ? dryRun.data : undefined;
 
-  let confirm: { label?: string; onConfirm?: () => void; disabled?: boolean } = {};
-  if (runId === undefined) {
-    confirm = countDone
-      ? { label: confirmLabel(countDone), onConfirm: run, disabled: countDone.changed === 0 }
-      : { label: counting ? 'Counting…' : 'Count what would change', onConfirm: count, disabled: counting };
-    if (request.problem !== undefined) confirm.disabled = true;
-  }
-
   return (
-    <ConfirmDialog
-      open={open}
-      title={title}
-      confirmLabel={confirm.label}
-      confirmDisabled={confirm.disabled}
-      confirmVariant={countDone ? confirmVariant : 'secondary'}
-      cancelLabel={runId === undefined ? 'Cancel' : 'Close'}
-      busy={startRun.isPending}
-      onConfirm={confirm.onConfirm}
-      onCancel={close}
-    >
-      {runId === undefined ? (
-        <>
+    <>
+      {!running ? (
+        <section aria-label="What it does" className="operation-step">
           <fieldset className="operation-dialog__fields" disabled={startRun.isPending}>
             {children}
           </fieldset>
@@ -128,33 +116,59 @@ export function OperationDialog<Request>({
             {request.problem !== undefined ? (
               <p className="field__error">{request.problem}</p>
             ) : startDryRun.isError ? (
-              <p className="form-error" role="alert">
-                Could not count: {errorMessage(startDryRun.error)}
-              </p>
+              <ErrorState title="The dry run could not start" error={startDryRun.error} />
             ) : dryRun.data?.state === 'failed' ? (
-              <OperationProgress operation={dryRun.data} label="Count (dry run)" />
+              <OperationProgress operation={dryRun.data} label="Dry run: what would change" />
             ) : countDone ? (
               <p className="operation-dialog__count">
                 <strong>{countText(countDone)}</strong>
               </p>
             ) : counting ? (
-              <p className="muted">Counting (a dry run: nothing changes)…</p>
+              <Loading label="Counting what would change (a dry run: nothing changes)…" />
             ) : (
               <p className="muted">Count first: a dry run says how many would change, and changes nothing.</p>
             )}
-            {dryRunId !== undefined && dryRun.isError && !dryRun.data && <ErrorState error={dryRun.error} />}
           </div>
           {startRun.isError && (
             <p className="form-error" role="alert">
               It was not started: {errorMessage(startRun.error)}
             </p>
           )}
-        </>
+        </section>
       ) : (
-        <div ref={progressRef} tabIndex={-1} className="operation-dialog__progress">
-          <FollowOperation id={runId} label={progressLabel} />
-        </div>
+        <section ref={progressRef} tabIndex={-1} aria-label="Progress" className="operation-step">
+          {run.data ? (
+            <OperationProgress operation={run.data} label={progressLabel} />
+          ) : (
+            <Loading label="Starting…" />
+          )}
+          {run.data?.state === 'running' && (
+            <p className="muted small">
+              It runs on the server: closing this leaves it running (the audit page links to it).
+            </p>
+          )}
+        </section>
       )}
-    </ConfirmDialog>
+      <div className="dialog__actions">
+        <Button ref={cancelRef} onClick={onClose} disabled={startRun.isPending}>
+          {running ? 'Close' : 'Cancel'}
+        </Button>
+        {!running &&
+          (countDone ? (
+            <Button
+              variant={confirmVariant}
+              onClick={confirm}
+              busy={startRun.isPending}
+              disabled={countDone.changed === 0}
+            >
+              {confirmLabel(countDone)}
+            </Button>
+          ) : (
+            <Button onClick={count} busy={counting} disabled={request.problem !== undefined}>
+              Count what would change
+            </Button>
+          ))}
+      </div>
+    </>
   );
 }

@@ -1,4 +1,3 @@
-import type { WebhookOperationRead } from '@platform/shared';
 import { useId } from 'react';
 import { DateTime } from '../../../components/ui/date-time';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
@@ -9,6 +8,7 @@ import {
   OPERATION_STATE_LABELS,
   operationSummary,
   progressPercent,
+  type OperationFigures,
   selectedNoun,
   skippedEntries,
   skipReasonLabel,
@@ -23,7 +23,7 @@ export function OperationProgress({
   operation,
   label,
 }: {
-  operation: WebhookOperationRead;
+  operation: OperationFigures;
   /** What the bar is of, for screen readers: `Retry of 120 webhooks`. Defaults to the action. */
   label?: string;
 }) {
@@ -40,7 +40,8 @@ export function OperationProgress({
     >
       <div className="operation__head">
         <span id={labelId} className="operation__label">
-          {label ?? `Operation ${operation.id}: ${operation.action}${operation.dryRun ? ' (dry run)' : ''}`}
+          {label ??
+            `${operation.id ? `Operation ${operation.id}: ` : ''}${operation.action}${operation.dryRun ? ' (dry run)' : ''}`}
         </span>
         <span className={`badge badge--operation-${operation.state}`} data-testid="operation-state">
           {OPERATION_STATE_LABELS[operation.state]}

@@ -1,12 +1,31 @@
 import type { WebhookOperationAction, WebhookOperationRead } from '@platform/shared';
 import { formatCount } from '../../../lib/format';
 
+/**
+ * What a progress display needs of an operation: a `WebhookOperationRead`, or the same figures
+ * of work the console runs itself (single actions on selected rows, which have no id).
+ */
+export type OperationFigures = Pick<
+  WebhookOperationRead,
+  | 'action'
+  | 'state'
+  | 'dryRun'
+  | 'total'
+  | 'done'
+  | 'changed'
+  | 'skipped'
+  | 'error'
+  | 'startedAt'
+  | 'finishedAt'
+> & { id?: number };
+
 /** Why a selected webhook was left unchanged, for people (the keys of an operation's `skipped`). */
 export const SKIP_REASON_LABELS: Readonly<Record<string, string>> = {
   final: 'already final (Successful, Aborted or Resolved)',
   'not-failed': 'not Failed (nothing to retry)',
   'registration-deleted': 'registration deleted',
   'not-subscribed': 'not subscribed by the registration',
+  refused: 'refused by the API (its state moved on)',
 };
 
 export function skipReasonLabel(reason: string): string {
@@ -71,7 +90,7 @@ export const OPERATION_STATE_LABELS: Readonly<Record<WebhookOperationRead['state
  * retried, 20 skipped (20 not Failed …)`; for a finished one `Done: 120 webhooks selected, 100
  * retried, …`; a running one how far it got; a failed one how far it got and why it stopped.
  */
-export function operationSummary(operation: WebhookOperationRead): string {
+export function operationSummary(operation: OperationFigures): string {
   const { action, total, done, skipped } = operation;
   const noun = selectedNoun(action, total);
   const skippedCount = skippedTotal(skipped);

@@ -1,5 +1,5 @@
 import type { RotateSecretResult, WebhookRegistrationRead } from '@platform/shared';
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import { ActionButton } from '../../../components/ui/action-button';
 import type { WindowOperation } from '../../operations/api/start-operation';
 import { RotatedSecretPanel, RotateSecretDialog } from './rotate-secret';
@@ -26,6 +26,7 @@ export function RecoverySection({
   const [rotating, setRotating] = useState(false);
   const [rotated, setRotated] = useState<RotateSecretResult | null>(null);
   const missingPermission = mayUpdate ? undefined : RECOVERY_PERMISSION;
+  const permissionNoticeId = useId();
 
   return (
     <section className="card section" aria-labelledby="recovery-heading" data-testid="recovery-tools">
@@ -33,7 +34,7 @@ export function RecoverySection({
         Recovery
       </h2>
       {!mayUpdate && (
-        <p className="notice notice--warn" data-testid="recovery-permission-note">
+        <p className="notice notice--warn" id={permissionNoticeId} data-testid="recovery-permission-note">
           Your account lacks the {RECOVERY_PERMISSION} permission, so these actions are disabled: recover,
           replay, test event and secret rotation.
         </p>
@@ -44,6 +45,7 @@ export function RecoverySection({
             key={kind}
             availability={{ allowed: true }}
             missingPermission={missingPermission}
+            permissionNoticeId={permissionNoticeId}
             onClick={() => setWindowOperation(kind)}
           >
             {WINDOW_OPERATION_COPY[kind].label}
@@ -52,13 +54,18 @@ export function RecoverySection({
         <ActionButton
           availability={{ allowed: true }}
           missingPermission={missingPermission}
+          permissionNoticeId={permissionNoticeId}
           onClick={() => setRotating(true)}
         >
           Rotate signing secret…
         </ActionButton>
       </div>
 
-      <TestEventForm registration={registration} mayUpdate={mayUpdate} />
+      <TestEventForm
+        registration={registration}
+        mayUpdate={mayUpdate}
+        permissionNoticeId={permissionNoticeId}
+      />
 
       {/* one dialog each, so a recover and a replay never share a window or a count */}
       {(['recover', 'replay'] as const).map((kind) => (

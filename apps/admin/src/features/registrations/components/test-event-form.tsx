@@ -50,9 +50,12 @@ export function TestEventResult({ result }: { result: WebhookTestResult }) {
 export function TestEventForm({
   registration,
   mayUpdate,
+  permissionNoticeId,
 }: {
   registration: Pick<WebhookRegistrationRead, 'id' | 'enabledEvents'>;
   mayUpdate: boolean;
+  /** The section's notice saying the permission is missing. */
+  permissionNoticeId?: string;
 }) {
   const send = useSendTestEvent();
   const [event, setEvent] = useState('');
@@ -78,6 +81,7 @@ export function TestEventForm({
           <ActionButton
             availability={{ allowed: true }}
             missingPermission={mayUpdate ? undefined : 'Webhook.Update'}
+            permissionNoticeId={permissionNoticeId}
             busy={send.isPending}
             onClick={() => send.mutate({ id: registration.id, request: testEventRequest(event) })}
           >

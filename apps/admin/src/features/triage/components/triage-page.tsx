@@ -55,6 +55,7 @@ function LineActionDialog({
       open={open}
       title={`${copy.verb} every webhook of ${lineName(line)}?`}
       request={{ request }}
+      countOnOpen
       start={(bulk, dryRun) => startBulk({ ...bulk, dryRun })}
       countText={(dryRun) =>
         dryRun.changed === 0
@@ -145,7 +146,7 @@ function IssueRow({
               variant={action === 'retry' ? 'primary' : action === 'abort' ? 'danger' : 'secondary'}
               availability={lineActionAvailability(action, line)}
               missingPermission={mayUpdate ? undefined : 'Webhook.Update'}
-              {...{ 'data-permission-notice': permissionNoticeId }}
+              permissionNoticeId={permissionNoticeId}
               onClick={() => onAct({ line, action })}
             >
               {LINE_ACTION_COPY[action].label}

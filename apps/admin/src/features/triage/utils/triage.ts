@@ -1,5 +1,4 @@
-import type {
-  WebhookState} from '@platform/shared';
+import type { WebhookState } from '@platform/shared';
 import {
   BULK_WEBHOOK_ACTIONS,
   operatorActionAllowed,

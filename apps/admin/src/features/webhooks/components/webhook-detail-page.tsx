@@ -1,6 +1,6 @@
 import { WebhookAuthType, type WebhookDetailRead } from '@platform/shared';
-import { useEffect, useRef } from 'react';
-import { ActionButton } from '../../../components/ui/action-button';
+import { useEffect, useId, useRef } from 'react';
+import { ActionButton, missingPermissionReason } from '../../../components/ui/action-button';
 import { Button } from '../../../components/ui/button';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { DateTime } from '../../../components/ui/date-time';
@@ -34,6 +34,7 @@ function ActionBar({ webhook }: { webhook: WebhookDetailRead }) {
   const act = useActOnWebhook();
   const mayUpdate = usePermission('Webhook.Update');
   const { ask, dialog } = useWebhookActionConfirmation((id, action) => act.mutateAsync({ id, action }));
+  const noticeId = useId();
   return (
     <div className="action-bar" role="group" aria-label="Operator actions">
       {ACTIONS.map((action) => (
@@ -42,11 +43,18 @@ function ActionBar({ webhook }: { webhook: WebhookDetailRead }) {
           variant={action === 'retry' ? 'primary' : 'secondary'}
           availability={actionAvailability(action, webhook.state)}
           missingPermission={mayUpdate ? undefined : 'Webhook.Update'}
+          permissionNoticeId={noticeId}
           onClick={() => ask(webhook.id, action)}
         >
           {WEBHOOK_ACTION_COPY[action].label}
         </ActionButton>
       ))}
+      {/* one visible sentence for the three buttons, not the same one under each */}
+      {!mayUpdate && (
+        <p id={noticeId} className="action-hint" data-testid="action-disabled-reason">
+          {missingPermissionReason('Webhook.Update')}
+        </p>
+      )}
       {dialog}
     </div>
   );

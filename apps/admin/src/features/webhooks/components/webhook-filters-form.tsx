@@ -2,7 +2,7 @@ import { WEBHOOK_ENTITY_NAMES } from '@platform/shared';
 import { useState, type FormEvent } from 'react';
 import { Button } from '../../../components/ui/button';
 import { Field } from '../../../components/ui/field';
-import { fromLocalInputValue, toLocalInputValue } from '../../../lib/format';
+import { formatZone, fromLocalInputValue, toLocalInputValue } from '../../../lib/format';
 import { WEBHOOK_STATES, webhookStateName } from '../../../lib/webhook-states';
 import { useRegistrationOptions } from '../api/get-registration-options';
 import { timeRangeProblem, type WebhookFilters } from '../utils/webhook-filters';
@@ -79,12 +79,18 @@ export function WebhookFiltersForm({
     setEntityIdError(undefined);
     onApply({ page: 1, pageSize: filters.pageSize });
   };
-  const quickRange = (ms: number) =>
-    setDraft((current) => ({
-      ...current,
-      createdFrom: toLocalInputValue(new Date(Date.now() - ms).toISOString()),
-      createdTo: '',
-    }));
+  // a quick range applies at once (with the other fields as they stand), like a link would
+  const quickRange = (ms: number) => {
+    const createdFrom = new Date(Date.now() - ms).toISOString();
+    setDraft((current) => ({ ...current, createdFrom: toLocalInputValue(createdFrom), createdTo: '' }));
+    if (draft.entityId && next.entityId === undefined) {
+      setEntityIdError('An entity id is a whole number from 1.');
+      return;
+    }
+    setEntityIdError(undefined);
+    onApply({ ...next, createdFrom, createdTo: undefined });
+  };
+  const zone = formatZone(new Date().toISOString());
 
   return (
     <form className="filters card" onSubmit={submit} aria-label="Filter webhooks" role="search">
@@ -133,7 +139,7 @@ export function WebhookFiltersForm({
             placeholder="Any"
           />
         </Field>
-        <Field label="Created from">
+        <Field label="Created from" hint={`Your time zone, ${zone}`}>
           <input
             type="datetime-local"
             value={draft.createdFrom}
@@ -141,12 +147,16 @@ export function WebhookFiltersForm({
             name="createdFrom"
           />
         </Field>
-        <Field label="Created before" errors={rangeProblem ? [rangeProblem] : undefined}>
+        <Field
+          label="Created before"
+          hint={`Your time zone, ${zone}`}
+          errors={rangeProblem ? [rangeProblem] : undefined}
+        >
           <input type="datetime-local" value={draft.createdTo} onChange={set('createdTo')} name="createdTo" />
         </Field>
       </div>
       <div className="filters__actions">
-        <div className="filters__quick" role="group" aria-label="Quick time ranges">
+        <div className="filters__quick" role="group" aria-label="Quick time ranges (applied at once)">
           {QUICK_RANGES.map((range) => (
             <Button key={range.label} size="small" variant="ghost" onClick={() => quickRange(range.ms)}>
               {range.label}

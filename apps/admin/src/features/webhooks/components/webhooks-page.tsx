@@ -1,24 +1,101 @@
-import type { WebhookRead } from '@platform/shared';
+import type { Page, WebhookRead } from '@platform/shared';
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useId, useRef, useState } from 'react';
+import { missingPermissionReason } from '../../../components/ui/action-button';
+import { Button } from '../../../components/ui/button';
 import { DateTime } from '../../../components/ui/date-time';
+import { ConfirmDialog } from '../../../components/ui/dialog';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
 import { Pagination } from '../../../components/ui/pagination';
 import { StateBadge } from '../../../components/ui/state-badge';
+import { useToast } from '../../../components/ui/toast';
+import { formatCount } from '../../../lib/format';
+import { queryRoots } from '../../../lib/query-keys';
 import { Link, navigate, useLocation } from '../../../lib/router';
-import { eventTypeName } from '../../../lib/webhook-states';
+import { usePermission } from '../../../lib/use-session';
+import { eventTypeName, WEBHOOK_ACTION_COPY, type WebhookAction } from '../../../lib/webhook-states';
+import { FollowOperation, OperationProgress } from '../../operations/components/operation-progress';
+import { operationSummary, type OperationFigures } from '../../operations/utils/operation-progress';
+import { actOnWebhook } from '../api/act-on-webhook';
 import { useWebhooks } from '../api/get-webhooks';
 import {
   activeFilterCount,
+  ariaSort,
+  describeFilters,
   filtersFromSearch,
+  filtersToBulkFilter,
   filtersToSearch,
   PAGE_SIZES,
+  toggleSort,
+  WEBHOOK_SORT_FIELDS,
   type WebhookFilters,
+  type WebhookSortField,
 } from '../utils/webhook-filters';
+import { actOnSelected, type SelectedWebhook } from '../utils/selected-actions';
+import { BULK_ACTION_COPY, BulkActionDialog, type BulkRequest } from './bulk-action-dialog';
 import { WebhookFiltersForm } from './webhook-filters-form';
 
-function WebhookRow({ webhook }: { webhook: WebhookRead }) {
+const ACTIONS: WebhookAction[] = ['retry', 'abort', 'resolve'];
+
+/** The past tense of an operator action, for `retried by account 7`. */
+const ACTION_DONE_BY: Readonly<Record<string, string>> = {
+  'webhook.retry': 'retried',
+  'webhook.abort': 'aborted',
+  'webhook.resolve': 'resolved',
+  'webhooks.bulk-retry': 'retried (bulk)',
+  'webhooks.bulk-abort': 'aborted (bulk)',
+  'webhooks.bulk-resolve': 'resolved (bulk)',
+  'registration.recover': 'recovered',
+};
+
+/** A column header that sorts the list by `field` (the API sorts; the address keeps it). */
+function SortHeader({
+  field,
+  filters,
+  onSort,
+  children,
+}: {
+  field: WebhookSortField;
+  filters: WebhookFilters;
+  onSort: (field: WebhookSortField) => void;
+  children: string;
+}) {
+  const sort = ariaSort(filters, field);
   return (
-    <tr data-testid="webhook-row">
+    <th scope="col" aria-sort={sort}>
+      <button type="button" className="sort-button" onClick={() => onSort(field)}>
+        {children}
+        <span className="sort-button__mark" aria-hidden="true">
+          {sort === 'ascending' ? '▲' : sort === 'descending' ? '▼' : '↕'}
+        </span>
+        <span className="visually-hidden">
+          {sort ? `, sorted ${sort}; click to reverse` : ', click to sort'}
+        </span>
+      </button>
+    </th>
+  );
+}
+
+function WebhookRow({
+  webhook,
+  selected,
+  onSelect,
+}: {
+  webhook: WebhookRead;
+  selected: boolean;
+  onSelect: (webhook: WebhookRead, selected: boolean) => void;
+}) {
+  return (
+    <tr data-testid="webhook-row" aria-selected={selected}>
+      <td className="cell--select">
+        <input
+          type="checkbox"
+          checked={selected}
+          onChange={(event) => onSelect(webhook, event.target.checked)}
+          aria-label={`Select webhook ${webhook.id}`}
+        />
+      </td>
       <td data-label="ID">
         <Link to={`/webhooks/${webhook.id}`} aria-label={`Webhook ${webhook.id}`}>
           #{webhook.id}
@@ -26,20 +103,37 @@ function WebhookRow({ webhook }: { webhook: WebhookRead }) {
       </td>
       <td data-label="State">
         <StateBadge state={webhook.state} />
+        {webhook.lastAction && (
+          <span className="muted small cell-note" data-testid="webhook-last-action">
+            {ACTION_DONE_BY[webhook.lastAction.action] ?? webhook.lastAction.action}
+            {webhook.lastAction.accountId !== null && ` by account ${webhook.lastAction.accountId}`}
+          </span>
+        )}
       </td>
       <td data-label="Event">
         {webhook.entityName} {eventTypeName(webhook.eventType)}
       </td>
       <td data-label="Entity id">{webhook.entityId}</td>
-      <td data-label="Registration">
+      <td data-label="Target" className="cell--url">
         <Link
           to={`/registrations/${webhook.registrationId}`}
-          aria-label={`Registration ${webhook.registrationId}`}
+          aria-label={`Registration ${webhook.registrationId}, ${webhook.targetUrl}`}
+          data-testid="webhook-target-url"
         >
-          #{webhook.registrationId}
-        </Link>
+          {webhook.targetUrl}
+        </Link>{' '}
+        <span className="muted small">#{webhook.registrationId}</span>
       </td>
       <td data-label="Attempts">{webhook.attemptCount}</td>
+      <td data-label="Last attempt">
+        <DateTime value={webhook.lastAttemptAt} />
+      </td>
+      <td data-label="Last status" data-testid="webhook-last-status">
+        {webhook.lastStatusCode ?? <span className="muted">—</span>}
+      </td>
+      <td data-label="Last error" data-testid="webhook-last-error">
+        {webhook.lastErrorKind ? <code>{webhook.lastErrorKind}</code> : <span className="muted">—</span>}
+      </td>
       <td data-label="Next attempt">
         <DateTime value={webhook.nextAttemptAt} />
       </td>
@@ -50,23 +144,294 @@ function WebhookRow({ webhook }: { webhook: WebhookRead }) {
   );
 }
 
-/** Every webhook the operator may see, filtered and paged on the server, newest first. */
+/** The selection checkbox of the header: all of the page, some (mixed) or none. */
+function SelectPage({
+  items,
+  selected,
+  onChange,
+}: {
+  items: readonly WebhookRead[];
+  selected: ReadonlyMap<number, SelectedWebhook>;
+  onChange: (all: boolean) => void;
+}) {
+  const ref = useRef<HTMLInputElement>(null);
+  const count = items.filter((w) => selected.has(w.id)).length;
+  const all = items.length > 0 && count === items.length;
+  useEffect(() => {
+    if (ref.current) ref.current.indeterminate = count > 0 && !all;
+  }, [count, all]);
+  return (
+    <input
+      ref={ref}
+      type="checkbox"
+      checked={all}
+      onChange={(event) => onChange(event.target.checked)}
+      aria-label="Select every webhook on this page"
+    />
+  );
+}
+
+/**
+ * The actions of the table: on the selected rows (single actions, one after another), and on
+ * everything the filters match, all pages (a bulk operation with a dry run first).
+ */
+function ActionsBar({
+  selectedCount,
+  totalCount,
+  mayUpdate,
+  onClearSelection,
+  onSelected,
+  onBulk,
+}: {
+  selectedCount: number;
+  totalCount: number;
+  mayUpdate: boolean;
+  onClearSelection: () => void;
+  onSelected: (action: WebhookAction) => void;
+  onBulk: (action: WebhookAction) => void;
+}) {
+  const noticeId = useId();
+  const selectionId = useId();
+  const describedBy = mayUpdate ? undefined : noticeId;
+  return (
+    <section className="bulk-bar card" aria-label="Actions on webhooks" data-testid="bulk-bar">
+      <div className="bulk-bar__row" role="group" aria-label="Selected webhooks">
+        <span id={selectionId} className="bulk-bar__what" data-testid="selected-count" aria-live="polite">
+          {selectedCount
+            ? `${formatCount(selectedCount)} selected on this page`
+            : 'None selected: tick rows to act on them'}
+        </span>
+        {ACTIONS.map((action) => (
+          <Button
+            key={action}
+            size="small"
+            disabled={!mayUpdate || selectedCount === 0}
+            aria-describedby={describedBy ?? (selectedCount === 0 ? selectionId : undefined)}
+            onClick={() => onSelected(action)}
+          >
+            {WEBHOOK_ACTION_COPY[action].label} selected
+          </Button>
+        ))}
+        {selectedCount > 0 && (
+          <Button size="small" variant="ghost" onClick={onClearSelection}>
+            Clear selection
+          </Button>
+        )}
+      </div>
+      <div className="bulk-bar__row" role="group" aria-label="Every webhook matching the filters">
+        <span className="bulk-bar__what">
+          All {formatCount(totalCount)} matching the filters, every page:
+        </span>
+        {ACTIONS.map((action) => (
+          <Button
+            key={action}
+            size="small"
+            variant={action === 'retry' ? 'primary' : 'secondary'}
+            disabled={!mayUpdate}
+            aria-describedby={describedBy}
+            onClick={() => onBulk(action)}
+          >
+            {BULK_ACTION_COPY[action].button}
+          </Button>
+        ))}
+      </div>
+      {!mayUpdate && (
+        <p id={noticeId} className="action-hint" data-testid="action-disabled-reason">
+          {missingPermissionReason('Webhook.Update')} You can look, not act.
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** The table of one page of webhooks, with its selection (which the address resets: see `key`). */
+function WebhookList({
+  filters,
+  page,
+  placeholder,
+  go,
+}: {
+  filters: WebhookFilters;
+  page: Page<WebhookRead>;
+  placeholder: boolean;
+  go: (next: WebhookFilters) => void;
+}) {
+  const toast = useToast();
+  const queryClient = useQueryClient();
+  const mayUpdate = usePermission('Webhook.Update');
+  const [selected, setSelected] = useState<ReadonlyMap<number, SelectedWebhook>>(new Map());
+  const [asked, setAsked] = useState<WebhookAction | null>(null);
+  const [selectedRun, setSelectedRun] = useState<OperationFigures | null>(null);
+  const [bulk, setBulk] = useState<BulkRequest | null>(null);
+  const [bulkOperationId, setBulkOperationId] = useState<number | null>(null);
+  const seq = useRef(0);
+
+  // rows refetched in another state keep their selection, with the state they now show
+  useEffect(() => {
+    setSelected((current) => {
+      if (current.size === 0) return current;
+      const next = new Map(current);
+      for (const webhook of page.items) {
+        if (next.has(webhook.id)) next.set(webhook.id, { id: webhook.id, state: webhook.state });
+      }
+      return next;
+    });
+  }, [page.items]);
+
+  const select = (webhook: WebhookRead, on: boolean) =>
+    setSelected((current) => {
+      const next = new Map(current);
+      if (on) next.set(webhook.id, { id: webhook.id, state: webhook.state });
+      else next.delete(webhook.id);
+      return next;
+    });
+  const selectPage = (on: boolean) =>
+    setSelected(on ? new Map(page.items.map((w) => [w.id, { id: w.id, state: w.state }])) : new Map());
+
+  const runSelected = async (action: WebhookAction) => {
+    setAsked(null);
+    const rows = [...selected.values()];
+    const result = await actOnSelected(rows, action, (id) => actOnWebhook(id, action), setSelectedRun);
+    for (const queryKey of [queryRoots.webhooks, queryRoots.blockedGroups, queryRoots.webhookStats]) {
+      void queryClient.invalidateQueries({ queryKey });
+    }
+    if (result.state === 'failed') toast.error(operationSummary(result));
+    else {
+      toast.success(operationSummary(result));
+      setSelected(new Map());
+    }
+  };
+
+  const copy = asked ? WEBHOOK_ACTION_COPY[asked] : undefined;
+  const running = selectedRun?.state === 'running';
+  return (
+    <>
+      <ActionsBar
+        selectedCount={selected.size}
+        totalCount={page.totalCount}
+        mayUpdate={mayUpdate && !running}
+        onClearSelection={() => setSelected(new Map())}
+        onSelected={setAsked}
+        onBulk={(action) =>
+          setBulk({
+            action,
+            filter: filtersToBulkFilter(filters),
+            description: describeFilters(filters),
+            seq: ++seq.current,
+          })
+        }
+      />
+      {(selectedRun || bulkOperationId !== null) && (
+        <section className="section operations" aria-label="Actions in progress and done">
+          {selectedRun && (
+            <div className="operations__item">
+              <OperationProgress
+                operation={selectedRun}
+                label={`${WEBHOOK_ACTION_COPY[selectedRun.action as WebhookAction].label} of ${selectedRun.total} selected`}
+              />
+              {!running && (
+                <Button size="small" variant="ghost" onClick={() => setSelectedRun(null)}>
+                  Dismiss
+                </Button>
+              )}
+            </div>
+          )}
+          {bulkOperationId !== null && (
+            <div className="operations__item">
+              <FollowOperation id={bulkOperationId} />
+              <Button size="small" variant="ghost" onClick={() => setBulkOperationId(null)}>
+                Dismiss
+              </Button>
+            </div>
+          )}
+        </section>
+      )}
+      <div className="table-wrap">
+        <table
+          className="table table--stack table--webhooks"
+          aria-label="Webhooks"
+          data-testid="webhooks-table"
+          aria-busy={placeholder}
+        >
+          <thead>
+            <tr>
+              <th scope="col" className="cell--select">
+                <SelectPage items={page.items} selected={selected} onChange={selectPage} />
+              </th>
+              <SortHeader field="id" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
+                ID
+              </SortHeader>
+              <SortHeader field="state" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
+                State
+              </SortHeader>
+              <SortHeader field="entityName" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
+                Event
+              </SortHeader>
+              <th scope="col">Entity id</th>
+              <SortHeader field="registrationId" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
+                Target
+              </SortHeader>
+              <SortHeader field="attemptCount" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
+                Attempts
+              </SortHeader>
+              <th scope="col">Last attempt</th>
+              <th scope="col">Last status</th>
+              <th scope="col">Last error</th>
+              <SortHeader field="nextAttemptAt" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
+                Next attempt
+              </SortHeader>
+              <SortHeader field="created" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
+                Created
+              </SortHeader>
+            </tr>
+          </thead>
+          <tbody>
+            {page.items.map((webhook) => (
+              <WebhookRow
+                key={webhook.id}
+                webhook={webhook}
+                selected={selected.has(webhook.id)}
+                onSelect={select}
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <ConfirmDialog
+        open={asked !== null}
+        title={copy ? `${copy.label} ${selected.size} selected webhook${selected.size === 1 ? '' : 's'}?` : ''}
+        confirmLabel={copy ? `${copy.label} ${selected.size}` : ''}
+        confirmVariant={asked === 'retry' ? 'primary' : 'danger'}
+        onConfirm={() => asked && void runSelected(asked)}
+        onCancel={() => setAsked(null)}
+      >
+        <p>{copy?.explanation}</p>
+        <p>
+          Each is sent as its own action, one after another; those whose state does not allow it are
+          skipped, and the outcome is summed up when all are done.
+        </p>
+      </ConfirmDialog>
+      <BulkActionDialog request={bulk} onClose={() => setBulk(null)} onStarted={setBulkOperationId} />
+    </>
+  );
+}
+
+/** Every webhook the operator may see, filtered, sorted and paged on the server. */
 export function WebhooksPage() {
   const { search } = useLocation();
   const filters = filtersFromSearch(new URLSearchParams(search));
   const webhooks = useWebhooks(filters);
   const go = (next: WebhookFilters) => navigate(`/webhooks${filtersToSearch(next)}`);
   const filterCount = activeFilterCount(filters);
+  const sortField = filters.sort ?? 'id';
 
   return (
     <>
       <PageHeader
         title="Webhooks"
-        meta={
-          filterCount
-            ? `${filterCount} filter${filterCount > 1 ? 's' : ''} applied`
-            : 'All webhooks, newest first'
-        }
+        meta={`${
+          filterCount ? `${filterCount} filter${filterCount > 1 ? 's' : ''} applied` : 'All webhooks'
+        } · sorted by ${WEBHOOK_SORT_FIELDS[sortField]}, ${filters.ascending ? 'ascending' : 'descending'}`}
       />
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <WebhookFiltersForm key={search} filters={filters} onApply={go} />
@@ -84,32 +449,14 @@ export function WebhooksPage() {
         </EmptyState>
       ) : (
         <>
-          <div className="table-wrap">
-            <table
-              className="table table--stack"
-              aria-label="Webhooks"
-              data-testid="webhooks-table"
-              aria-busy={webhooks.isPlaceholderData}
-            >
-              <thead>
-                <tr>
-                  <th scope="col">ID</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Entity id</th>
-                  <th scope="col">Registration</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Next attempt</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {webhooks.data.items.map((webhook) => (
-                  <WebhookRow key={webhook.id} webhook={webhook} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          {/* keyed by the address: another filter, sort or page starts with nothing selected */}
+          <WebhookList
+            key={search}
+            filters={filters}
+            page={webhooks.data}
+            placeholder={webhooks.isPlaceholderData}
+            go={go}
+          />
           <div className="list-footer">
             <Pagination
               page={webhooks.data}
@@ -117,6 +464,35 @@ export function WebhooksPage() {
               loading={webhooks.isPlaceholderData}
               onPageChange={(page) => go({ ...filters, page })}
             />
+            <label className="page-size">
+              Sort by
+              <select
+                value={sortField}
+                onChange={(e) =>
+                  go({
+                    ...filters,
+                    page: 1,
+                    sort: e.target.value === 'id' ? undefined : (e.target.value as WebhookSortField),
+                  })
+                }
+              >
+                {Object.entries(WEBHOOK_SORT_FIELDS).map(([field, label]) => (
+                  <option key={field} value={field}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label className="page-size">
+              Order
+              <select
+                value={filters.ascending ? 'asc' : 'desc'}
+                onChange={(e) => go({ ...filters, page: 1, ascending: e.target.value === 'asc' || undefined })}
+              >
+                <option value="desc">Descending (newest, largest first)</option>
+                <option value="asc">Ascending</option>
+              </select>
+            </label>
             <label className="page-size">
               Per page
               <select

@@ -2,10 +2,14 @@ import { WebhookState } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
 import {
   activeFilterCount,
+  ariaSort,
+  describeFilters,
   filtersFromSearch,
   filtersToApiQuery,
+  filtersToBulkFilter,
   filtersToSearch,
   timeRangeProblem,
+  toggleSort,
 } from './webhook-filters';
 
 describe('webhook filters', () => {
@@ -55,5 +59,53 @@ describe('webhook filters', () => {
       timeRangeProblem({ createdFrom: '2026-11-22T10:00:00Z', createdTo: '2026-11-22T10:00:00Z' }),
     ).toBeUndefined();
     expect(timeRangeProblem({ createdFrom: '2026-11-22T10:00:00Z' })).toBeUndefined();
+  });
+
+  it('keeps the sort in the address and asks the API for it', () => {
+    const filters = filtersFromSearch(new URLSearchParams('sort=nextAttemptAt&order=asc&page=3'));
+    expect(filters).toMatchObject({ sort: 'nextAttemptAt', ascending: true, page: 3 });
+    expect(filtersToSearch(filters)).toBe('?sort=nextAttemptAt&order=asc&page=3');
+    expect(filtersToApiQuery(filters)).toMatchObject({
+      SortByAttributeName: 'nextAttemptAt',
+      AscendingOrder: true,
+    });
+    // a field the API does not sort by is dropped
+    expect(filtersFromSearch(new URLSearchParams('sort=targetUrl')).sort).toBeUndefined();
+    expect(activeFilterCount(filters)).toBe(0);
+  });
+
+  it('sorts by a clicked column, descending first, flipping on a second click, from page 1', () => {
+    const start = filtersFromSearch(new URLSearchParams('page=4'));
+    expect(ariaSort(start, 'id')).toBe('descending');
+    const byCreated = toggleSort(start, 'created');
+    expect(byCreated).toMatchObject({ sort: 'created', page: 1 });
+    expect(byCreated.ascending).toBeUndefined();
+    expect(ariaSort(byCreated, 'created')).toBe('descending');
+    expect(ariaSort(byCreated, 'id')).toBeUndefined();
+    const flipped = toggleSort(byCreated, 'created');
+    expect(ariaSort(flipped, 'created')).toBe('ascending');
+    expect(filtersToSearch(flipped)).toBe('?sort=created&order=asc');
+    expect(filtersToSearch(toggleSort(flipped, 'id'))).toBe('');
+  });
+
+  it('turns the table filters into the bulk action filter, all pages', () => {
+    const filters = filtersFromSearch(
+      new URLSearchParams(
+        `state=${WebhookState.Failed}&registrationId=3&entityName=Property&entityId=42&createdFrom=2026-11-22T10:00:00Z&createdTo=2026-11-23T10:00:00Z&page=2&sort=created`,
+      ),
+    );
+    expect(filtersToBulkFilter(filters)).toEqual({
+      states: [WebhookState.Failed],
+      registrationId: 3,
+      entityName: 'Property',
+      entityId: 42,
+      createdFrom: '2026-11-22T10:00:00.000Z',
+      createdBefore: '2026-11-23T10:00:00.000Z',
+    });
+    expect(filtersToBulkFilter({ page: 1, pageSize: 20 })).toEqual({});
+    expect(describeFilters({ page: 1, pageSize: 20 })).toMatch(/every webhook/);
+    expect(describeFilters({ state: WebhookState.Failed, registrationId: 3, page: 1, pageSize: 20 })).toBe(
+      'state Failed, registration 3',
+    );
   });
 });

@@ -1,4 +1,27 @@
-import { webhookEntityName, WebhookState } from '@platform/shared';
+import { webhookEntityName, WebhookState, type WebhookBulkFilter } from '@platform/shared';
+import { formatDateTimeWithZone } from '../../../lib/format';
+import { webhookStateName } from '../../../lib/webhook-states';
+
+/**
+ * What GET /api/webhooks sorts by (WEBHOOK_COLLECTION.sortable in the API), with the label the
+ * table shows. The default order is `id`, newest first.
+ */
+export const WEBHOOK_SORT_FIELDS = {
+  id: 'ID',
+  registrationId: 'Registration',
+  state: 'State',
+  entityName: 'Entity name',
+  attemptCount: 'Attempts',
+  created: 'Created',
+  lastModified: 'Last modified',
+  completedAt: 'Completed',
+  nextAttemptAt: 'Next attempt',
+} as const;
+export type WebhookSortField = keyof typeof WEBHOOK_SORT_FIELDS;
+export const DEFAULT_SORT: WebhookSortField = 'id';
+
+const isSortField = (text: string | null): text is WebhookSortField =>
+  text !== null && Object.hasOwn(WEBHOOK_SORT_FIELDS, text);
 
 /** The filters and page of the webhooks table, as kept in the address bar. */
 export interface WebhookFilters {
@@ -9,6 +32,9 @@ export interface WebhookFilters {
   /** ISO instants; `createdTo` is exclusive, as the API reads it. */
   createdFrom?: string;
   createdTo?: string;
+  /** The sort field, `id` when absent; `ascending` true for oldest/smallest first. */
+  sort?: WebhookSortField;
+  ascending?: boolean;
   page: number;
   pageSize: number;
 }
@@ -36,6 +62,7 @@ export function filtersFromSearch(params: URLSearchParams): WebhookFilters {
     entityId: positiveInt(params.get('entityId')),
     createdFrom: instant(params.get('createdFrom')),
     createdTo: instant(params.get('createdTo')),
+    ...sortFromSearch(params),
     page: positiveInt(params.get('page'), 1_000_000) ?? 1,
     pageSize: PAGE_SIZES.find((size) => size === pageSize) ?? DEFAULT_PAGE_SIZE,
   };
@@ -50,13 +77,48 @@ export function filtersToSearch(filters: WebhookFilters): string {
   if (filters.entityId !== undefined) params.set('entityId', String(filters.entityId));
   if (filters.createdFrom) params.set('createdFrom', filters.createdFrom);
   if (filters.createdTo) params.set('createdTo', filters.createdTo);
+  if (filters.sort && filters.sort !== DEFAULT_SORT) params.set('sort', filters.sort);
+  if (filters.ascending) params.set('order', 'asc');
   if (filters.page > 1) params.set('page', String(filters.page));
   if (filters.pageSize !== DEFAULT_PAGE_SIZE) params.set('pageSize', String(filters.pageSize));
   const text = params.toString();
   return text ? `?${text}` : '';
 }
 
-/** The GET /api/webhooks query of filters: newest first. */
+/** `sort=created&order=asc`: the sort of the address; the default (id, newest first) is left out. */
+function sortFromSearch(params: URLSearchParams): Pick<WebhookFilters, 'sort' | 'ascending'> {
+  const sort = params.get('sort');
+  return {
+    sort: isSortField(sort) && sort !== DEFAULT_SORT ? sort : undefined,
+    ascending: params.get('order') === 'asc' ? true : undefined,
+  };
+}
+
+/**
+ * The filters after a click on a column header: the same column flips its order, another column
+ * starts descending (newest, largest first: what an operator looks for). Back to page 1.
+ */
+export function toggleSort(filters: WebhookFilters, field: WebhookSortField): WebhookFilters {
+  const current = filters.sort ?? DEFAULT_SORT;
+  const ascending = current === field ? !filters.ascending : false;
+  return {
+    ...filters,
+    sort: field === DEFAULT_SORT ? undefined : field,
+    ascending: ascending || undefined,
+    page: 1,
+  };
+}
+
+/** The `aria-sort` of a column header. */
+export function ariaSort(
+  filters: WebhookFilters,
+  field: WebhookSortField,
+): 'ascending' | 'descending' | undefined {
+  if ((filters.sort ?? DEFAULT_SORT) !== field) return undefined;
+  return filters.ascending ? 'ascending' : 'descending';
+}
+
+/** The GET /api/webhooks query of filters: newest first unless sorted otherwise. */
 export function filtersToApiQuery(
   filters: WebhookFilters,
 ): Record<string, string | number | boolean | undefined> {
@@ -69,9 +131,36 @@ export function filtersToApiQuery(
     createdTo: filters.createdTo,
     PageNumber: filters.page,
     PageSize: filters.pageSize,
-    SortByAttributeName: 'id',
-    AscendingOrder: false,
+    SortByAttributeName: filters.sort ?? DEFAULT_SORT,
+    AscendingOrder: filters.ascending ?? false,
   };
+}
+
+/**
+ * The bulk action filter (POST /api/webhooks/bulk) selecting what the table's filters show, all
+ * pages: the table's one state becomes `states`, `createdTo` (exclusive) `createdBefore`.
+ */
+export function filtersToBulkFilter(filters: WebhookFilters): WebhookBulkFilter {
+  const bulk: WebhookBulkFilter = {};
+  if (filters.state !== undefined) bulk.states = [filters.state];
+  if (filters.registrationId !== undefined) bulk.registrationId = filters.registrationId;
+  if (filters.entityName) bulk.entityName = filters.entityName as WebhookBulkFilter['entityName'];
+  if (filters.entityId !== undefined) bulk.entityId = filters.entityId;
+  if (filters.createdFrom) bulk.createdFrom = filters.createdFrom;
+  if (filters.createdTo) bulk.createdBefore = filters.createdTo;
+  return bulk;
+}
+
+/** The filters in words, for a confirmation: `state Failed, registration 3, created from …`. */
+export function describeFilters(filters: WebhookFilters): string {
+  const parts: string[] = [];
+  if (filters.state !== undefined) parts.push(`state ${webhookStateName(filters.state)}`);
+  if (filters.registrationId !== undefined) parts.push(`registration ${filters.registrationId}`);
+  if (filters.entityName) parts.push(`entity ${filters.entityName}`);
+  if (filters.entityId !== undefined) parts.push(`entity id ${filters.entityId}`);
+  if (filters.createdFrom) parts.push(`created from ${formatDateTimeWithZone(filters.createdFrom)}`);
+  if (filters.createdTo) parts.push(`created before ${formatDateTimeWithZone(filters.createdTo)}`);
+  return parts.length ? parts.join(', ') : 'no filter: every webhook you can see';
 }
 
 /** How many filters (not paging) are set. */
