@@ -1,5 +1,5 @@
 import { OPERATOR_ACTION_NAMES, type OperatorActionName, type OperatorActionRead } from '@platform/shared';
-import { formatDateTime } from '../../../lib/format';
+import { formatDateTimeWithZone } from '../../../lib/format';
 import { webhookStateName } from '../../../lib/webhook-states';
 
 /** The audit trail's names for people. */
@@ -114,7 +114,7 @@ export function auditApiQuery(query: AuditQuery): Record<string, string | number
 }
 
 const instant = (value: unknown, zone?: string) =>
-  typeof value === 'string' ? `${formatDateTime(value, zone)}${zone ? ` ${zone}` : ''}` : String(value);
+  typeof value === 'string' ? formatDateTimeWithZone(value, zone) : String(value);
 
 /**
  * The filter or window an action acted on, in words: `states Failed · error status · HTTP 500 ·
