@@ -96,6 +96,13 @@ const ConfigSchema = z.object({
     .default(resolve(import.meta.dirname, '../../admin/dist'))
     .transform((dir) => resolve(dir)),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
+  /** Items a bulk operation, recover or replay applies per transaction. */
+  WEBHOOK_OPERATION_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  /**
+   * How long an API process owns a running operation without finishing a batch; after it, another
+   * API process (or this one, restarted) resumes the operation.
+   */
+  WEBHOOK_OPERATION_LEASE: duration('30s'),
   /** How long a password-recovery code (mail) stays valid. */
   RECOVERY_CODE_TTL: duration('30m'),
   /** How long recovery stays blocked after the 5th wrong recovery code (spec part 8). */

@@ -2,6 +2,7 @@ import type { Knex, SecretBox } from '@platform/db';
 import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { TokenService } from './auth/tokens';
+import type { OperationRunner } from './features/webhook-operations/operation-runner';
 
 /** Everything a request handler may use; built by main.ts (or a test) and passed to createApp. */
 export interface AppDeps {
@@ -13,4 +14,6 @@ export interface AppDeps {
   secrets: SecretBox;
   /** The current time; tests pass a controllable clock. */
   now: () => Date;
+  /** Runs bulk actions, recovers and replays in batches (and resumes ones left by a dead process). */
+  operations: OperationRunner;
 }

@@ -10,6 +10,7 @@ import pino from 'pino';
 import { createApp } from './app';
 import { TokenService } from './auth/tokens';
 import { loadConfig } from './config';
+import { OperationRunner } from './features/webhook-operations/operation-runner';
 
 /** Wires config, database and keys, listens, and shuts down cleanly on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -39,7 +40,15 @@ async function main(): Promise<void> {
       production: config.NODE_ENV === 'production',
     }),
   );
-  const app = createApp({ config, knex, logger, tokens, secrets, now });
+  const operations = new OperationRunner({
+    knex,
+    logger,
+    now,
+    batchSize: config.WEBHOOK_OPERATION_BATCH,
+    leaseMs: config.WEBHOOK_OPERATION_LEASE,
+  });
+  operations.start();
+  const app = createApp({ config, knex, logger, tokens, secrets, now, operations });
   const server = app.listen(config.API_PORT, config.API_HOST, () => {
     logger.info({ port: config.API_PORT }, `API listening on http://127.0.0.1:${config.API_PORT}`);
   });
@@ -51,6 +60,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'stopping');
     const deadline = setTimeout(() => process.exit(1), 10_000).unref();
     server.close(async () => {
+      await operations.stop();
       await knex.destroy();
       clearTimeout(deadline);
       logger.info('stopped');

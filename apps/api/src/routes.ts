@@ -7,6 +7,7 @@ import { permissionRoutes } from './features/permissions/permission-routes';
 import { recoveryRoutes } from './features/recovery/recovery-routes';
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
 import { webhookRoutes } from './features/webhooks/webhook-routes';
+import { operationRoutes } from './features/webhook-operations/operation-routes';
 import { webhookStatsRoutes } from './features/webhook-stats/webhook-stats-routes';
 import { resourceRouteList } from './resources/index';
 
@@ -21,5 +22,6 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...resourceRouteList,
   ...webhookRegistrationRoutes,
   ...webhookRoutes,
+  ...operationRoutes,
   ...webhookStatsRoutes,
 ];

@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { PERMISSIONS, type PartyType, type PermissionName, permissionByName } from '@platform/shared';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app';
+import { OperationRunner } from './features/webhook-operations/operation-runner';
 import { hashPassword } from './auth/passwords';
 import { TokenService } from './auth/tokens';
 import { testConfig, type Config } from './config';
@@ -62,6 +63,7 @@ export async function startTestApi(
   const db = await createTestDatabase();
   const config = testConfig({ DATABASE_URL: db.url, ...overrides });
   const clock = testClock();
+  const logger = options.logger ?? pino({ level: 'silent' });
   const tokens = new TokenService(await loadSigningKey(testPrivateKeyPem()), {
     issuer: config.JWT_ISSUER,
     audience: config.JWT_AUDIENCE,
@@ -72,7 +74,7 @@ export async function startTestApi(
   const deps: AppDeps = {
     config,
     knex: db.knex,
-    logger: options.logger ?? pino({ level: 'silent' }),
+    logger,
     tokens,
     // a key of its own per test API, unless the test gives one (to share it with a dispatcher
     // process); tests open stored secrets through `api.deps.secrets`
@@ -80,6 +82,14 @@ export async function startTestApi(
       config.SECRET_ENCRYPTION_KEY ? parseSecretKey(config.SECRET_ENCRYPTION_KEY) : randomBytes(32),
     ),
     now: clock.now,
+    operations: new OperationRunner({
+      knex: db.knex,
+      logger,
+      now: clock.now,
+      batchSize: config.WEBHOOK_OPERATION_BATCH,
+      leaseMs: config.WEBHOOK_OPERATION_LEASE,
+      pollMs: 0,
+    }),
   };
   const server: Server = createApp(deps).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -101,6 +111,7 @@ export async function startTestApi(
       });
     },
     close: async () => {
+      await deps.operations.stop();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await db.drop();

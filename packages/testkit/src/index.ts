@@ -1,3 +1,4 @@
+export * from './backlog';
 export * from './databases';
 export * from './dispatcher';
 export * from './isolation';

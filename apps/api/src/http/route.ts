@@ -88,7 +88,7 @@ export interface RouteDefinition<
   /** Takes multipart/form-data (file parts plus the text fields `body` validates) instead of JSON. */
   multipart?: RouteMultipart;
   /** Success status; 200 unless said otherwise (204 sends no body). */
-  status?: 200 | 201 | 204;
+  status?: 200 | 201 | 202 | 204;
   response?: RouteResponse;
   /** Reads the spec marks so also answer `text/plain` and `text/json` with the same body. */
   textual?: boolean;

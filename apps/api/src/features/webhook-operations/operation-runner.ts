@@ -1,0 +1,282 @@
+import { randomUUID } from 'node:crypto';
+import type { OperationSkipReason, WebhookOperationAction } from '@platform/shared';
+import type { Knex } from '@platform/db';
+import type { Logger } from 'pino';
+import type { Principal } from '../../auth/principal';
+import { recordOperatorAction, type OperatorActionRecord } from '../operator-actions/operator-action-service';
+import { retryOnDeadlock } from '../webhooks/deadlock-retry';
+import type { BatchResult, OperationKind, OperationRow } from './operation-kinds';
+import { bulkKind, recoverKind } from './webhook-kinds';
+
+/** Every action's kind: what it selects and what a batch does. */
+const OPERATION_KINDS: Partial<Record<WebhookOperationAction, OperationKind>> = {
+  retry: bulkKind('retry'),
+  abort: bulkKind('abort'),
+  resolve: bulkKind('resolve'),
+  recover: recoverKind,
+};
+
+export interface OperationRunnerOptions {
+  knex: Knex;
+  logger: Logger;
+  now: () => Date;
+  /** Items per batch (one transaction each). */
+  batchSize?: number;
+  /** How long a runner owns an operation without finishing a batch before another may take it over. */
+  leaseMs?: number;
+  /** How often to look for operations whose runner went away (0: never; tests kick instead). */
+  pollMs?: number;
+}
+
+export interface NewOperation {
+  action: WebhookOperationAction;
+  registrationId?: number | null;
+  filter: Record<string, unknown>;
+  dryRun?: boolean;
+  freshSchedule?: boolean;
+  audit: OperatorActionRecord['action'];
+}
+
+const DEFAULT_BATCH = 500;
+const DEFAULT_LEASE_MS = 30_000;
+const DEFAULT_POLL_MS = 10_000;
+
+/** Sums two skip counts. */
+function addSkipped(
+  into: Partial<Record<OperationSkipReason, number>>,
+  more: Partial<Record<OperationSkipReason, number>>,
+): Partial<Record<OperationSkipReason, number>> {
+  const sum = { ...into };
+  for (const [reason, count] of Object.entries(more) as [OperationSkipReason, number][]) {
+    sum[reason] = (sum[reason] ?? 0) + count;
+  }
+  return sum;
+}
+
+/** A dry run applies a batch inside a savepoint it rolls back: the same rules, nothing changed. */
+class DryRunRollback extends Error {
+  constructor(readonly result: BatchResult) {
+    super('dry run');
+  }
+}
+
+/**
+ * Runs bulk actions, recovers and replays (docs/operator-recovery.md). An operation is created with
+ * the items it acts on (`create`, in the request's transaction); then batches run in this API
+ * process, each one transaction that applies the next items after the cursor and moves the cursor
+ * and the counters with them, so a crash loses at most the batch in flight, which rolls back whole:
+ * no webhook is ever half-changed. A runner holds an operation by a lease it renews with every
+ * batch; an operation whose lease ran out (its API process died or stopped) is resumed by whichever
+ * API process looks next. Running the same request twice is safe: the state rules skip what the
+ * first one changed.
+ */
+export class OperationRunner {
+  readonly id = `api-${randomUUID()}`;
+  private readonly batchSize: number;
+  private readonly leaseMs: number;
+  private readonly running = new Map<number, Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: OperationRunnerOptions) {
+    this.batchSize = options.batchSize ?? DEFAULT_BATCH;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
+  /** Starts looking for orphaned operations now and every `pollMs`. */
+  start(): void {
+    const pollMs = this.options.pollMs ?? DEFAULT_POLL_MS;
+    void this.resumeOrphans();
+    if (pollMs > 0) {
+      this.timer = setInterval(() => void this.resumeOrphans(), pollMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Stops taking batches; waits for the ones in flight. Unfinished operations resume elsewhere. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.idle();
+    // hand what is left over at once: the next runner to look resumes it without waiting
+    await this.options
+      .knex('webhook_operations')
+      .where({ state: 'running', runner: this.id })
+      .update({ lease_until: this.options.knex.fn.now() })
+      .catch((error: unknown) => this.options.logger.error({ err: error }, 'releasing operations failed'));
+  }
+
+  /** Resolves when this runner has no operation in hand. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+  }
+
+  /**
+   * Creates an operation in `trx`: its audit row, its row, and its items, selected in the caller's
+   * scope. Returns the operation; `kick` it once `trx` has committed.
+   */
+  async create(trx: Knex.Transaction, principal: Principal, request: NewOperation): Promise<OperationRow> {
+    const kind = this.kindOf(request.action);
+    const auditId = await recordOperatorAction(trx, principal, {
+      action: request.audit,
+      registrationId: request.registrationId ?? null,
+      filter: request.filter,
+      dryRun: request.dryRun ?? false,
+      changed: null,
+    });
+    const [operation] = (await trx('webhook_operations')
+      .insert({
+        action: request.action,
+        dry_run: request.dryRun ?? false,
+        fresh_schedule: request.freshSchedule ?? false,
+        registration_id: request.registrationId ?? null,
+        filter: JSON.stringify(request.filter),
+        requested_by_account_id: principal.accountId === 0 ? null : principal.accountId,
+        principal: JSON.stringify({ accountId: principal.accountId, partyId: principal.partyId }),
+        audit_id: auditId,
+        runner: this.id,
+        lease_until: trx.raw(`now() + make_interval(secs => ?)`, [this.leaseMs / 1000]),
+      })
+      .returning('*')) as OperationRow[];
+    const total = await kind.select(trx, operation!, principal);
+    await trx('operator_actions').where({ id: auditId }).update({ operation_id: operation!.id });
+    const [counted] = (await trx('webhook_operations')
+      .where({ id: operation!.id })
+      .update({ total })
+      .returning('*')) as OperationRow[];
+    return counted!;
+  }
+
+  /** Runs an operation this runner holds (just created) in the background. */
+  kick(id: number): void {
+    if (this.stopped || this.running.has(id)) return;
+    const run = this.run(id)
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error, operationId: id }, 'operation failed'),
+      )
+      .finally(() => this.running.delete(id));
+    this.running.set(id, run);
+  }
+
+  /** Takes over the running operations whose lease ran out, and runs them. */
+  async resumeOrphans(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const taken = (await this.options
+        .knex('webhook_operations')
+        .where({ state: 'running' })
+        .where('lease_until', '<', this.options.knex.fn.now())
+        .update({
+          runner: this.id,
+          lease_until: this.options.knex.raw(`now() + make_interval(secs => ?)`, [this.leaseMs / 1000]),
+        })
+        .returning('id')) as { id: number }[];
+      for (const { id } of taken) {
+        this.options.logger.info({ operationId: id }, 'resuming an operation whose runner went away');
+        this.kick(id);
+      }
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'looking for orphaned operations failed');
+    }
+  }
+
+  private kindOf(action: WebhookOperationAction): OperationKind {
+    const kind = OPERATION_KINDS[action];
+    if (!kind) throw new Error(`no operation kind for ${action}`);
+    return kind;
+  }
+
+  private async run(id: number): Promise<void> {
+    while (!this.stopped) {
+      let more: boolean;
+      try {
+        more = await retryOnDeadlock(() => this.batch(id));
+      } catch (error) {
+        await this.fail(id, error);
+        throw error;
+      }
+      if (!more) return;
+    }
+  }
+
+  /**
+   * One batch, one transaction: the operation row locked (it must still be ours and running), the
+   * next items after the cursor applied, the counters and the cursor moved, the lease renewed.
+   * When no item is left, the operation is done, its items dropped and its audit row completed.
+   * Returns whether there may be more.
+   */
+  private batch(id: number): Promise<boolean> {
+    return this.options.knex.transaction(async (trx) => {
+      const operation = (await trx('webhook_operations')
+        .where({ id, state: 'running', runner: this.id })
+        .forUpdate()
+        .first()) as OperationRow | undefined;
+      if (!operation) return false; // finished, failed, or taken over by another runner
+      const items = (
+        (await trx('webhook_operation_items')
+          .where({ operation_id: id })
+          .where('item_id', '>', operation.cursor)
+          .orderBy('item_id')
+          .limit(this.batchSize)
+          .pluck('item_id')) as (number | string)[]
+      ).map(Number);
+      if (items.length === 0) {
+        await trx('webhook_operation_items').where({ operation_id: id }).delete();
+        await trx('webhook_operations')
+          .where({ id })
+          .update({ state: 'done', finished_at: trx.fn.now(), runner: null, lease_until: null });
+        if (operation.audit_id !== null) {
+          await trx('operator_actions')
+            .where({ id: operation.audit_id })
+            .update({ changed: operation.changed });
+        }
+        return false;
+      }
+      const result = await this.apply(trx, operation, items);
+      await trx('webhook_operations')
+        .where({ id })
+        .update({
+          cursor: items[items.length - 1],
+          done: operation.done + items.length,
+          changed: operation.changed + result.changed,
+          skipped: JSON.stringify(addSkipped(operation.skipped, result.skipped)),
+          lease_until: trx.raw(`now() + make_interval(secs => ?)`, [this.leaseMs / 1000]),
+        });
+      return true;
+    });
+  }
+
+  private async apply(trx: Knex.Transaction, operation: OperationRow, items: number[]): Promise<BatchResult> {
+    const kind = this.kindOf(operation.action);
+    const now = this.options.now();
+    if (!operation.dry_run) return kind.apply(trx, operation, items, now);
+    try {
+      await trx.transaction(async (savepoint) => {
+        throw new DryRunRollback(await kind.apply(savepoint, operation, items, now));
+      });
+    } catch (error) {
+      if (error instanceof DryRunRollback) return error.result;
+      throw error;
+    }
+    throw new Error('unreachable');
+  }
+
+  /** Marks an operation failed, with why; what its finished batches did stays done. */
+  private async fail(id: number, error: unknown): Promise<void> {
+    const message = error instanceof Error ? error.message : String(error);
+    try {
+      await this.options
+        .knex('webhook_operations')
+        .where({ id, state: 'running', runner: this.id })
+        .update({
+          state: 'failed',
+          error: message.slice(0, 1000),
+          finished_at: this.options.knex.fn.now(),
+          runner: null,
+          lease_until: null,
+        });
+    } catch (failure) {
+      this.options.logger.error({ err: failure, operationId: id }, 'recording an operation failure failed');
+    }
+  }
+}

@@ -1,0 +1,117 @@
+import type {
+  OperatorActionName,
+  WebhookBulkRequest,
+  WebhookOperationRead,
+  WebhookWindowRequest,
+} from '@platform/shared';
+import type { Principal } from '../../auth/principal';
+import type { AppDeps } from '../../deps';
+import { AppError } from '../../http/errors';
+import { scopeToParties } from '../../http/scope';
+import { visibleRegistrations } from '../webhook-registrations/webhook-registration-service';
+import type { NewOperation } from './operation-runner';
+import type { OperationRow } from './operation-kinds';
+
+/** The WebhookOperationRead shape of an operation row. */
+export function presentOperation(row: OperationRow): WebhookOperationRead {
+  return {
+    id: row.id,
+    action: row.action,
+    state: row.state,
+    dryRun: row.dry_run,
+    freshSchedule: row.fresh_schedule,
+    registrationId: row.registration_id,
+    filter: row.filter,
+    total: row.total,
+    done: row.done,
+    changed: row.changed,
+    skipped: row.skipped as Record<string, number>,
+    error: row.error,
+    startedAt: row.started_at.toISOString(),
+    finishedAt: row.finished_at?.toISOString() ?? null,
+    requestedByAccountId: row.requested_by_account_id,
+  };
+}
+
+/** 404 unless the caller may see the live registration `id`. */
+async function checkRegistration(deps: AppDeps, principal: Principal, id: number): Promise<void> {
+  const found = await visibleRegistrations(deps.knex, principal).where('r.id', id).first('r.id');
+  if (!found) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
+}
+
+/** Creates an operation with its items and audit row in one transaction, then starts it. */
+export async function startOperation(
+  deps: AppDeps,
+  principal: Principal,
+  request: NewOperation,
+): Promise<WebhookOperationRead> {
+  const operation = await deps.knex.transaction((trx) => deps.operations.create(trx, principal, request));
+  deps.operations.kick(operation.id);
+  return presentOperation(operation);
+}
+
+/**
+ * `POST /api/webhooks/bulk`: retry, abort or resolve every visible webhook matching the filter, as
+ * an operation. A filter naming a registration the caller cannot see is a 404 (rather than an
+ * operation that selects nothing).
+ */
+export async function startBulk(
+  deps: AppDeps,
+  principal: Principal,
+  request: WebhookBulkRequest,
+): Promise<WebhookOperationRead> {
+  if (request.filter.registrationId !== undefined) {
+    const found = await scopeToParties(
+      deps.knex('webhook_registrations as r').where('r.id', request.filter.registrationId),
+      'r.party_id',
+      principal,
+    ).first('r.id');
+    if (!found)
+      throw new AppError('NotFound', `Webhook registration ${request.filter.registrationId} was not found`);
+  }
+  return startOperation(deps, principal, {
+    action: request.action,
+    registrationId: request.filter.registrationId ?? null,
+    filter: request.filter,
+    dryRun: request.dryRun ?? false,
+    freshSchedule: request.freshSchedule ?? false,
+    audit: `webhooks.bulk-${request.action}` satisfies OperatorActionName,
+  });
+}
+
+/**
+ * `POST /api/webhook-registrations/{id}/recover`: every Failed webhook of the registration created
+ * in the window goes back to delivery with a fresh schedule, each group in its order.
+ */
+export async function startRecover(
+  deps: AppDeps,
+  principal: Principal,
+  registrationId: number,
+  window: WebhookWindowRequest,
+): Promise<WebhookOperationRead> {
+  await checkRegistration(deps, principal, registrationId);
+  return startOperation(deps, principal, {
+    action: 'recover',
+    registrationId,
+    filter: { since: window.since, ...(window.until === undefined ? {} : { until: window.until }) },
+    dryRun: window.dryRun ?? false,
+    freshSchedule: true,
+    audit: 'registration.recover',
+  });
+}
+
+/** `GET /api/webhook-operations/{id}`: an operation the caller started, or any for an Admin. */
+export async function readOperation(
+  deps: AppDeps,
+  principal: Principal,
+  id: number,
+): Promise<WebhookOperationRead> {
+  const query = deps
+    .knex('webhook_operations as o')
+    .join('operator_actions as a', 'a.id', 'o.audit_id')
+    .where('o.id', id)
+    .first('o.*');
+  const row = (await scopeToParties(query, 'a.party_id', principal)) as OperationRow | undefined;
+  if (!row) throw new AppError('NotFound', `Webhook operation ${id} was not found`);
+  return presentOperation(row);
+}
