@@ -28,7 +28,9 @@ describe('format', () => {
     expect(formatZone('2026-11-22T14:03:12Z', 'Europe/Berlin')).toBe('UTC+01:00');
     expect(formatZone('2026-07-22T14:03:12Z', 'Europe/Berlin')).toBe('UTC+02:00');
     expect(formatZone('2026-11-22T14:03:12Z', 'America/New_York')).toBe('UTC-05:00');
-    expect(formatDateTimeWithZone('2026-11-22T23:30:00Z', 'Europe/Berlin')).toBe('2026-11-23 00:30:00 UTC+01:00');
+    expect(formatDateTimeWithZone('2026-11-22T23:30:00Z', 'Europe/Berlin')).toBe(
+      '2026-11-23 00:30:00 UTC+01:00',
+    );
     expect(formatDateTimeWithZone(null)).toBe('—');
     expect(formatClock('2026-11-22T09:05:59Z', 'UTC')).toBe('09:05');
   });

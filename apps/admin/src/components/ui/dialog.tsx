@@ -21,7 +21,16 @@ interface ModalProps {
  * of the page is inert. Focus starts on `initialFocus` and returns to the element that opened
  * the dialog when it closes.
  */
-export function Modal({ open, title, children, actions, onCancel, busy = false, initialFocus, testId }: ModalProps) {
+export function Modal({
+  open,
+  title,
+  children,
+  actions,
+  onCancel,
+  busy = false,
+  initialFocus,
+  testId,
+}: ModalProps) {
   const dialogRef = useRef<HTMLDialogElement>(null);
   const openerRef = useRef<Element | null>(null);
   const titleId = useId();

@@ -31,7 +31,10 @@ const ToastContext = createContext<ToastApi | null>(null);
 const SUCCESS_MS = 6000;
 
 /** Error toasts that were shown on another screen than `path` are gone; the rest stay. */
-export function toastsForPath<T extends { tone: ToastTone; path: string }>(toasts: readonly T[], path: string): T[] {
+export function toastsForPath<T extends { tone: ToastTone; path: string }>(
+  toasts: readonly T[],
+  path: string,
+): T[] {
   return toasts.filter((toast) => toast.tone !== 'error' || toast.path === path);
 }
 

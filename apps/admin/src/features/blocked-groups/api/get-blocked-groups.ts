@@ -7,23 +7,23 @@ import { queryRoots } from '../../../lib/query-keys';
 export const BLOCKED_GROUPS_REFRESH_MS = 5000;
 
 /** GET /api/webhook-groups?blocked=true: groups held by a Failed webhook, by blocker id. */
-export function getBlockedGroups(pageNumber: number, signal?: AbortSignal) {
+export function getBlockedGroups(pageNumber: number, registrationId?: number, signal?: AbortSignal) {
   return api.request<Page<BlockedGroupRead>>('/api/webhook-groups', {
-    query: { blocked: true, PageNumber: pageNumber, PageSize: 50 },
+    query: { blocked: true, registrationId, PageNumber: pageNumber, PageSize: 50 },
     signal,
   });
 }
 
-export function getBlockedGroupsQueryOptions(pageNumber: number) {
+export function getBlockedGroupsQueryOptions(pageNumber: number, registrationId?: number) {
   return queryOptions({
-    queryKey: [...queryRoots.blockedGroups, pageNumber],
-    queryFn: ({ signal }) => getBlockedGroups(pageNumber, signal),
+    queryKey: [...queryRoots.blockedGroups, pageNumber, registrationId ?? 'all'],
+    queryFn: ({ signal }) => getBlockedGroups(pageNumber, registrationId, signal),
     placeholderData: keepPreviousData,
     refetchInterval: BLOCKED_GROUPS_REFRESH_MS,
   });
 }
 
-/** A page of blocked groups, refreshed every 5 s while visible. */
-export function useBlockedGroups(pageNumber: number) {
-  return useQuery(getBlockedGroupsQueryOptions(pageNumber));
+/** A page of blocked groups (of one registration, or all), refreshed every 5 s while visible. */
+export function useBlockedGroups(pageNumber: number, registrationId?: number) {
+  return useQuery(getBlockedGroupsQueryOptions(pageNumber, registrationId));
 }

@@ -3,13 +3,15 @@ import { queryOptions, useQuery } from '@tanstack/react-query';
 import { api } from '../../../lib/api';
 import { parseGroupKey } from '../../../lib/group-key';
 import { queryRoots } from '../../../lib/query-keys';
-import { groupProgress } from '../utils/group-progress';
+import { groupProgress, groupRefreshMs } from '../utils/group-progress';
 
 export interface GroupRef {
   registrationId: number;
   groupKey: string;
-  /** The Failed webhook that held the group until an operator ended it. */
+  /** The Failed webhook that held the group until an operator ended or retried it. */
   blockerWebhookId: number;
+  /** It was retried (not ended): its failing again holds the group again. */
+  blockerRetried?: boolean;
 }
 
 /**
@@ -33,17 +35,19 @@ export function getGroupWebhooks(group: GroupRef, signal?: AbortSignal) {
 
 export function getGroupWebhooksQueryOptions(group: GroupRef) {
   return queryOptions({
-    queryKey: [...queryRoots.webhooks, 'group', group.registrationId, group.groupKey],
+    queryKey: [...queryRoots.webhooks, 'group', group.registrationId, group.groupKey, group.blockerWebhookId],
     queryFn: ({ signal }) => getGroupWebhooks(group, signal),
     // polled until nothing changes without an operator: drained, or held again
     refetchInterval: (query) =>
-      query.state.data && groupProgress(query.state.data.items, group.blockerWebhookId).settled
-        ? false
+      query.state.data
+        ? groupRefreshMs(
+            groupProgress(query.state.data.items, group.blockerWebhookId, Date.now(), group.blockerRetried),
+          )
         : 2000,
   });
 }
 
-/** The webhooks of a released group, polled every 2 s to watch it drain. */
+/** The webhooks of a released group, polled (every 2 s, or 10 s while only a retry waits) to watch it drain. */
 export function useGroupWebhooks(group: GroupRef) {
   return useQuery(getGroupWebhooksQueryOptions(group));
 }

@@ -25,6 +25,7 @@ import {
 import { useActOnWebhook } from '../api/act-on-webhook';
 import { MOVING_REFRESH_MS, useWebhook } from '../api/get-webhook';
 import { useWebhookAttempts } from '../api/get-webhook-attempts';
+import { useInitiator } from '../api/get-initiator';
 import { useWebhookRegistration } from '../api/get-webhook-registration';
 import { AttemptTimeline } from './attempt-timeline';
 
@@ -118,6 +119,29 @@ function HeadersTable({
   );
 }
 
+/** The party and account a change came from, by name where the API gives one. */
+function Initiator({ partyId, accountId }: { partyId: number; accountId: number | null }) {
+  const initiator = useInitiator(accountId);
+  const account = initiator.data?.account;
+  const party = initiator.data?.party;
+  const accountName = account
+    ? [account.firstName, account.lastName].filter(Boolean).join(' ') || account.email
+    : undefined;
+  return (
+    <>
+      {party && party.id === partyId ? party.name : `Party ${partyId}`}
+      {accountId !== null && (accountName ? ` · ${accountName}` : `, account ${accountId}`)}
+      {(party || account) && (
+        <span className="muted small">
+          {' '}
+          (party {partyId}
+          {accountId !== null && `, account ${accountId}`})
+        </span>
+      )}
+    </>
+  );
+}
+
 /** One webhook: where it stands, what it delivers, what was sent, every attempt, and the actions. */
 export function WebhookDetailPage({ id }: { id: number }) {
   const webhook = useWebhook(id);
@@ -189,6 +213,9 @@ export function WebhookDetailPage({ id }: { id: number }) {
           <div>
             <dt>Registration</dt>
             <dd>
+              <span className="target-url" data-testid="webhook-target-url">
+                {data.targetUrl}
+              </span>{' '}
               <Link to={`/registrations/${data.registrationId}`}>Registration {data.registrationId}</Link>
             </dd>
           </div>
@@ -234,9 +261,22 @@ export function WebhookDetailPage({ id }: { id: number }) {
           </div>
           <div>
             <dt>Initiated by</dt>
-            <dd>
-              Party {data.initiatorPartyId}
-              {data.initiatorAccountId !== null && `, account ${data.initiatorAccountId}`}
+            <dd data-testid="webhook-initiator">
+              <Initiator partyId={data.initiatorPartyId} accountId={data.initiatorAccountId} />
+            </dd>
+          </div>
+          <div>
+            <dt>Last operator action</dt>
+            <dd data-testid="webhook-last-action">
+              {data.lastAction ? (
+                <>
+                  {data.lastAction.action}
+                  {data.lastAction.accountId !== null && ` by account ${data.lastAction.accountId}`},{' '}
+                  <DateTime value={data.lastAction.at} relative />
+                </>
+              ) : (
+                <span className="muted">None</span>
+              )}
             </dd>
           </div>
         </dl>

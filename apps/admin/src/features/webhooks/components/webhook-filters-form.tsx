@@ -4,7 +4,7 @@ import { Button } from '../../../components/ui/button';
 import { Field } from '../../../components/ui/field';
 import { formatZone, fromLocalInputValue, toLocalInputValue } from '../../../lib/format';
 import { WEBHOOK_STATES, webhookStateName } from '../../../lib/webhook-states';
-import { useRegistrationOptions } from '../api/get-registration-options';
+import { useRegistrationOptions } from '../../../lib/registration-options';
 import { timeRangeProblem, type WebhookFilters } from '../utils/webhook-filters';
 
 interface Draft {

@@ -32,8 +32,12 @@ import {
   type WebhookFilters,
   type WebhookSortField,
 } from '../utils/webhook-filters';
-import { actOnSelected, type SelectedWebhook } from '../utils/selected-actions';
-import { BULK_ACTION_COPY, BulkActionDialog, type BulkRequest } from './bulk-action-dialog';
+import { actOnSelected, type SelectedWebhook } from '../../operations/utils/act-in-sequence';
+import {
+  BULK_ACTION_COPY,
+  BulkActionDialog,
+  type BulkRequest,
+} from '../../operations/components/bulk-action-dialog';
 import { WebhookFiltersForm } from './webhook-filters-form';
 
 const ACTIONS: WebhookAction[] = ['retry', 'abort', 'resolve'];
@@ -115,14 +119,16 @@ function WebhookRow({
       </td>
       <td data-label="Entity id">{webhook.entityId}</td>
       <td data-label="Target" className="cell--url">
+        <span className="target-url" data-testid="webhook-target-url">
+          {webhook.targetUrl}
+        </span>{' '}
         <Link
           to={`/registrations/${webhook.registrationId}`}
-          aria-label={`Registration ${webhook.registrationId}, ${webhook.targetUrl}`}
-          data-testid="webhook-target-url"
+          aria-label={`Registration ${webhook.registrationId}`}
+          className="small"
         >
-          {webhook.targetUrl}
-        </Link>{' '}
-        <span className="muted small">#{webhook.registrationId}</span>
+          #{webhook.registrationId}
+        </Link>
       </td>
       <td data-label="Attempts">{webhook.attemptCount}</td>
       <td data-label="Last attempt">
@@ -369,7 +375,7 @@ function WebhookList({
               </SortHeader>
               <th scope="col">Entity id</th>
               <SortHeader field="registrationId" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Target
+                Target (registration)
               </SortHeader>
               <SortHeader field="attemptCount" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
                 Attempts
@@ -399,7 +405,9 @@ function WebhookList({
       </div>
       <ConfirmDialog
         open={asked !== null}
-        title={copy ? `${copy.label} ${selected.size} selected webhook${selected.size === 1 ? '' : 's'}?` : ''}
+        title={
+          copy ? `${copy.label} ${selected.size} selected webhook${selected.size === 1 ? '' : 's'}?` : ''
+        }
         confirmLabel={copy ? `${copy.label} ${selected.size}` : ''}
         confirmVariant={asked === 'retry' ? 'primary' : 'danger'}
         onConfirm={() => asked && void runSelected(asked)}
@@ -407,8 +415,8 @@ function WebhookList({
       >
         <p>{copy?.explanation}</p>
         <p>
-          Each is sent as its own action, one after another; those whose state does not allow it are
-          skipped, and the outcome is summed up when all are done.
+          Each is sent as its own action, one after another; those whose state does not allow it are skipped,
+          and the outcome is summed up when all are done.
         </p>
       </ConfirmDialog>
       <BulkActionDialog request={bulk} onClose={() => setBulk(null)} onStarted={setBulkOperationId} />
@@ -487,7 +495,9 @@ export function WebhooksPage() {
               Order
               <select
                 value={filters.ascending ? 'asc' : 'desc'}
-                onChange={(e) => go({ ...filters, page: 1, ascending: e.target.value === 'asc' || undefined })}
+                onChange={(e) =>
+                  go({ ...filters, page: 1, ascending: e.target.value === 'asc' || undefined })
+                }
               >
                 <option value="desc">Descending (newest, largest first)</option>
                 <option value="asc">Ascending</option>

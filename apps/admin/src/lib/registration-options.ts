@@ -1,9 +1,12 @@
 import type { Page, WebhookRegistrationRead } from '@platform/shared';
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import { api } from '../../../lib/api';
-import { queryRoots } from '../../../lib/query-keys';
+import { api } from './api';
+import { queryRoots } from './query-keys';
 
-/** The registrations offered by the filter (newest 100, the API's largest page). */
+/**
+ * The newest 100 registrations (the API's largest page): the webhooks filter offers them, and the
+ * blocked groups name a registration by its target URL with them.
+ */
 export function getRegistrationOptions(signal?: AbortSignal) {
   return api.request<Page<WebhookRegistrationRead>>('/api/webhook-registrations', {
     query: { PageSize: 100, SortByAttributeName: 'id', AscendingOrder: false },
@@ -19,7 +22,7 @@ export function getRegistrationOptionsQueryOptions() {
   });
 }
 
-/** Registrations to choose from in the webhooks filter. */
+/** The newest 100 registrations, read at most once a minute. */
 export function useRegistrationOptions() {
   return useQuery(getRegistrationOptionsQueryOptions());
 }

@@ -1,10 +1,11 @@
 import { WebhookState } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../lib/api-client';
-import { actOnSelected } from './selected-actions';
+import { actOnSelected } from './act-in-sequence';
 
 const { Created, Failed, Successful, Aborted } = WebhookState;
-const conflict = () => new ApiError(409, { type: 'about:blank', title: 'Conflict', status: 409, detail: 'It is Successful now.' });
+const conflict = () =>
+  new ApiError(409, { type: 'about:blank', title: 'Conflict', status: 409, detail: 'It is Successful now.' });
 
 describe('acting on selected rows', () => {
   it('retries the Failed ones, skips the rest without a request, and counts refusals', async () => {
@@ -58,7 +59,13 @@ describe('acting on selected rows', () => {
       ],
       'resolve',
       async (id) => {
-        if (id === 2) throw new ApiError(403, { type: 'about:blank', title: 'Forbidden', status: 403, detail: 'Not allowed.' });
+        if (id === 2)
+          throw new ApiError(403, {
+            type: 'about:blank',
+            title: 'Forbidden',
+            status: 403,
+            detail: 'Not allowed.',
+          });
       },
     );
     expect(result).toMatchObject({ state: 'failed', done: 1, changed: 1, error: 'Webhook 2: Not allowed.' });

@@ -4,17 +4,19 @@ import { Button } from '../../../components/ui/button';
 import { Modal } from '../../../components/ui/dialog';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
 import { formatCount } from '../../../lib/format';
-import { useOperation } from '../../operations/api/get-operation';
-import { startBulk, useStartOperation } from '../../operations/api/start-operation';
-import { OperationProgress } from '../../operations/components/operation-progress';
-import { skippedText, skippedTotal } from '../../operations/utils/operation-progress';
+import { useOperation } from '../api/get-operation';
+import { startBulk, useStartOperation } from '../api/start-operation';
+import { OperationProgress } from './operation-progress';
+import { skippedText, skippedTotal } from '../utils/operation-progress';
 
 /** What a bulk action by filter is asked for: the action, the filter, and its wording. */
 export interface BulkRequest {
   action: BulkWebhookAction;
   filter: WebhookBulkFilter;
-  /** The table's filters in words (`state Failed, registration 3`). */
+  /** What the filter selects, in words (`state Failed, registration 3`). */
   description: string;
+  /** The dialog's title; by default `Retry every webhook matching the filters?`. */
+  title?: string;
   /** Changes with each opening, so every opening counts afresh. */
   seq: number;
 }
@@ -46,7 +48,8 @@ export const BULK_ACTION_COPY: Readonly<
 };
 
 /**
- * The steps of a bulk action by filter: a dry run counts what it would change (shown with its
+ * Shared by the webhooks table ("act on everything matching this filter") and the blocked groups
+ * (every blocker of a registration). The steps of a bulk action by filter: a dry run counts what it would change (shown with its
  * skip reasons), the operator confirms, then the operation runs and its progress is followed
  * until done. `onStarted` hands the real operation to the page, which keeps showing it after
  * the dialog closes.
@@ -92,7 +95,7 @@ function BulkActionSteps({
   return (
     <>
       <p>
-        Filters: <strong>{request.description}</strong>. All pages, not only the one shown.
+        Filter: <strong>{request.description}</strong>. Every match counts, not only those on the screen.
       </p>
       <p>{copy.explanation}</p>
 
@@ -135,7 +138,9 @@ function BulkActionSteps({
             <Loading label="Starting…" />
           )}
           {running && (
-            <p className="muted small">It runs on the server: closing this leaves it running, and the page keeps showing it.</p>
+            <p className="muted small">
+              It runs on the server: closing this leaves it running, and the page keeps showing it.
+            </p>
           )}
         </section>
       )}
@@ -175,7 +180,7 @@ export function BulkActionDialog({
   return (
     <Modal
       open={request !== null}
-      title={request ? BULK_ACTION_COPY[request.action].title : ''}
+      title={request ? (request.title ?? BULK_ACTION_COPY[request.action].title) : ''}
       onCancel={onClose}
       initialFocus={cancelRef}
       testId="bulk-action-dialog"

@@ -1,7 +1,7 @@
 import type { OperationSkipReason } from '@platform/shared';
 import { ApiError, errorMessage } from '../../../lib/api-client';
 import { actionAvailability, type WebhookAction } from '../../../lib/webhook-states';
-import type { OperationFigures } from '../../operations/utils/operation-progress';
+import type { OperationFigures } from './operation-progress';
 
 /** A selected row: its id and the state the table showed. */
 export interface SelectedWebhook {
