@@ -18,8 +18,6 @@ interface OperationDialogProps<Request> {
   children: ReactNode;
   /** The request of the fields as they are now; a change discards the count taken for the last one. */
   request: OperationDialogRequest<Request>;
-  /** Counts as soon as it opens (a request with nothing to choose); otherwise a Count button asks. */
-  countOnOpen?: boolean;
   /** Starts the operation: a dry run first (`dryRun: true`), then, once confirmed, the real one. */
   start: (request: Request, dryRun: boolean) => Promise<WebhookOperationRead>;
   /** The count a finished dry run tells: `12 Failed webhooks would be delivered again.` */
@@ -34,10 +32,12 @@ interface OperationDialogProps<Request> {
 }
 
 /**
- * The steps of an operation an operator starts from a dialog (a recover, a replay, a triage
- * line's bulk action): count first (a dry run, which changes nothing), confirm what was counted,
- * then follow the real operation until it is done. Closing it while the operation runs leaves the
- * operation running (it is the API's, not the page's); the audit page links to it.
+ * The steps of an operation whose request the operator shapes in the dialog (the window of a
+ * recover or a replay): fill in the fields, count (a dry run, which changes nothing; changing a
+ * field discards the count), confirm what was counted, then follow the real operation until it is
+ * done. Closing it while the operation runs leaves the operation running (it is the API's, not the
+ * page's); the audit page links to it. A bulk action by a fixed filter, which has nothing to fill
+ * in, uses `BulkActionDialog`, which counts at once.
  */
 export function OperationDialog<Request>(props: OperationDialogProps<Request>) {
   const cancelRef = useRef<HTMLButtonElement>(null);
@@ -58,7 +58,6 @@ export function OperationDialog<Request>(props: OperationDialogProps<Request>) {
 function OperationSteps<Request>({
   children,
   request,
-  countOnOpen = false,
   start,
   countText,
   confirmLabel,
@@ -87,14 +86,6 @@ function OperationSteps<Request>({
   const confirm = () => {
     if (request.problem === undefined) startRun.mutate({ request: request.request });
   };
-
-  // a request with nothing to choose is counted at once, once per opening
-  const countedOnOpen = useRef(false);
-  useEffect(() => {
-    if (!countOnOpen || countedOnOpen.current) return;
-    countedOnOpen.current = true;
-    count();
-  });
 
   // the confirm button goes away once the operation runs: focus follows the progress
   const running = startRun.data !== undefined;

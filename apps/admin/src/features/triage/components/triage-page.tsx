@@ -1,6 +1,7 @@
-import type { BulkWebhookAction, WebhookBulkRequest, WebhookIssueRead } from '@platform/shared';
-import { useId, useState } from 'react';
+import type { BulkWebhookAction, WebhookIssueRead } from '@platform/shared';
+import { useId, useRef, useState } from 'react';
 import { ActionButton } from '../../../components/ui/action-button';
+import { Button } from '../../../components/ui/button';
 import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
@@ -9,8 +10,8 @@ import { StateBadge } from '../../../components/ui/state-badge';
 import { formatCount } from '../../../lib/format';
 import { Link, navigate, useLocation } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
-import { startBulk } from '../../operations/api/start-operation';
-import { OperationDialog } from '../../operations/components/operation-dialog';
+import { BulkActionDialog, type BulkRequest } from '../../operations/components/bulk-action-dialog';
+import { FollowOperation } from '../../operations/components/operation-progress';
 import { useWebhookIssues } from '../api/get-webhook-issues';
 import {
   LINE_ACTION_COPY,
@@ -28,66 +29,6 @@ import {
 interface Asked {
   line: WebhookIssueRead;
   action: BulkWebhookAction;
-}
-
-/** Retry, abort or resolve everything in a line: count (dry run), confirm, follow the operation. */
-function LineActionDialog({
-  asked,
-  open,
-  onClose,
-}: {
-  asked: Asked | undefined;
-  open: boolean;
-  onClose: () => void;
-}) {
-  const [freshSchedule, setFreshSchedule] = useState(true);
-  if (!asked) return null;
-  const { line, action } = asked;
-  const copy = LINE_ACTION_COPY[action];
-  const request: WebhookBulkRequest = {
-    action,
-    filter: line.filter,
-    ...(action === 'retry' ? { freshSchedule } : {}),
-  };
-  const plural = (count: number) => `${formatCount(count)} ${count === 1 ? 'webhook' : 'webhooks'}`;
-  return (
-    <OperationDialog<WebhookBulkRequest>
-      open={open}
-      title={`${copy.verb} every webhook of ${lineName(line)}?`}
-      request={{ request }}
-      countOnOpen
-      start={(bulk, dryRun) => startBulk({ ...bulk, dryRun })}
-      countText={(dryRun) =>
-        dryRun.changed === 0
-          ? `None of the ${plural(dryRun.total)} selected would be ${copy.done} now.`
-          : `${plural(dryRun.changed)} would be ${copy.done}${
-              dryRun.total > dryRun.changed ? ` (of ${formatCount(dryRun.total)} selected)` : ''
-            }.`
-      }
-      confirmLabel={(dryRun) => `${copy.verb} ${plural(dryRun.changed)}`}
-      confirmVariant={action === 'retry' ? 'primary' : 'danger'}
-      progressLabel={`${copy.verb} of ${lineName(line)}`}
-      onClose={onClose}
-    >
-      <p>
-        {copy.explanation} The line counted {plural(line.count)} when the page was read; the count below is
-        taken now.
-      </p>
-      {action === 'retry' && (
-        <label className="checkbox">
-          <input
-            type="checkbox"
-            checked={freshSchedule}
-            onChange={(e) => setFreshSchedule(e.target.checked)}
-          />
-          <span>
-            Start the 7-attempt schedule again{' '}
-            <span className="muted small">(off: one more attempt each, as a single retry)</span>
-          </span>
-        </label>
-      )}
-    </OperationDialog>
-  );
 }
 
 function IssueRow({
@@ -168,8 +109,17 @@ export function TriagePage() {
   const issues = useWebhookIssues(query);
   const mayUpdate = usePermission('Webhook.Update');
   const permissionNoticeId = useId();
-  const [asked, setAsked] = useState<Asked | undefined>(undefined);
-  const [open, setOpen] = useState(false);
+  const [bulk, setBulk] = useState<BulkRequest | null>(null);
+  const [operationId, setOperationId] = useState<number | null>(null);
+  const seq = useRef(0);
+  const ask = ({ line, action }: Asked) =>
+    setBulk({
+      action,
+      filter: line.filter,
+      description: lineName(line),
+      title: `${LINE_ACTION_COPY[action].verb} every webhook of ${lineName(line)}?`,
+      seq: ++seq.current,
+    });
   const go = (next: TriageQuery) => navigate(`/triage${triageQueryToSearch(next)}`);
 
   return (
@@ -190,6 +140,16 @@ export function TriagePage() {
         <p className="notice notice--warn" id={permissionNoticeId} data-testid="triage-permission-note">
           Your account lacks the Webhook.Update permission, so retry, abort and resolve are disabled.
         </p>
+      )}
+      {operationId !== null && (
+        <section className="section operations" aria-label="Action in progress or done">
+          <div className="operations__item">
+            <FollowOperation id={operationId} />
+            <Button size="small" variant="ghost" onClick={() => setOperationId(null)}>
+              Dismiss
+            </Button>
+          </div>
+        </section>
       )}
       {issues.isPending ? (
         <Loading label="Loading triage…" />
@@ -230,10 +190,7 @@ export function TriagePage() {
                     line={line}
                     mayUpdate={mayUpdate}
                     permissionNoticeId={permissionNoticeId}
-                    onAct={(next) => {
-                      setAsked(next);
-                      setOpen(true);
-                    }}
+                    onAct={ask}
                   />
                 ))}
               </tbody>
@@ -262,13 +219,7 @@ export function TriagePage() {
           </div>
         </>
       )}
-      {/* keyed by the line and action, so each asking starts with its own count */}
-      <LineActionDialog
-        key={asked ? `${asked.action}:${JSON.stringify(asked.line.filter)}` : 'none'}
-        asked={asked}
-        open={open}
-        onClose={() => setOpen(false)}
-      />
+      <BulkActionDialog request={bulk} onClose={() => setBulk(null)} onStarted={setOperationId} />
     </>
   );
 }

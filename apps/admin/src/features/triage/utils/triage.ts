@@ -87,31 +87,11 @@ export function lineProblem(line: Pick<WebhookIssueRead, 'errorKind' | 'lastStat
   return 'No attempt recorded';
 }
 
-/** The bulk action's words on a line: button, dialog title, what it does, its confirm button. */
-export const LINE_ACTION_COPY: Readonly<
-  Record<BulkWebhookAction, { label: string; verb: string; explanation: string; done: string }>
-> = {
-  retry: {
-    label: 'Retry all',
-    verb: 'Retry',
-    explanation:
-      'Each Failed webhook of the line becomes Retrying and is due at once, each group in order; the target’s circuit breaker is half-opened so delivery starts without waiting out a cool-down.',
-    done: 'retried',
-  },
-  abort: {
-    label: 'Abort all',
-    verb: 'Abort',
-    explanation:
-      'Each webhook of the line is never delivered or retried. A group it holds moves on to its next webhook.',
-    done: 'aborted',
-  },
-  resolve: {
-    label: 'Resolve all',
-    verb: 'Resolve',
-    explanation:
-      'Each webhook of the line is marked handled (the change reached the target another way) and is not delivered. A group it holds moves on to its next webhook.',
-    done: 'resolved',
-  },
+/** A line's action buttons and the verb of their dialog (which explains them: BULK_ACTION_COPY). */
+export const LINE_ACTION_COPY: Readonly<Record<BulkWebhookAction, { label: string; verb: string }>> = {
+  retry: { label: 'Retry all', verb: 'Retry' },
+  abort: { label: 'Abort all', verb: 'Abort' },
+  resolve: { label: 'Resolve all', verb: 'Resolve' },
 };
 
 /** Which line a row is, for labels: `registration 3, Failed, HTTP 500`. */
