@@ -52,7 +52,7 @@ async function openAudit(page: Page, action: string): Promise<void> {
     .getByRole('link', { name: 'Audit', exact: true })
     .click();
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Audit trail');
-  await page.getByLabel('Action').selectOption({ label: action });
+  await page.getByLabel('Action', { exact: true }).selectOption({ label: action });
   await page.getByRole('button', { name: 'Apply filters' }).click();
 }
 
