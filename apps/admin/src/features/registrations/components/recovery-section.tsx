@@ -39,7 +39,7 @@ export function RecoverySection({
           replay, test event and secret rotation.
         </p>
       )}
-      <div className="action-bar" role="group" aria-label="Recovery actions">
+      <div className="action-bar action-bar--wide" role="group" aria-label="Recovery actions">
         {(['recover', 'replay'] as const).map((kind) => (
           <ActionButton
             key={kind}

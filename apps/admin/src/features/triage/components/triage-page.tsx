@@ -60,13 +60,14 @@ function IssueRow({
       <td data-label="Webhooks" data-testid="triage-count">
         {formatCount(line.count)}
       </td>
-      <td data-label="First seen">
-        <DateTime value={line.firstSeen} />
-      </td>
-      <td data-label="Last seen">
+      <td data-label="Seen">
+        <span className="muted small">last </span>
         <DateTime value={line.lastSeen} relative />
+        <div className="muted small">
+          first <DateTime value={line.firstSeen} />
+        </div>
       </td>
-      <td data-label="Webhooks">
+      <td data-label="See them">
         <Link
           to={`/webhooks/${line.sampleWebhookId}`}
           aria-label={`Sample webhook ${line.sampleWebhookId} of ${name}`}
@@ -177,8 +178,7 @@ export function TriagePage() {
                   <th scope="col">State</th>
                   <th scope="col">Error</th>
                   <th scope="col">Webhooks</th>
-                  <th scope="col">First seen</th>
-                  <th scope="col">Last seen</th>
+                  <th scope="col">Seen (last attempt)</th>
                   <th scope="col">See them</th>
                   <th scope="col">Actions</th>
                 </tr>
@@ -199,7 +199,7 @@ export function TriagePage() {
           <div className="list-footer">
             <Pagination
               page={issues.data}
-              noun="lines"
+              noun={issues.data.totalCount === 1 ? 'line' : 'lines'}
               loading={issues.isPlaceholderData}
               onPageChange={(page) => go({ ...query, page })}
             />
