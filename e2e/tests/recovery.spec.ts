@@ -253,8 +253,8 @@ test('triage shows the failing line, resolves it as a whole, and the audit trail
   await openAudit(page, 'Bulk resolve');
   const entry = page
     .getByTestId('audit-entry')
-    .filter({ hasNotText: 'dry run' })
-    .filter({ has: page.getByTestId('audit-filter').getByText(`registration ${registration.id} ·`) });
+    .filter({ has: page.getByRole('link', { name: `Registration ${registration.id}`, exact: true }) })
+    .filter({ hasNotText: 'dry run' });
   await expect(entry).toHaveCount(1);
   await expect(entry.getByTestId('audit-changed')).toHaveText('2');
   await expect(entry.getByTestId('audit-filter')).toContainText('HTTP 500');

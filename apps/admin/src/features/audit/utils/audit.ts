@@ -116,6 +116,20 @@ export function auditApiQuery(query: AuditQuery): Record<string, string | number
 const instant = (value: unknown, zone?: string) =>
   typeof value === 'string' ? formatDateTimeWithZone(value, zone) : String(value);
 
+const FILTER_ORDER = [
+  'registrationId',
+  'states',
+  'entityName',
+  'entityId',
+  'groupKey',
+  'errorKind',
+  'statusCode',
+  'createdFrom',
+  'createdBefore',
+  'since',
+  'until',
+];
+
 /**
  * The filter or window an action acted on, in words: `states Failed · error status · HTTP 500 ·
  * created from 2026-11-26 10:00:00`. Unknown fields are shown as `name value`, so nothing the API
@@ -124,7 +138,11 @@ const instant = (value: unknown, zone?: string) =>
 export function describeActionFilter(filter: Record<string, unknown> | null, timeZone?: string): string {
   if (!filter || Object.keys(filter).length === 0) return '';
   const parts: string[] = [];
-  for (const [key, value] of Object.entries(filter)) {
+  // known fields in one order, whatever order the API stored them in; unknown ones after
+  const rank = (key: string) =>
+    (FILTER_ORDER.indexOf(key) + FILTER_ORDER.length + 1) % (FILTER_ORDER.length + 1);
+  const entries = Object.entries(filter).sort(([a], [b]) => rank(a) - rank(b));
+  for (const [key, value] of entries) {
     if (value === undefined || value === null) continue;
     switch (key) {
       case 'registrationId':
