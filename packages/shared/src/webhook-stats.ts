@@ -32,6 +32,17 @@ export const WebhookStatsRead = z
       description:
         'Webhooks due for an attempt and not being delivered (Created or Retrying, due time passed).',
     }),
+    inFlight: count.meta({
+      description:
+        'Webhooks being delivered now: Created or Retrying, leased by a dispatcher whose lease has not run out.',
+    }),
+    scheduled: count.meta({
+      description:
+        'Webhooks waiting for a later attempt: Created or Retrying, not leased, next attempt not yet due (a Retrying one backing off).',
+    }),
+    nextScheduledAt: timestamp.nullable().meta({
+      description: 'When the earliest of the scheduled webhooks is due; null when none is scheduled.',
+    }),
     oldestDueSeconds: z
       .number()
       .min(0)

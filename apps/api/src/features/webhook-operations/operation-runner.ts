@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { OperationSkipReason, WebhookOperationAction } from '@platform/shared';
-import type { Knex } from '@platform/db';
+import { pgErrorCode, type Knex } from '@platform/db';
 import type { Logger } from 'pino';
 import type { Principal } from '../../auth/principal';
 import { recordOperatorAction, type OperatorActionRecord } from '../operator-actions/operator-action-service';
-import { retryOnDeadlock } from '../webhooks/deadlock-retry';
+import { DEADLOCK_DETECTED, retryOnDeadlock } from '../webhooks/deadlock-retry';
 import type { BatchResult, OperationKind, OperationRow } from './operation-kinds';
 import { bulkKind, recoverKind } from './webhook-kinds';
 
@@ -40,6 +40,8 @@ export interface NewOperation {
 const DEFAULT_BATCH = 500;
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_POLL_MS = 10_000;
+/** Rounds of `retryOnDeadlock` a batch gets before its operation is marked failed. */
+const MAX_DEADLOCK_ROUNDS = 10;
 
 /** Sums two skip counts. */
 function addSkipped(
@@ -187,11 +189,19 @@ export class OperationRunner {
   }
 
   private async run(id: number): Promise<void> {
+    let deadlocks = 0;
     while (!this.stopped) {
       let more: boolean;
       try {
         more = await retryOnDeadlock(() => this.batch(id));
+        deadlocks = 0;
       } catch (error) {
+        // a batch locks many rows that dispatchers lock in another order: a deadlock is retried
+        // after a pause (the batch rolled back whole), not taken for a failure
+        if (pgErrorCode(error) === DEADLOCK_DETECTED && ++deadlocks < MAX_DEADLOCK_ROUNDS) {
+          await new Promise((resolve) => setTimeout(resolve, 50 * deadlocks));
+          continue;
+        }
         await this.fail(id, error);
         throw error;
       }

@@ -53,6 +53,16 @@ export async function readWebhookStats(deps: AppDeps, principal: Principal): Pro
           now,
         ]),
       );
+    // not due: leased by a dispatcher (in flight), or waiting for a later attempt (scheduled);
+    // the `next_attempt_at > now` range of `webhooks_due`
+    const notDue: { in_flight: number; scheduled: number; next_scheduled_at: Date | null } = await webhooks()
+      .whereIn('w.state', [WebhookState.Created, WebhookState.Retrying])
+      .where('w.next_attempt_at', '>', now)
+      .first(
+        trx.raw('(count(*) filter (where w.locked_by is not null))::int as in_flight'),
+        trx.raw('(count(*) filter (where w.locked_by is null))::int as scheduled'),
+        trx.raw('min(w.next_attempt_at) filter (where w.locked_by is null) as next_scheduled_at'),
+      );
     // the same rule as GET /api/webhook-groups?blocked=true: one Failed head per held group
     const blocked: { count: number } = await webhooks()
       .where('w.state', WebhookState.Failed)
@@ -103,6 +113,9 @@ export async function readWebhookStats(deps: AppDeps, principal: Principal): Pro
       successRate: summary.attempts === 0 ? null : (summary.attempts - summary.failures) / summary.attempts,
       latencyMs: { p50: round(summary.p50), p90: round(summary.p90), p99: round(summary.p99) },
       dueBacklog: due.due,
+      inFlight: notDue.in_flight,
+      scheduled: notDue.scheduled,
+      nextScheduledAt: notDue.next_scheduled_at ? notDue.next_scheduled_at.toISOString() : null,
       oldestDueSeconds: due.oldest_due_seconds === null ? null : Math.max(0, due.oldest_due_seconds),
       blockedGroups: blocked.count,
     };

@@ -67,6 +67,9 @@ describe('GET /api/webhook-stats', () => {
       successRate: null,
       latencyMs: { p50: null, p90: null, p99: null },
       dueBacklog: 0,
+      inFlight: 0,
+      scheduled: 0,
+      nextScheduledAt: null,
       oldestDueSeconds: null,
       blockedGroups: 0,
     });
@@ -146,6 +149,34 @@ describe('GET /api/webhook-stats', () => {
       Failed,
     );
     expect((await stats(token)).blockedGroups).toBe(1);
+  });
+
+  it('tells the due backlog apart from webhooks in flight and those scheduled later', async () => {
+    // the finding: "Due backlog 0 – Nothing waiting" while webhooks were Retrying minutes out
+    const token = world.pmc.full.token;
+    const registration = await register(api, token);
+    const propertyId = await createProperty(api, token);
+    for (const notes of ['2', '3', '4']) await patchProperty(api, token, propertyId, { notes });
+    const [due, leased, backingOff, later] = (await webhooksOf(api, registration.id)).map((w) => w.id);
+    const set = (id: number, values: Record<string, unknown>) =>
+      api.db.knex('webhooks').where({ id }).update(values);
+    await set(due!, { next_attempt_at: api.db.knex.raw(`now() - interval '5 seconds'`) });
+    await set(leased!, {
+      locked_by: 'dispatcher-1',
+      next_attempt_at: api.db.knex.raw(`now() + interval '30 seconds'`),
+    });
+    await setWebhookState(api.db.knex, [backingOff!, later!], Retrying);
+    await set(backingOff!, { next_attempt_at: api.db.knex.raw(`now() + interval '10 minutes'`) });
+    await set(later!, { next_attempt_at: api.db.knex.raw(`now() + interval '1 hour'`) });
+
+    const figures = await stats(token);
+    expect(figures.dueBacklog).toBe(1);
+    expect(figures.inFlight).toBe(1);
+    expect(figures.scheduled).toBe(2);
+    const next = (await api.db.knex('webhooks').where({ id: backingOff }).first('next_attempt_at'))
+      .next_attempt_at as Date;
+    expect(figures.nextScheduledAt).toBe(next.toISOString());
+    expect(countOf(figures, Retrying)).toBe(2);
   });
 
   it('counts only the webhooks of the caller’s party; Admin counts every party', async () => {

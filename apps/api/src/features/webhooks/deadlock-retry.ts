@@ -1,6 +1,6 @@
 import { pgErrorCode } from '@platform/db';
 
-const DEADLOCK_DETECTED = '40P01';
+export const DEADLOCK_DETECTED = '40P01';
 const ATTEMPTS = 3;
 
 /**

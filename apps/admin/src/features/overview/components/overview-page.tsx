@@ -1,4 +1,4 @@
-import type { WebhookStatsRead } from '@platform/shared';
+import { WebhookState, type WebhookStatsRead } from '@platform/shared';
 import type { ReactNode } from 'react';
 import { PageHeader } from '../../../components/ui/page-header';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
@@ -40,6 +40,46 @@ function Metric({
   );
 }
 
+/**
+ * Everything not yet delivered, apart from what is due now: the Created, Retrying and Pending
+ * counts, what is in delivery, and what waits for a later attempt (a Retrying one backing off)
+ * with when the next is due. "Due now 0" with 28 Retrying minutes out is then plain to read.
+ */
+function AwaitingMetric({ stats }: { stats: WebhookStatsRead }) {
+  const now = useNow(5000);
+  const count = (state: WebhookState) =>
+    stats.countsByState.find((entry) => entry.state === state)?.count ?? 0;
+  const created = count(WebhookState.Created);
+  const retrying = count(WebhookState.Retrying);
+  const pending = count(WebhookState.Pending);
+  return (
+    <Metric
+      label="Awaiting delivery"
+      testId="metric-awaiting"
+      value={formatCount(created + retrying + pending)}
+      detail={
+        <ul className="metric__parts">
+          <li data-testid="metric-retrying">
+            <Link to={`/webhooks?state=${WebhookState.Retrying}`}>{formatCount(retrying)} Retrying</Link>
+          </li>
+          <li data-testid="metric-pending">
+            <Link to={`/webhooks?state=${WebhookState.Pending}`}>{formatCount(pending)} Pending</Link> behind
+            their group
+          </li>
+          <li data-testid="metric-created">
+            <Link to={`/webhooks?state=${WebhookState.Created}`}>{formatCount(created)} Created</Link>
+          </li>
+          <li data-testid="metric-in-flight">{formatCount(stats.inFlight)} in delivery now</li>
+          <li data-testid="metric-scheduled">
+            {formatCount(stats.scheduled)} scheduled later
+            {stats.nextScheduledAt && `, next ${formatRelative(stats.nextScheduledAt, now)}`}
+          </li>
+        </ul>
+      }
+    />
+  );
+}
+
 function Figures({ stats }: { stats: WebhookStatsRead }) {
   const { latencyMs } = stats;
   return (
@@ -67,16 +107,17 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
             detail="Duration of delivery attempts"
           />
           <Metric
-            label="Due backlog"
+            label="Due now"
             testId="metric-due-backlog"
             value={formatCount(stats.dueBacklog)}
             tone={stats.oldestDueSeconds !== null && stats.oldestDueSeconds > 60 ? 'warn' : undefined}
             detail={
               stats.oldestDueSeconds === null
-                ? 'Nothing waiting'
+                ? 'Nothing due now (see awaiting delivery)'
                 : `Oldest due for ${formatDuration(stats.oldestDueSeconds * 1000)}`
             }
           />
+          <AwaitingMetric stats={stats} />
           <Metric
             label="Blocked groups"
             testId="metric-blocked-groups"

@@ -256,21 +256,24 @@ function WebhookList({
   page,
   placeholder,
   go,
+  selectedRun,
+  setSelectedRun,
+  onBulk,
 }: {
   filters: WebhookFilters;
   page: Page<WebhookRead>;
   placeholder: boolean;
   go: (next: WebhookFilters) => void;
+  /** The last run on selected rows: the page keeps it, so it outlives a list that empties. */
+  selectedRun: OperationFigures | null;
+  setSelectedRun: (figures: OperationFigures | null) => void;
+  onBulk: (action: WebhookAction) => void;
 }) {
   const toast = useToast();
   const queryClient = useQueryClient();
   const mayUpdate = usePermission('Webhook.Update');
   const [selected, setSelected] = useState<ReadonlyMap<number, SelectedWebhook>>(new Map());
   const [asked, setAsked] = useState<WebhookAction | null>(null);
-  const [selectedRun, setSelectedRun] = useState<OperationFigures | null>(null);
-  const [bulk, setBulk] = useState<BulkRequest | null>(null);
-  const [bulkOperationId, setBulkOperationId] = useState<number | null>(null);
-  const seq = useRef(0);
 
   // rows refetched in another state keep their selection, with the state they now show
   useEffect(() => {
@@ -318,40 +321,8 @@ function WebhookList({
         mayUpdate={mayUpdate && !running}
         onClearSelection={() => setSelected(new Map())}
         onSelected={setAsked}
-        onBulk={(action) =>
-          setBulk({
-            action,
-            filter: filtersToBulkFilter(filters),
-            description: describeFilters(filters),
-            seq: ++seq.current,
-          })
-        }
+        onBulk={onBulk}
       />
-      {(selectedRun || bulkOperationId !== null) && (
-        <section className="section operations" aria-label="Actions in progress and done">
-          {selectedRun && (
-            <div className="operations__item">
-              <OperationProgress
-                operation={selectedRun}
-                label={`${WEBHOOK_ACTION_COPY[selectedRun.action as WebhookAction].label} of ${selectedRun.total} selected`}
-              />
-              {!running && (
-                <Button size="small" variant="ghost" onClick={() => setSelectedRun(null)}>
-                  Dismiss
-                </Button>
-              )}
-            </div>
-          )}
-          {bulkOperationId !== null && (
-            <div className="operations__item">
-              <FollowOperation id={bulkOperationId} />
-              <Button size="small" variant="ghost" onClick={() => setBulkOperationId(null)}>
-                Dismiss
-              </Button>
-            </div>
-          )}
-        </section>
-      )}
       <div className="table-wrap">
         <table
           className="table table--stack table--webhooks"
@@ -419,8 +390,47 @@ function WebhookList({
           and the outcome is summed up when all are done.
         </p>
       </ConfirmDialog>
-      <BulkActionDialog request={bulk} onClose={() => setBulk(null)} onStarted={setBulkOperationId} />
     </>
+  );
+}
+
+/** What the page keeps across lists: the last runs and the bulk dialog (a list that empties goes). */
+function Operations({
+  selectedRun,
+  onDismissSelected,
+  bulkOperationId,
+  onDismissBulk,
+}: {
+  selectedRun: OperationFigures | null;
+  onDismissSelected: () => void;
+  bulkOperationId: number | null;
+  onDismissBulk: () => void;
+}) {
+  if (!selectedRun && bulkOperationId === null) return null;
+  return (
+    <section className="section operations" aria-label="Actions in progress and done">
+      {selectedRun && (
+        <div className="operations__item">
+          <OperationProgress
+            operation={selectedRun}
+            label={`${WEBHOOK_ACTION_COPY[selectedRun.action as WebhookAction].label} of ${selectedRun.total} selected`}
+          />
+          {selectedRun.state !== 'running' && (
+            <Button size="small" variant="ghost" onClick={onDismissSelected}>
+              Dismiss
+            </Button>
+          )}
+        </div>
+      )}
+      {bulkOperationId !== null && (
+        <div className="operations__item">
+          <FollowOperation id={bulkOperationId} />
+          <Button size="small" variant="ghost" onClick={onDismissBulk}>
+            Dismiss
+          </Button>
+        </div>
+      )}
+    </section>
   );
 }
 
@@ -432,6 +442,17 @@ export function WebhooksPage() {
   const go = (next: WebhookFilters) => navigate(`/webhooks${filtersToSearch(next)}`);
   const filterCount = activeFilterCount(filters);
   const sortField = filters.sort ?? 'id';
+  const [selectedRun, setSelectedRun] = useState<OperationFigures | null>(null);
+  const [bulk, setBulk] = useState<BulkRequest | null>(null);
+  const [bulkOperationId, setBulkOperationId] = useState<number | null>(null);
+  const seq = useRef(0);
+  const openBulk = (action: WebhookAction) =>
+    setBulk({
+      action,
+      filter: filtersToBulkFilter(filters),
+      description: describeFilters(filters),
+      seq: ++seq.current,
+    });
 
   return (
     <>
@@ -443,6 +464,12 @@ export function WebhooksPage() {
       />
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <WebhookFiltersForm key={search} filters={filters} onApply={go} />
+      <Operations
+        selectedRun={selectedRun}
+        onDismissSelected={() => setSelectedRun(null)}
+        bulkOperationId={bulkOperationId}
+        onDismissBulk={() => setBulkOperationId(null)}
+      />
       {webhooks.isPending ? (
         <Loading label="Loading webhooks…" />
       ) : webhooks.isError ? (
@@ -464,6 +491,9 @@ export function WebhooksPage() {
             page={webhooks.data}
             placeholder={webhooks.isPlaceholderData}
             go={go}
+            selectedRun={selectedRun}
+            setSelectedRun={setSelectedRun}
+            onBulk={openBulk}
           />
           <div className="list-footer">
             <Pagination
@@ -519,6 +549,7 @@ export function WebhooksPage() {
           </div>
         </>
       )}
+      <BulkActionDialog request={bulk} onClose={() => setBulk(null)} onStarted={setBulkOperationId} />
     </>
   );
 }
