@@ -1,4 +1,4 @@
-import { signStandardWebhook } from '../apps/dispatcher/src/delivery-request';
+import { signStandardWebhook } from '@platform/delivery';
 import { WEBHOOK_USER_AGENT } from '@platform/shared';
 import { deliveryBody } from '@platform/db';
 import type { BenchContext } from './context';

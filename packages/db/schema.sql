@@ -845,6 +845,7 @@ CREATE INDEX documents_process ON public.documents USING btree (process_id) WHER
 CREATE INDEX documents_property ON public.documents USING btree (property_id) WHERE (deleted IS NULL);
 CREATE INDEX documents_unit ON public.documents USING btree (unit_id) WHERE (deleted IS NULL);
 CREATE INDEX entity_changes_entity ON public.entity_changes USING btree (entity_name, entity_id);
+CREATE INDEX entity_changes_party_created ON public.entity_changes USING btree (initiator_party_id, created);
 CREATE INDEX entrances_party ON public.entrances USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX entrances_property ON public.entrances USING btree (property_id) WHERE (deleted IS NULL);
 CREATE UNIQUE INDEX entrances_property_name ON public.entrances USING btree (property_id, lower(name)) WHERE (deleted IS NULL);
@@ -1008,6 +1009,18 @@ AS $function$
       select t.id into new.target_id from webhook_targets t where t.origin = v_origin;
       return new;
     end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.webhook_subscriptions(p_party_id integer, p_entity_name text, p_type smallint)
+ RETURNS TABLE(registration_id integer, should_group boolean, event_id integer)
+ LANGUAGE sql
+ STABLE
+AS $function$
+      select r.id, r.should_group, e.id
+        from webhook_registrations r
+        join webhook_events e on e.registration_id = r.id
+       where r.party_id = p_party_id and r.deleted is null
+         and e.entity_name = p_entity_name and e.type = p_type and e.deleted is null
     $function$;
 
 CREATE OR REPLACE FUNCTION public.webhook_target_half_open(p_registration_id integer)

@@ -122,6 +122,11 @@ const ConfigSchema = z.object({
     .pipe(z.enum(['true', 'false', '1', '0'], { message: 'must be true or false' }))
     .transform((v) => v === 'true' || v === '1')
     .optional(),
+  /**
+   * Limit of one delivery request: the dispatcher's setting, which the API's test events
+   * (`POST /api/webhook-registrations/{id}/test`) obey too; set both processes alike.
+   */
+  WEBHOOK_TIMEOUT: duration('15s'),
 });
 
 /**

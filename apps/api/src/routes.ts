@@ -3,11 +3,14 @@ import { accountRoutes } from './features/accounts/account-routes';
 import { authRoutes } from './features/auth/auth-routes';
 import { contactDetailRoutes } from './features/contact-details/contact-detail-routes';
 import { mfaRoutes } from './features/mfa/mfa-routes';
+import { operatorActionRoutes } from './features/operator-actions/operator-action-routes';
 import { permissionRoutes } from './features/permissions/permission-routes';
 import { recoveryRoutes } from './features/recovery/recovery-routes';
+import { webhookIssueRoutes } from './features/webhook-issues/webhook-issue-routes';
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
 import { webhookRoutes } from './features/webhooks/webhook-routes';
 import { operationRoutes } from './features/webhook-operations/operation-routes';
+import { replayRoutes } from './features/webhook-operations/replay-routes';
 import { webhookStatsRoutes } from './features/webhook-stats/webhook-stats-routes';
 import { resourceRouteList } from './resources/index';
 
@@ -23,5 +26,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...webhookRegistrationRoutes,
   ...webhookRoutes,
   ...operationRoutes,
+  ...replayRoutes,
   ...webhookStatsRoutes,
+  ...operatorActionRoutes,
+  ...webhookIssueRoutes,
 ];

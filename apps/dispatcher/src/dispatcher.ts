@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { buildDeliveryRequest, createWebhookTokenSource, Deliverer } from '@platform/delivery';
 import {
   queueStats,
   rememberingOpen,
@@ -10,14 +11,11 @@ import {
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
-import { Deliverer } from './deliver';
-import { buildDeliveryRequest } from './delivery-request';
 import { startListener, type Listener } from './listener';
 import { DeliveryLoop } from './loop';
 import { Maintenance } from './maintenance';
 import { createDispatcherMetrics, QUEUE_STATS_CAP, type DispatcherMetrics } from './metrics';
 import { createStatusServer, type DispatcherHealth } from './server';
-import { createWebhookTokenSource } from './target-auth';
 import { TargetLimits } from './target-limits';
 
 /** What the dispatcher needs from outside: built by main.ts, or by a test. */

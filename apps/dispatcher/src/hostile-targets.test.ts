@@ -30,7 +30,12 @@ import {
 } from '@platform/testkit';
 import { WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Deliverer, RESPONSE_EXCERPT_BYTES, type DeliveryOutcome, type DeliveryRequest } from './deliver';
+import {
+  Deliverer,
+  RESPONSE_EXCERPT_BYTES,
+  type DeliveryOutcome,
+  type DeliveryRequest,
+} from '@platform/delivery';
 
 // Hostile targets: each hostile answer fails its attempt cleanly, within the timeout,
 // with memory bounded and no effect on other deliveries. Every target is a real server on

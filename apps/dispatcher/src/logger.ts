@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { REDACTED } from './deliver';
+import { REDACTED } from '@platform/delivery';
 
 /** Credential fields: of delivery requests, claimed webhook rows, opened credentials and tokens. */
 const CREDENTIAL_FIELDS = [

@@ -12,7 +12,7 @@ import {
 import type { Logger } from 'pino';
 import { attemptOutcome, WebhookState } from '@platform/shared';
 import { systemClock, type Clock } from './clock';
-import type { DeliveryOutcome, DeliveryRequest } from './deliver';
+import type { DeliveryOutcome, DeliveryRequest } from '@platform/delivery';
 import { nextAttemptDelay, parseRetryAfter } from './retry';
 import type { TargetLimits } from './target-limits';
 

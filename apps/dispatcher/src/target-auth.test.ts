@@ -5,7 +5,7 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig as loadApiConfig } from '../../api/src/config';
 import { loadConfig } from './config';
-import { createWebhookTokenSource, WEBHOOK_TOKEN_RENEW_BEFORE_MS } from './target-auth';
+import { createWebhookTokenSource, WEBHOOK_TOKEN_RENEW_BEFORE_MS } from '@platform/delivery';
 
 const ISSUER = 'https://issuer.test';
 const AUDIENCE = 'audience-test';

@@ -13,6 +13,7 @@ import * as webhookMaintenance from './20261122001100_webhook_maintenance';
 import * as queueFunctions from './20261125000000_queue_functions';
 import * as deliveryIsolation from './20261126000000_delivery_isolation';
 import * as operatorRecovery from './20261127000000_operator_recovery';
+import * as replay from './20261127000300_replay';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -35,4 +36,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261125000000_queue_functions', queueFunctions],
   ['20261126000000_delivery_isolation', deliveryIsolation],
   ['20261127000000_operator_recovery', operatorRecovery],
+  ['20261127000300_replay', replay],
 ];

@@ -43,12 +43,14 @@ export type WebhookOperationState = (typeof WEBHOOK_OPERATION_STATES)[number];
  * - `not-failed`: a retry or recover found it in another state than Failed (e.g. delivered since).
  * - `registration-deleted`: its registration was deleted, so it cannot be retried.
  * - `not-subscribed`: a replay found a change the registration would not have received.
+ * - `pruned`: a replay's change was deleted by retention after the replay selected it.
  */
 export const OPERATION_SKIP_REASONS = [
   'final',
   'not-failed',
   'registration-deleted',
   'not-subscribed',
+  'pruned',
 ] as const;
 export type OperationSkipReason = (typeof OPERATION_SKIP_REASONS)[number];
 
@@ -64,15 +66,17 @@ export const WebhookBulkFilter = z
       .string()
       .min(1)
       .max(64)
+      .nullable()
       .optional()
-      .meta({ description: 'The error kind of the webhook’s last attempt (`status` for a non-2xx answer).' }),
-    statusCode: z
-      .number()
-      .int()
-      .min(100)
-      .max(599)
-      .optional()
-      .meta({ description: 'The status code of the webhook’s last attempt.' }),
+      .meta({
+        description:
+          'The error kind of the webhook’s last attempt (`status` for a non-2xx answer); null: it has ' +
+          'no attempt (or none with an error), as on a triage line whose attempts were pruned.',
+      }),
+    statusCode: z.number().int().min(100).max(599).nullable().optional().meta({
+      description:
+        'The status code of the webhook’s last attempt; null: it has none (no answer, or no attempt).',
+    }),
     createdFrom: timestampIn('createdFrom').optional().meta({ description: 'Created at or after.' }),
     createdBefore: timestampIn('createdBefore').optional().meta({ description: 'Created before.' }),
   })
@@ -258,7 +262,11 @@ export const WebhookIssueRead = z
     firstSeen: timestamp.meta({ description: 'The oldest last attempt of the line.' }),
     lastSeen: timestamp.meta({ description: 'The newest last attempt of the line.' }),
     sampleWebhookId: z.number().int(),
-    filter: WebhookBulkFilter.meta({ description: 'The bulk filter that selects exactly this line.' }),
+    filter: WebhookBulkFilter.meta({
+      description:
+        'The bulk filter that selects exactly this line: its registration, state, error kind and status ' +
+        'code, the last two null when the line’s are.',
+    }),
   })
   .meta({ id: 'WebhookIssueRead' });
 export type WebhookIssueRead = z.infer<typeof WebhookIssueRead>;

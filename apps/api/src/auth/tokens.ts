@@ -110,6 +110,19 @@ export class TokenService {
     return new Kind(this.key, { ...this.options, ...overrides });
   }
 
+  /**
+   * The key, issuer, audience and clock the platform-signed webhook tokens (spec 5.11) are made
+   * with: a test event signs them here as the dispatcher does, for the same JWKS to verify.
+   */
+  webhookTokenSigner(): { key: SigningKey; issuer: string; audience: string; now: () => Date } {
+    return {
+      key: this.key,
+      issuer: this.options.issuer,
+      audience: this.options.audience,
+      now: this.options.now,
+    };
+  }
+
   /** The JSON Web Key Set published at `/.well-known/jwks.json`. */
   jwks(): { keys: JWK[] } {
     return { keys: [this.key.publicJwk] };

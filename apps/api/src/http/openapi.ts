@@ -104,7 +104,12 @@ function operation(route: RouteDefinition): ZodOpenApiOperationObject {
     ...(route.multipart
       ? { requestBody: multipartBody(route) }
       : route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }
+        ? {
+            requestBody: {
+              required: !route.optionalBody,
+              content: { 'application/json': { schema: route.body } },
+            },
+          }
         : {}),
     responses,
   };

@@ -85,6 +85,8 @@ export interface RouteDefinition<
   params?: PS;
   query?: QS;
   body?: BS;
+  /** The body may be left out (no content at all): the handler then sees `body` as `{}`. */
+  optionalBody?: boolean;
   /** Takes multipart/form-data (file parts plus the text fields `body` validates) instead of JSON. */
   multipart?: RouteMultipart;
   /** Success status; 200 unless said otherwise (204 sends no body). */

@@ -133,7 +133,12 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
     middlewares.push(multipartBody(route as RouteDefinition & { multipart: RouteMultipart }, deps));
   } else if (route.body) {
     middlewares.push(async (ctx, next) => {
-      if (!ctx.request.length && !ctx.get('transfer-encoding')) throw missingBody();
+      if (!ctx.request.length && !ctx.get('transfer-encoding')) {
+        if (!route.optionalBody) throw missingBody();
+        // nothing to parse: the handler sees `{}` (koa-body below leaves an empty request alone)
+        ctx.request.body = {};
+        return next();
+      }
       if (!ctx.is(JSON_TYPES)) {
         throw new AppError('UnsupportedMediaType', 'The request body must be application/json');
       }
@@ -162,7 +167,10 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
     );
     middlewares.push(async (ctx, next) => {
       // a chunked body can still turn out empty; koa-body would make that `{}`
-      if (ctx.request.rawBody?.trim() === '') throw missingBody();
+      if (ctx.request.rawBody?.trim() === '') {
+        if (!route.optionalBody) throw missingBody();
+        ctx.request.body = {};
+      }
       await next();
     });
   }

@@ -19,6 +19,8 @@ export interface ClaimedWebhook {
   auth_type: number;
   auth_credentials: string | null;
   signing_secret: string;
+  /** The secret a rotation replaced, while its overlap lasts (sealed); null otherwise. */
+  previous_signing_secret: string | null;
   registration_party_id: number;
   should_group_continue_after_fail: boolean;
   /** The registration was deleted after this webhook was written: the claim aborted it, do not deliver. */

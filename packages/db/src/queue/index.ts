@@ -7,6 +7,7 @@ export * from './prune';
 export * from './queue-stats';
 export * from './release-claims';
 export * from './release-groups';
+export * from './replay';
 export * from './repair';
 export { sqlList } from './sql';
 export * from './registration-status';

@@ -120,9 +120,11 @@ export async function pruneWebhooksStep(
 /**
  * One step of pruning entity changes: of the next `scan` changes after id `after`, deletes those
  * created more than `olderThanMs` ago that no webhook references any more (their webhooks were
- * pruned, or no registration subscribed to them: every write records a change). Webhooks only
- * ever reference the change written in their own transaction, so a change found unreferenced here
- * stays unreferenced. Same keyset walk as `pruneWebhooksStep`.
+ * pruned, or no registration subscribed to them: every write records a change). A replay
+ * (`replayEntityChanges`) may reference an old change again: it locks the change first, so this
+ * delete waits for it, and the foreign key refuses the delete of a change it referenced meanwhile;
+ * that run of the prune fails, and the next one leaves the change alone. Same keyset walk as
+ * `pruneWebhooksStep`.
  */
 export async function pruneEntityChangesStep(
   knex: Knex,

@@ -1,6 +1,17 @@
-import type { OperatorActionName } from '@platform/shared';
+import {
+  OPERATOR_ACTION_NAMES,
+  type OperatorActionName,
+  type OperatorActionRead,
+  type Page,
+} from '@platform/shared';
 import type { Knex } from '@platform/db';
+import { z } from 'zod';
 import type { Principal } from '../../auth/principal';
+import type { AppDeps } from '../../deps';
+import { paginate, PageQuery } from '../../http/pagination';
+import { scopeToParties, seesAllParties } from '../../http/scope';
+import { wholeNumberText } from '../../http/validate';
+import { presentOperatorAction, type OperatorActionRow } from './operator-action-presenter';
 
 /** What an audited operator action records, besides who did it and when. */
 export interface OperatorActionRecord {
@@ -41,4 +52,50 @@ export async function recordOperatorAction(
     })
     .returning('id')) as { id: number }[];
   return row!.id;
+}
+
+/** GET /api/operator-actions: paging plus optional filters by who, what and which registration. */
+export const OperatorActionQuery = PageQuery.extend({
+  accountId: wholeNumberText('accountId', 1, 2147483647)
+    .optional()
+    .meta({ description: 'The acting account.' }),
+  action: z
+    .enum(OPERATOR_ACTION_NAMES, { error: `action must be one of ${OPERATOR_ACTION_NAMES.join(', ')}` })
+    .optional(),
+  registrationId: wholeNumberText('registrationId', 1, 2147483647).optional(),
+});
+export type OperatorActionQuery = z.infer<typeof OperatorActionQuery>;
+
+/**
+ * A page of the audit trail the caller may see, newest first. Admin sees every action. Any other
+ * party sees the actions its own accounts took (the acting party, `party_id`, through
+ * `scopeToParties`) and the actions anyone took on the registrations of its scope: a Property
+ * Management Company learns that platform support replayed its registration, as the webhook's own
+ * read (`lastAction`) already tells it who aborted a webhook.
+ */
+export function listOperatorActions(
+  deps: AppDeps,
+  principal: Principal,
+  list: OperatorActionQuery,
+): Promise<Page<OperatorActionRead>> {
+  const query = deps
+    .knex('operator_actions as o')
+    .leftJoin('webhook_registrations as r', 'r.id', 'o.registration_id')
+    .select('o.*')
+    // newest first; ids break ties between actions of one transaction (operator_actions_created)
+    .orderBy([
+      { column: 'o.created', order: 'desc' },
+      { column: 'o.id', order: 'desc' },
+    ]);
+  if (!seesAllParties(principal)) {
+    query.where((visible) =>
+      visible
+        .where((acting) => scopeToParties(acting, 'o.party_id', principal))
+        .orWhere((owning) => scopeToParties(owning, 'r.party_id', principal)),
+    );
+  }
+  if (list.accountId !== undefined) query.where('o.account_id', list.accountId);
+  if (list.action !== undefined) query.where('o.action', list.action);
+  if (list.registrationId !== undefined) query.where('o.registration_id', list.registrationId);
+  return paginate(query, list, (row: OperatorActionRow) => presentOperatorAction(row));
 }

@@ -6,6 +6,7 @@ import type { Principal } from '../../auth/principal';
 import { recordOperatorAction, type OperatorActionRecord } from '../operator-actions/operator-action-service';
 import { DEADLOCK_DETECTED, retryOnDeadlock } from '../webhooks/deadlock-retry';
 import type { BatchResult, OperationKind, OperationRow } from './operation-kinds';
+import { replayKind } from './replay-kind';
 import { bulkKind, recoverKind } from './webhook-kinds';
 
 /** Every action's kind: what it selects and what a batch does. */
@@ -14,6 +15,7 @@ const OPERATION_KINDS: Partial<Record<WebhookOperationAction, OperationKind>> = 
   abort: bulkKind('abort'),
   resolve: bulkKind('resolve'),
   recover: recoverKind,
+  replay: replayKind,
 };
 
 export interface OperationRunnerOptions {

@@ -34,7 +34,7 @@ export function presentOperation(row: OperationRow): WebhookOperationRead {
 }
 
 /** 404 unless the caller may see the live registration `id`. */
-async function checkRegistration(deps: AppDeps, principal: Principal, id: number): Promise<void> {
+export async function checkRegistration(deps: AppDeps, principal: Principal, id: number): Promise<void> {
   const found = await visibleRegistrations(deps.knex, principal).where('r.id', id).first('r.id');
   if (!found) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
 }

@@ -26,9 +26,11 @@ export function applyBulkFilter(query: Knex.QueryBuilder, filter: WebhookBulkFil
       if (filter.entityId !== undefined) sub.where('c.entity_id', filter.entityId);
     });
   }
-  if (filter.errorKind !== undefined) query.whereRaw(`${LAST_ATTEMPT('error_kind')} = ?`, [filter.errorKind]);
+  // null matches a webhook whose last attempt has none (or that has no attempt): a triage line's key
+  if (filter.errorKind !== undefined)
+    query.whereRaw(`${LAST_ATTEMPT('error_kind')} is not distinct from ?`, [filter.errorKind]);
   if (filter.statusCode !== undefined)
-    query.whereRaw(`${LAST_ATTEMPT('status_code')} = ?`, [filter.statusCode]);
+    query.whereRaw(`${LAST_ATTEMPT('status_code')} is not distinct from ?`, [filter.statusCode]);
   return query;
 }
 

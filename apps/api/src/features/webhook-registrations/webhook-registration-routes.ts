@@ -1,11 +1,15 @@
 import {
   PaginatedListOfWebhookRegistrationRead,
   PartyType,
+  RotateSecretRequest,
+  RotateSecretResult,
   WebhookRegistrationCreated,
   WebhookRegistrationHealth,
   WebhookRegistrationPatch,
   WebhookRegistrationRead,
   WebhookRegistrationWrite,
+  WebhookTestRequest,
+  WebhookTestResult,
   type PermissionName,
 } from '@platform/shared';
 import { z } from 'zod';
@@ -14,6 +18,7 @@ import { PageQuery } from '../../http/pagination';
 import { defineRoute, type RouteDefinition } from '../../http/route';
 import { pathId } from '../../http/validate';
 import { readRegistrationHealth } from './webhook-registration-health';
+import { rotateSigningSecret } from './webhook-registration-secret';
 import {
   createRegistration,
   deleteRegistration,
@@ -24,6 +29,7 @@ import {
   setDeliveryStatus,
   updateRegistration,
 } from './webhook-registration-service';
+import { sendTestEvent } from './webhook-registration-test-event';
 
 /** Only Property Management Companies use webhooks, and Admin for any party (spec 6.1.3). */
 const webhookUsers = (permission: PermissionName) => ({
@@ -152,6 +158,48 @@ export const webhookRegistrationRoutes: RouteDefinition[] = [
     response: { description: 'The registration', schema: WebhookRegistrationRead },
     errors: [404],
     handler: ({ deps, principal, params }) => setDeliveryStatus(deps, principal, params.id, 'resume'),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook-registrations/:id/test',
+    summary: 'Send a test event to a webhook registration’s target now',
+    description:
+      'One delivery now, from the API, built and sent like every other: the body of spec 6.2 for the ' +
+      'chosen event (default: the first subscribed one) with the entity `{ "id": 0, "test": true }`, ' +
+      'the registration’s authorization and Standard Webhooks signature, the same private-address ' +
+      'refusal, timeout (`WEBHOOK_TIMEOUT`) and redacted 4 KiB excerpt, plus the header ' +
+      '`x-webhook-test: 1` and a `webhook-id` of its own (`test_…`). A target that fails is still a ' +
+      '200, with `errorKind` as an attempt would record it (`private-address` for a refused target). ' +
+      'No webhook or attempt is written and the target’s circuit breaker is left alone (a test is no ' +
+      'retry); paused and disabled registrations can be tested. Audited as `registration.test`. ' +
+      'An event the registration does not subscribe to is a 400 naming the subscribed ones.',
+    tags,
+    auth: webhookUsers('Webhook.Update'),
+    params: idParams,
+    body: WebhookTestRequest,
+    optionalBody: true,
+    response: { description: 'How the target answered', schema: WebhookTestResult },
+    errors: [404],
+    handler: ({ deps, principal, params, body }) => sendTestEvent(deps, principal, params.id, body),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook-registrations/:id/rotate-secret',
+    summary: 'Rotate the signing secret of a webhook registration',
+    description:
+      'A new signing secret (`whsec_…`), answered only here. The previous one stays valid for ' +
+      '`overlap` (default `24h`, at most `7d`; `0m`: none): until `previousSecretExpiresAt` every ' +
+      'delivery carries both signatures, `webhook-signature: v1,<new> v1,<old>`, then only the new ' +
+      'one. Only one previous secret is kept: rotating again during an overlap ends it. Audited as ' +
+      '`registration.rotate-secret` (never with a secret).',
+    tags,
+    auth: webhookUsers('Webhook.Update'),
+    params: idParams,
+    body: RotateSecretRequest,
+    optionalBody: true,
+    response: { description: 'The new secret and the end of the overlap', schema: RotateSecretResult },
+    errors: [404],
+    handler: ({ deps, principal, params, body }) => rotateSigningSecret(deps, principal, params.id, body),
   }),
   defineRoute({
     method: 'delete',

@@ -29,6 +29,7 @@ import {
 import { AppError, fieldError } from '../../http/errors';
 import { paginate, type PageQuery } from '../../http/pagination';
 import { scopeToParties } from '../../http/scope';
+import { recordOperatorAction } from '../operator-actions/operator-action-service';
 import { retryOnDeadlock } from '../webhooks/deadlock-retry';
 import { runWrite } from '../write-path';
 import { privateTargetProblem } from './private-target';
@@ -105,7 +106,7 @@ export function searchRegistrations(
 }
 
 /** Locks a visible registration for a write; 404 when unknown, deleted or out of scope. */
-async function lockVisibleRegistration(
+export async function lockVisibleRegistration(
   trx: Knex.Transaction,
   principal: Principal,
   id: number,
@@ -246,7 +247,10 @@ export async function updateRegistration(
  * `resumeRegistration`): a pause keeps its webhooks coming but spends no attempt; a resume makes a
  * paused or disabled registration active again. A pause of a paused registration changes nothing;
  * every resume half-opens the target's breaker (the operator says the endpoint is fixed), an
- * active registration's too. Answers the registration; 404 when unknown, deleted or out of scope.
+ * active registration's too. Every call is audited (`registration.pause` / `.resume`) in the same
+ * transaction, also one that left the status as it was (`changed` 0): a resume of an active
+ * registration still half-opened its breaker, and the trail shows who pressed the button.
+ * Answers the registration; 404 when unknown, deleted or out of scope.
  */
 export function setDeliveryStatus(
   deps: AppDeps,
@@ -255,9 +259,15 @@ export function setDeliveryStatus(
   action: 'pause' | 'resume',
 ): Promise<WebhookRegistrationRead> {
   return runWrite(deps, principal, async ({ trx, now }) => {
-    await lockVisibleRegistration(trx, principal, id);
-    await (action === 'pause' ? pauseRegistration : resumeRegistration)(trx, id, now);
+    const before = await lockVisibleRegistration(trx, principal, id);
+    const changed = await (action === 'pause' ? pauseRegistration : resumeRegistration)(trx, id, now);
     const row: RegistrationRow = await visibleRegistrations(trx, principal).where('r.id', id).first();
+    await recordOperatorAction(trx, principal, {
+      action: `registration.${action}`,
+      registrationId: id,
+      changed: changed ? 1 : 0,
+      detail: { previousStatus: before.status, status: row.status },
+    });
     return (await withEvents(trx, [row]))[0]!;
   });
 }

@@ -150,6 +150,73 @@ describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
     expect(await targetOf(api, created.id).first()).toMatchObject({ breaker_state: 'open' });
   });
 
+  it('audits every pause and resume in its transaction, also one that left the status as it was', async () => {
+    await api.db.knex('operator_actions').del();
+    const created = await register(api, world.pmc.full.token);
+    await setStatus(created.id, 'pause');
+    await setStatus(created.id, 'pause');
+    await setStatus(created.id, 'resume');
+    await setStatus(created.id, 'resume', world.admin.full.token);
+    const audit = await api.db.knex('operator_actions').orderBy('id');
+    expect(
+      audit.map(({ action, account_id, party_id, registration_id, changed, detail, dry_run }) => ({
+        action,
+        account_id,
+        party_id,
+        registration_id,
+        changed,
+        detail,
+        dry_run,
+      })),
+    ).toEqual([
+      {
+        action: 'registration.pause',
+        account_id: world.pmc.full.id,
+        party_id: world.pmc.id,
+        registration_id: created.id,
+        changed: 1,
+        detail: { previousStatus: 'active', status: 'paused' },
+        dry_run: false,
+      },
+      {
+        action: 'registration.pause',
+        account_id: world.pmc.full.id,
+        party_id: world.pmc.id,
+        registration_id: created.id,
+        changed: 0,
+        detail: { previousStatus: 'paused', status: 'paused' },
+        dry_run: false,
+      },
+      {
+        action: 'registration.resume',
+        account_id: world.pmc.full.id,
+        party_id: world.pmc.id,
+        registration_id: created.id,
+        changed: 1,
+        detail: { previousStatus: 'paused', status: 'active' },
+        dry_run: false,
+      },
+      {
+        action: 'registration.resume',
+        account_id: world.admin.full.id,
+        party_id: world.admin.id,
+        registration_id: created.id,
+        changed: 0,
+        detail: { previousStatus: 'active', status: 'active' },
+        dry_run: false,
+      },
+    ]);
+    // refused calls leave no trace
+    await api.db.knex('operator_actions').del();
+    const foreign = await register(api, world.otherPmc.full.token);
+    const refused = await api.fetch(`/api/webhook-registrations/${foreign.id}/pause`, {
+      method: 'POST',
+      token: world.pmc.full.token,
+    });
+    expect(refused.status).toBe(404);
+    expect(await api.db.knex('operator_actions')).toEqual([]);
+  });
+
   it('answers 404 for another party’s or a deleted registration and leaves it alone', async () => {
     const foreign = await register(api, world.otherPmc.full.token);
     const deleted = await register(api, world.pmc.full.token);

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { deliveryBody, type ClaimedWebhook, type SecretBox } from '@platform/db';
+import { deliveryBody, type SecretBox } from '@platform/db';
 import { WEBHOOK_USER_AGENT, WebhookAuthType } from '@platform/shared';
 import type { DeliveryRequest } from './deliver';
 
@@ -10,6 +10,49 @@ export type BearerTokenSource = (registration: { id: number; partyId: number }) 
 export function signStandardWebhook(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/**
+ * The `webhook-signature` header of one message: its signature with each secret, space separated
+ * (Standard Webhooks lets a receiver accept any of them). The current secret first, then, while a
+ * rotation's overlap lasts, the previous one, so a receiver still holding the old secret verifies
+ * the message too (docs/webhooks.md › Rotating the signing secret).
+ */
+export function signatureHeader(
+  secrets: readonly string[],
+  id: string,
+  timestamp: number,
+  body: string,
+): string {
+  return secrets.map((secret) => signStandardWebhook(secret, id, timestamp, body)).join(' ');
+}
+
+/**
+ * What one delivery is made of: a claimed webhook as `webhook_deliveries` answers it (the
+ * dispatcher's), or a test event the API composes (`POST /api/webhook-registrations/{id}/test`).
+ */
+export interface DeliveryMessage {
+  /** The Standard Webhooks message id (`webhook-id`): the webhook id, or a test event's own. */
+  id: number | string;
+  registration_id: number;
+  registration_party_id: number;
+  target_url: string;
+  auth_type: number;
+  /** Sealed JSON of the target's credentials (auth types 1 and 4). */
+  auth_credentials: string | null;
+  /** Sealed. */
+  signing_secret: string;
+  /** Sealed; the secret a rotation replaced, while its overlap lasts (null otherwise). */
+  previous_signing_secret?: string | null;
+  entity: unknown;
+  initiator_party_id: number;
+  initiator_account_id: number | null;
+  event_id: number;
+  event_type: number;
+  event_entity_name: string;
+  event_created: Date | string | null;
+  event_last_modified: Date | string | null;
+  event_deleted: Date | string | null;
 }
 
 /**
@@ -44,11 +87,12 @@ function credential(credentials: Record<string, unknown>, name: string): string 
 
 /**
  * The HTTP request of one delivery (design part 4): the body of spec 6.2, the Standard Webhooks
- * headers (`webhook-id` is the webhook id, so a receiver dedupes retries and redeliveries), and
- * the registration's target authorization (spec 5.11).
+ * headers (`webhook-id` is the webhook id, so a receiver dedupes retries and redeliveries;
+ * `webhook-signature` carries the previous secret's signature too during a rotation's overlap),
+ * and the registration's target authorization (spec 5.11).
  */
 export async function buildDeliveryRequest(
-  webhook: ClaimedWebhook,
+  webhook: DeliveryMessage,
   deps: { secrets: SecretBox; bearerToken: BearerTokenSource; now: () => Date },
 ): Promise<DeliveryRequest> {
   const headers: Record<string, string> = {
@@ -105,11 +149,9 @@ export async function buildDeliveryRequest(
   const timestamp = Math.floor(deps.now().getTime() / 1000);
   headers['webhook-id'] = id;
   headers['webhook-timestamp'] = String(timestamp);
-  headers['webhook-signature'] = signStandardWebhook(
-    deps.secrets.open(webhook.signing_secret),
-    id,
-    timestamp,
-    body,
-  );
+  const secrets = [webhook.signing_secret, webhook.previous_signing_secret]
+    .filter((sealed): sealed is string => typeof sealed === 'string' && sealed !== '')
+    .map((sealed) => deps.secrets.open(sealed));
+  headers['webhook-signature'] = signatureHeader(secrets, id, timestamp, body);
   return { url: webhook.target_url, headers, body, credentials };
 }
