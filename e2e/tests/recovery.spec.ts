@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { Page } from '@playwright/test';
 import { expect, signIn, snap, test, type ApiClient } from '../fixtures/test';
+import type { RecordedDelivery } from '../fixtures/webhook-target';
 
 /** The e2e retry schedule has 7 attempts (e2e/README.md): a failing target fails a webhook in ~2 s. */
 const RETRY_SCHEDULE_ATTEMPTS = 7;
@@ -115,6 +116,57 @@ test('Recover from the registration page delivers the webhooks that failed durin
   await expect(entry).toContainText('manager@example.com');
   await expect(entry.getByTestId('audit-filter')).toContainText('since');
   await snap(page, testInfo, 'audit-recover');
+});
+
+test('Replay writes the changes of a window again, with their bodies as they were, in order', async ({
+  page,
+  api,
+  target,
+}, testInfo) => {
+  const created = await api.request<{ id: number }>('POST', '/api/webhook-registrations', {
+    targetUrl: target.url,
+    enabledEvents: [{ entityName: 'Property', type: 2 }],
+    targetAuthorization: { type: 0 },
+    // grouped: the changes of one entity are delivered in order, replayed ones too
+    shouldGroup: true,
+  });
+  api.cleanUpRegistration(created.id);
+  // two changes of one property: the receiver got both, then lost them
+  const property = await api.createProperty(`Replay House ${Date.now()}`);
+  await api.renameProperty(property.id, `${property.name} (first name)`);
+  await api.renameProperty(property.id, `${property.name} (second name)`);
+  await expect.poll(async () => (await target.deliveries()).length, { timeout: 60_000 }).toBe(2);
+
+  await signIn(page, `/admin/registrations/${created.id}`);
+  await page.getByTestId('recovery-tools').getByRole('button', { name: 'Replay changes…' }).click();
+  const dialog = page.getByRole('dialog', {
+    name: `Replay the changes of a window to registration ${created.id}`,
+  });
+  await expect(dialog).toContainText('New webhooks are written for every change in the window');
+  await dialog.getByRole('button', { name: 'Last hour' }).click();
+  await dialog.getByRole('button', { name: 'Count what would change' }).click();
+  // other tests' property updates of the party in the last hour count too
+  await expect(dialog.getByTestId('operation-count')).toContainText('new webhooks would be written.');
+  await snap(page, testInfo, 'replay-count');
+  await dialog.getByRole('button', { name: /^Write \d+ webhooks$/ }).click();
+  await expect(dialog.getByTestId('operation-progress')).toHaveAttribute('data-state', 'done');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+
+  // the property's two changes arrive again, in their order, with the bodies they had then
+  const ofProperty = (deliveries: RecordedDelivery[]) =>
+    deliveries.filter((d) => (d.body as { entity?: { id?: number } }).entity?.id === property.id);
+  await expect.poll(async () => ofProperty(await target.deliveries()).length, { timeout: 60_000 }).toBe(4);
+  const all = ofProperty(await target.deliveries());
+  const entities = all.map((d) => (d.body as { entity: unknown }).entity);
+  expect(entities.slice(2)).toEqual(entities.slice(0, 2));
+  expect(entities.map((e) => (e as { name: string }).name)).toEqual([
+    `${property.name} (first name)`,
+    `${property.name} (second name)`,
+    `${property.name} (first name)`,
+    `${property.name} (second name)`,
+  ]);
+  // new webhooks, not the old ones again
+  expect(new Set(all.map((d) => d.headers['webhook-id'])).size).toBe(4);
 });
 
 test('a test event reaches the target signed and marked, and its answer is shown', async ({
