@@ -26,6 +26,7 @@ import { useActOnWebhook } from '../api/act-on-webhook';
 import { MOVING_REFRESH_MS, useWebhook } from '../api/get-webhook';
 import { useWebhookAttempts } from '../api/get-webhook-attempts';
 import { useInitiator } from '../api/get-initiator';
+import { lastActionText } from '../utils/last-action';
 import { useWebhookRegistration } from '../api/get-webhook-registration';
 import { AttemptTimeline } from './attempt-timeline';
 
@@ -270,9 +271,7 @@ export function WebhookDetailPage({ id }: { id: number }) {
             <dd data-testid="webhook-last-action">
               {data.lastAction ? (
                 <>
-                  {data.lastAction.action}
-                  {data.lastAction.accountId !== null && ` by account ${data.lastAction.accountId}`},{' '}
-                  <DateTime value={data.lastAction.at} relative />
+                  {lastActionText(data.lastAction)}, <DateTime value={data.lastAction.at} relative />
                 </>
               ) : (
                 <span className="muted">None</span>

@@ -19,6 +19,7 @@ import { FollowOperation, OperationProgress } from '../../operations/components/
 import { operationSummary, type OperationFigures } from '../../operations/utils/operation-progress';
 import { actOnWebhook } from '../api/act-on-webhook';
 import { useWebhooks } from '../api/get-webhooks';
+import { lastActionText } from '../utils/last-action';
 import {
   activeFilterCount,
   ariaSort,
@@ -41,17 +42,6 @@ import {
 import { WebhookFiltersForm } from './webhook-filters-form';
 
 const ACTIONS: WebhookAction[] = ['retry', 'abort', 'resolve'];
-
-/** The past tense of an operator action, for `retried by account 7`. */
-const ACTION_DONE_BY: Readonly<Record<string, string>> = {
-  'webhook.retry': 'retried',
-  'webhook.abort': 'aborted',
-  'webhook.resolve': 'resolved',
-  'webhooks.bulk-retry': 'retried (bulk)',
-  'webhooks.bulk-abort': 'aborted (bulk)',
-  'webhooks.bulk-resolve': 'resolved (bulk)',
-  'registration.recover': 'recovered',
-};
 
 /** A column header that sorts the list by `field` (the API sorts; the address keeps it). */
 function SortHeader({
@@ -109,8 +99,7 @@ function WebhookRow({
         <StateBadge state={webhook.state} />
         {webhook.lastAction && (
           <span className="muted small cell-note" data-testid="webhook-last-action">
-            {ACTION_DONE_BY[webhook.lastAction.action] ?? webhook.lastAction.action}
-            {webhook.lastAction.accountId !== null && ` by account ${webhook.lastAction.accountId}`}
+            {lastActionText(webhook.lastAction)}
           </span>
         )}
       </td>
