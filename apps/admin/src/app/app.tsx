@@ -2,11 +2,14 @@ import { useEffect } from 'react';
 import { EmptyState } from '../components/ui/feedback';
 import { PageHeader } from '../components/ui/page-header';
 import { SignInPage } from '../features/auth/components/sign-in-page';
+import { AuditPage } from '../features/audit/components/audit-page';
+import { OperationPage } from '../features/audit/components/operation-page';
 import { BlockedGroupsPage } from '../features/blocked-groups/components/blocked-groups-page';
 import { OverviewPage } from '../features/overview/components/overview-page';
 import { RegistrationCreatePage } from '../features/registrations/components/registration-create-page';
 import { RegistrationDetailPage } from '../features/registrations/components/registration-detail-page';
 import { RegistrationsPage } from '../features/registrations/components/registrations-page';
+import { TriagePage } from '../features/triage/components/triage-page';
 import { WebhookDetailPage } from '../features/webhooks/components/webhook-detail-page';
 import { WebhooksPage } from '../features/webhooks/components/webhooks-page';
 import { sessionStore } from '../lib/api';
@@ -33,6 +36,12 @@ function Screen({ route }: { route: Route }) {
       return <RegistrationDetailPage key={route.id} id={route.id} />;
     case 'blocked-groups':
       return <BlockedGroupsPage />;
+    case 'triage':
+      return <TriagePage />;
+    case 'audit':
+      return <AuditPage />;
+    case 'operation':
+      return <OperationPage key={route.id} id={route.id} />;
     default:
       return (
         <>

@@ -11,6 +11,9 @@ describe('route table', () => {
     expect(matchRoute('/registrations/new')).toEqual({ name: 'registration-new' });
     expect(matchRoute('/registrations/12')).toEqual({ name: 'registration', id: 12 });
     expect(matchRoute('/blocked-groups')).toEqual({ name: 'blocked-groups' });
+    expect(matchRoute('/triage')).toEqual({ name: 'triage' });
+    expect(matchRoute('/audit/')).toEqual({ name: 'audit' });
+    expect(matchRoute('/operations/7')).toEqual({ name: 'operation', id: 7 });
   });
 
   it('answers not-found for anything else', () => {
@@ -19,6 +22,10 @@ describe('route table', () => {
       '/webhooks/abc',
       '/webhooks/1/2',
       '/registrations/3000000000',
+      '/operations',
+      '/operations/x',
+      '/operations/3000000000',
+      '/triage/1',
       '/nope',
     ]) {
       expect(matchRoute(path).name, path).toBe('not-found');
@@ -29,5 +36,7 @@ describe('route table', () => {
     expect(sectionOf({ name: 'webhook', id: 1 })).toBe('webhooks');
     expect(sectionOf({ name: 'registration-new' })).toBe('registrations');
     expect(titleOf({ name: 'webhook', id: 5 })).toBe('Webhook 5');
+    expect(sectionOf({ name: 'operation', id: 3 })).toBe('audit');
+    expect(titleOf({ name: 'operation', id: 3 })).toBe('Operation 3');
   });
 });

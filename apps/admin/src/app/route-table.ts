@@ -7,6 +7,9 @@ export type Route =
   | { name: 'registration-new' }
   | { name: 'registration'; id: number }
   | { name: 'blocked-groups' }
+  | { name: 'triage' }
+  | { name: 'audit' }
+  | { name: 'operation'; id: number }
   | { name: 'not-found' };
 
 const id = (text: string | undefined): number | undefined =>
@@ -32,13 +35,21 @@ export function matchRoute(path: string): Route {
       : { name: 'registration', id: registrationId };
   }
   if (first === 'blocked-groups' && second === undefined) return { name: 'blocked-groups' };
+  if (first === 'triage' && second === undefined) return { name: 'triage' };
+  if (first === 'audit' && second === undefined) return { name: 'audit' };
+  if (first === 'operations') {
+    const operationId = id(second);
+    return operationId === undefined || operationId > 2_147_483_647
+      ? { name: 'not-found' }
+      : { name: 'operation', id: operationId };
+  }
   return { name: 'not-found' };
 }
 
 /** The navigation section a route belongs to, for `aria-current`. */
 export function sectionOf(
   route: Route,
-): 'overview' | 'webhooks' | 'registrations' | 'blocked-groups' | undefined {
+): 'overview' | 'webhooks' | 'registrations' | 'blocked-groups' | 'triage' | 'audit' | undefined {
   switch (route.name) {
     case 'overview':
       return 'overview';
@@ -51,6 +62,11 @@ export function sectionOf(
       return 'registrations';
     case 'blocked-groups':
       return 'blocked-groups';
+    case 'triage':
+      return 'triage';
+    case 'audit':
+    case 'operation':
+      return 'audit';
     default:
       return undefined;
   }
@@ -73,6 +89,12 @@ export function titleOf(route: Route): string {
       return `Registration ${route.id}`;
     case 'blocked-groups':
       return 'Blocked groups';
+    case 'triage':
+      return 'Triage';
+    case 'audit':
+      return 'Audit trail';
+    case 'operation':
+      return `Operation ${route.id}`;
     default:
       return 'Not found';
   }

@@ -11,6 +11,8 @@ const NAVIGATION = [
   { section: 'webhooks', to: '/webhooks', label: 'Webhooks' },
   { section: 'registrations', to: '/registrations', label: 'Registrations' },
   { section: 'blocked-groups', to: '/blocked-groups', label: 'Blocked groups' },
+  { section: 'triage', to: '/triage', label: 'Triage' },
+  { section: 'audit', to: '/audit', label: 'Audit' },
 ] as const;
 
 /** The frame of every signed-in screen: skip link, navigation, who is signed in, sign-out. */

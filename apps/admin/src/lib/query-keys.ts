@@ -8,4 +8,5 @@ export const queryRoots = {
   registrations: ['webhook-registrations'],
   blockedGroups: ['webhook-groups', 'blocked'],
   operations: ['webhook-operations'],
+  operatorActions: ['operator-actions'],
 } as const;

@@ -19,6 +19,7 @@ import { useRegistration } from '../api/get-registration';
 import { RECENT_WEBHOOKS, useRegistrationWebhooks } from '../api/get-registration-webhooks';
 import { statusVersion } from '../utils/health-labels';
 import { eventsByEntity } from '../utils/registration-labels';
+import { RecoverySection } from './recovery-section';
 import { RegistrationHealthPanel } from './registration-health-panel';
 import {
   RegistrationStatusActions,
@@ -171,6 +172,8 @@ function RegistrationDetail({
       <StatusBanner registration={data} mayReEnable={mayUpdate} onReEnable={() => status.ask('resume')} />
 
       <RegistrationHealthPanel health={health} />
+
+      <RecoverySection registration={data} mayUpdate={mayUpdate} failingSince={health.data?.failingSince} />
 
       <section className="card section" aria-labelledby="settings-heading">
         <h2 id="settings-heading" className="section__title">

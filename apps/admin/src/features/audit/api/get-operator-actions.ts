@@ -1,0 +1,30 @@
+import type { OperatorActionRead, Page } from '@platform/shared';
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import { api } from '../../../lib/api';
+import { queryRoots } from '../../../lib/query-keys';
+import { auditApiQuery, type AuditQuery } from '../utils/audit';
+
+/** How often the audit page reads the trail again (running operations fill in their counts). */
+export const AUDIT_REFRESH_MS = 10_000;
+
+/** GET /api/operator-actions: the audit trail, newest first. */
+export function getOperatorActions(query: AuditQuery, signal?: AbortSignal) {
+  return api.request<Page<OperatorActionRead>>('/api/operator-actions', {
+    query: auditApiQuery(query),
+    signal,
+  });
+}
+
+export function getOperatorActionsQueryOptions(query: AuditQuery) {
+  return queryOptions({
+    queryKey: [...queryRoots.operatorActions, 'list', query],
+    queryFn: ({ signal }) => getOperatorActions(query, signal),
+    placeholderData: keepPreviousData,
+    refetchInterval: AUDIT_REFRESH_MS,
+  });
+}
+
+/** A page of the audit trail, refreshed every 10 s while visible. */
+export function useOperatorActions(query: AuditQuery) {
+  return useQuery(getOperatorActionsQueryOptions(query));
+}

@@ -1,0 +1,234 @@
+import { OPERATOR_ACTION_NAMES, type OperatorActionRead } from '@platform/shared';
+import { useState, type FormEvent } from 'react';
+import { Button } from '../../../components/ui/button';
+import { DateTime } from '../../../components/ui/date-time';
+import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
+import { Field } from '../../../components/ui/field';
+import { PageHeader } from '../../../components/ui/page-header';
+import { Pagination } from '../../../components/ui/pagination';
+import { Link, navigate, useLocation } from '../../../lib/router';
+import { useSession } from '../../../lib/use-session';
+import { useAccount } from '../api/get-account';
+import { useOperatorActions } from '../api/get-operator-actions';
+import {
+  auditFieldsOf,
+  auditQueryFromSearch,
+  auditQueryOfFields,
+  auditQueryToSearch,
+  changedLabel,
+  describeActionFilter,
+  describeDetail,
+  OPERATOR_ACTION_LABELS,
+  operatorActionLabel,
+  type AuditFilterFields,
+  type AuditQuery,
+} from '../utils/audit';
+
+/** Who acted: the signed-in operator's own email, another account's when the API shows it, else its id. */
+function Actor({ accountId }: { accountId: number | null }) {
+  const session = useSession();
+  const own = accountId !== null && session?.claims.accountId === accountId;
+  const account = useAccount(own ? null : accountId);
+  if (accountId === null) return <span className="muted">System</span>;
+  const email = own ? session.claims.email : account.data?.email;
+  return (
+    <span>
+      {email ? <span data-testid="audit-actor-email">{email}</span> : <>Account {accountId}</>}
+      {email && <span className="muted small"> (account {accountId})</span>}
+    </span>
+  );
+}
+
+/** What an action was taken on: links to the registration, the webhook and the operation. */
+function Target({ entry }: { entry: OperatorActionRead }) {
+  const parts = [];
+  if (entry.registrationId !== null) {
+    parts.push(
+      <Link key="registration" to={`/registrations/${entry.registrationId}`}>
+        Registration {entry.registrationId}
+      </Link>,
+    );
+  }
+  if (entry.webhookId !== null) {
+    parts.push(
+      <Link key="webhook" to={`/webhooks/${entry.webhookId}`}>
+        Webhook {entry.webhookId}
+      </Link>,
+    );
+  }
+  if (entry.operationId !== null) {
+    parts.push(
+      <Link key="operation" to={`/operations/${entry.operationId}`}>
+        Operation {entry.operationId}
+      </Link>,
+    );
+  }
+  if (parts.length === 0) return <span className="muted">—</span>;
+  return (
+    <ul className="plain-list">
+      {parts.map((part) => (
+        <li key={part.key}>{part}</li>
+      ))}
+    </ul>
+  );
+}
+
+function AuditRow({ entry }: { entry: OperatorActionRead }) {
+  const filter = describeActionFilter(entry.filter);
+  const detail = describeDetail(entry.detail);
+  return (
+    <tr data-testid="audit-entry" data-action={entry.action}>
+      <td data-label="When">
+        <DateTime value={entry.created} relative />
+      </td>
+      <td data-label="Who">
+        <Actor accountId={entry.accountId} />
+      </td>
+      <th scope="row" data-label="Action" data-testid="audit-action">
+        {operatorActionLabel(entry.action)}
+        {entry.dryRun && <span className="badge badge--tone-none"> dry run</span>}
+      </th>
+      <td data-label="Target">
+        <Target entry={entry} />
+      </td>
+      <td data-label="Filter" data-testid="audit-filter">
+        {filter || <span className="muted">—</span>}
+        {detail && <div className="muted small">{detail}</div>}
+      </td>
+      <td data-label="Changed" data-testid="audit-changed">
+        {changedLabel(entry)}
+      </td>
+    </tr>
+  );
+}
+
+function AuditFilters({ query, onApply }: { query: AuditQuery; onApply: (query: AuditQuery) => void }) {
+  const [fields, setFields] = useState<AuditFilterFields>(() => auditFieldsOf(query));
+  const [problems, setProblems] = useState<Partial<AuditFilterFields>>({});
+  const set = (key: keyof AuditFilterFields) => (event: { target: { value: string } }) =>
+    setFields((current) => ({ ...current, [key]: event.target.value }));
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const next = auditQueryOfFields(fields);
+    setProblems(next.problems ?? {});
+    if (next.query) onApply(next.query);
+  };
+  const errors = (key: keyof AuditFilterFields) => (problems[key] ? [problems[key]] : undefined);
+  return (
+    <form className="filters card" onSubmit={submit} aria-label="Filter the audit trail" role="search">
+      <div className="form__row">
+        <Field label="Action">
+          <select value={fields.action} onChange={set('action')} name="action">
+            <option value="">Any action</option>
+            {OPERATOR_ACTION_NAMES.map((action) => (
+              <option key={action} value={action}>
+                {OPERATOR_ACTION_LABELS[action]}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Registration id" errors={errors('registrationId')}>
+          <input
+            value={fields.registrationId}
+            onChange={set('registrationId')}
+            inputMode="numeric"
+            name="registrationId"
+            placeholder="Any"
+          />
+        </Field>
+        <Field label="Account id" errors={errors('accountId')}>
+          <input
+            value={fields.accountId}
+            onChange={set('accountId')}
+            inputMode="numeric"
+            name="accountId"
+            placeholder="Any"
+          />
+        </Field>
+      </div>
+      <div className="filters__actions">
+        <span />
+        <div className="filters__buttons">
+          <Button
+            onClick={() => {
+              setFields({ action: '', registrationId: '', accountId: '' });
+              setProblems({});
+              onApply({ page: 1 });
+            }}
+          >
+            Clear filters
+          </Button>
+          <Button type="submit" variant="primary">
+            Apply filters
+          </Button>
+        </div>
+      </div>
+    </form>
+  );
+}
+
+/** The audit trail: who did what, when, to what, with which filter and how many rows changed. */
+export function AuditPage() {
+  const { search } = useLocation();
+  const query = auditQueryFromSearch(new URLSearchParams(search));
+  const actions = useOperatorActions(query);
+  const go = (next: AuditQuery) => navigate(`/audit${auditQueryToSearch(next)}`);
+  const filtered =
+    query.action !== undefined || query.registrationId !== undefined || query.accountId !== undefined;
+
+  return (
+    <>
+      <PageHeader title="Audit trail" meta="What operators did, newest first" />
+      {/* keyed by the address, so back/forward shows the filters of the list it shows */}
+      <AuditFilters key={search} query={query} onApply={go} />
+      {actions.isPending ? (
+        <Loading label="Loading the audit trail…" />
+      ) : actions.isError ? (
+        <ErrorState error={actions.error} onRetry={() => actions.refetch()} />
+      ) : actions.data.totalCount === 0 ? (
+        <EmptyState title={filtered ? 'No action matches these filters' : 'No operator action yet'}>
+          <p>
+            {filtered
+              ? 'Change or clear the filters to see more.'
+              : 'Retries, aborts, resolves, recovers, replays, test events and secret rotations appear here.'}
+          </p>
+        </EmptyState>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table
+              className="table table--stack"
+              aria-label="Operator actions"
+              data-testid="audit-table"
+              aria-busy={actions.isPlaceholderData}
+            >
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">Target</th>
+                  <th scope="col">Filter</th>
+                  <th scope="col">Changed</th>
+                </tr>
+              </thead>
+              <tbody>
+                {actions.data.items.map((entry) => (
+                  <AuditRow key={entry.id} entry={entry} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <div className="list-footer">
+            <Pagination
+              page={actions.data}
+              noun="actions"
+              loading={actions.isPlaceholderData}
+              onPageChange={(page) => go({ ...query, page })}
+            />
+          </div>
+        </>
+      )}
+    </>
+  );
+}

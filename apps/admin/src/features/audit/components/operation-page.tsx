@@ -1,0 +1,15 @@
+import { PageHeader } from '../../../components/ui/page-header';
+import { Link } from '../../../lib/router';
+import { FollowOperation } from '../../operations/components/operation-progress';
+
+/** One operation (a bulk action, recover or replay), followed until it is done: where the audit links. */
+export function OperationPage({ id }: { id: number }) {
+  return (
+    <>
+      <PageHeader title={`Operation ${id}`} meta={<Link to="/audit">Back to the audit trail</Link>} />
+      <section className="card section" aria-label={`Progress of operation ${id}`}>
+        <FollowOperation id={id} />
+      </section>
+    </>
+  );
+}

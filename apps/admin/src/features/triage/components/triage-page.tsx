@@ -1,0 +1,225 @@
+import type { BulkWebhookAction, WebhookIssueRead } from '@platform/shared';
+import { useId, useRef, useState } from 'react';
+import { ActionButton } from '../../../components/ui/action-button';
+import { Button } from '../../../components/ui/button';
+import { DateTime } from '../../../components/ui/date-time';
+import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
+import { PageHeader } from '../../../components/ui/page-header';
+import { Pagination } from '../../../components/ui/pagination';
+import { StateBadge } from '../../../components/ui/state-badge';
+import { formatCount } from '../../../lib/format';
+import { Link, navigate, useLocation } from '../../../lib/router';
+import { usePermission } from '../../../lib/use-session';
+import { BulkActionDialog, type BulkRequest } from '../../operations/components/bulk-action-dialog';
+import { FollowOperation } from '../../operations/components/operation-progress';
+import { useWebhookIssues } from '../api/get-webhook-issues';
+import {
+  LINE_ACTION_COPY,
+  LINE_ACTIONS,
+  lineActionAvailability,
+  lineName,
+  lineProblem,
+  lineWebhooksPath,
+  TRIAGE_PAGE_SIZES,
+  triageQueryFromSearch,
+  triageQueryToSearch,
+  type TriageQuery,
+} from '../utils/triage';
+
+interface Asked {
+  line: WebhookIssueRead;
+  action: BulkWebhookAction;
+}
+
+function IssueRow({
+  line,
+  mayUpdate,
+  permissionNoticeId,
+  onAct,
+}: {
+  line: WebhookIssueRead;
+  mayUpdate: boolean;
+  permissionNoticeId: string;
+  onAct: (asked: Asked) => void;
+}) {
+  const name = lineName(line);
+  return (
+    <tr data-testid="triage-line">
+      <th scope="row" data-label="Registration">
+        <Link to={`/registrations/${line.registrationId}`} aria-label={`Registration ${line.registrationId}`}>
+          #{line.registrationId}
+        </Link>
+        <div className="cell--url muted small">{line.targetUrl}</div>
+      </th>
+      <td data-label="State">
+        <StateBadge state={line.state} />
+      </td>
+      <td data-label="Error" data-testid="triage-problem">
+        {lineProblem(line)}
+      </td>
+      <td data-label="Webhooks" data-testid="triage-count">
+        {formatCount(line.count)}
+      </td>
+      <td data-label="Seen">
+        <span className="muted small">last </span>
+        <DateTime value={line.lastSeen} relative />
+        <div className="muted small">
+          first <DateTime value={line.firstSeen} />
+        </div>
+      </td>
+      <td data-label="See them">
+        <Link
+          to={`/webhooks/${line.sampleWebhookId}`}
+          aria-label={`Sample webhook ${line.sampleWebhookId} of ${name}`}
+        >
+          Sample #{line.sampleWebhookId}
+        </Link>
+        <br />
+        <Link to={lineWebhooksPath(line)} aria-label={`Webhooks table for ${name}`}>
+          In the table
+        </Link>
+      </td>
+      <td data-label="Actions" className="cell--wide">
+        <div className="row-actions" role="group" aria-label={`Actions on ${name}`}>
+          {LINE_ACTIONS.map((action) => (
+            <ActionButton
+              key={action}
+              size="small"
+              variant={action === 'retry' ? 'primary' : action === 'abort' ? 'danger' : 'secondary'}
+              availability={lineActionAvailability(action, line)}
+              missingPermission={mayUpdate ? undefined : 'Webhook.Update'}
+              permissionNoticeId={permissionNoticeId}
+              onClick={() => onAct({ line, action })}
+            >
+              {LINE_ACTION_COPY[action].label}
+            </ActionButton>
+          ))}
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+/**
+ * Triage: the Failed and Retrying webhooks grouped by registration, error kind and last status
+ * code, biggest trouble first as the API orders it, each line acted on as a whole.
+ */
+export function TriagePage() {
+  const { search } = useLocation();
+  const query = triageQueryFromSearch(new URLSearchParams(search));
+  const issues = useWebhookIssues(query);
+  const mayUpdate = usePermission('Webhook.Update');
+  const permissionNoticeId = useId();
+  const [bulk, setBulk] = useState<BulkRequest | null>(null);
+  const [operationId, setOperationId] = useState<number | null>(null);
+  const seq = useRef(0);
+  const ask = ({ line, action }: Asked) =>
+    setBulk({
+      action,
+      filter: line.filter,
+      description: lineName(line),
+      title: `${LINE_ACTION_COPY[action].verb} every webhook of ${lineName(line)}?`,
+      seq: ++seq.current,
+    });
+  const go = (next: TriageQuery) => navigate(`/triage${triageQueryToSearch(next)}`);
+
+  return (
+    <>
+      <PageHeader
+        title="Triage"
+        meta={
+          query.registrationId !== undefined ? (
+            <>
+              Registration {query.registrationId} only · <Link to="/triage">All registrations</Link>
+            </>
+          ) : (
+            'Failed and Retrying webhooks, grouped by registration, error and status'
+          )
+        }
+      />
+      {!mayUpdate && (
+        <p className="notice notice--warn" id={permissionNoticeId} data-testid="triage-permission-note">
+          Your account lacks the Webhook.Update permission, so retry, abort and resolve are disabled.
+        </p>
+      )}
+      {operationId !== null && (
+        <section className="section operations" aria-label="Action in progress or done">
+          <div className="operations__item">
+            <FollowOperation id={operationId} />
+            <Button size="small" variant="ghost" onClick={() => setOperationId(null)}>
+              Dismiss
+            </Button>
+          </div>
+        </section>
+      )}
+      {issues.isPending ? (
+        <Loading label="Loading triage…" />
+      ) : issues.isError ? (
+        <ErrorState error={issues.error} onRetry={() => issues.refetch()} />
+      ) : issues.data.totalCount === 0 ? (
+        <EmptyState title="Nothing to triage">
+          <p>
+            No webhook is Failed or Retrying
+            {query.registrationId !== undefined ? ' for this registration' : ''}.
+          </p>
+        </EmptyState>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table
+              className="table table--stack"
+              aria-label="Triage lines"
+              data-testid="triage-table"
+              aria-busy={issues.isPlaceholderData}
+            >
+              <thead>
+                <tr>
+                  <th scope="col">Registration / target</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Error</th>
+                  <th scope="col">Webhooks</th>
+                  <th scope="col">Seen (last attempt)</th>
+                  <th scope="col">See them</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {issues.data.items.map((line) => (
+                  <IssueRow
+                    key={JSON.stringify(line.filter)}
+                    line={line}
+                    mayUpdate={mayUpdate}
+                    permissionNoticeId={permissionNoticeId}
+                    onAct={ask}
+                  />
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <div className="list-footer">
+            <Pagination
+              page={issues.data}
+              noun={issues.data.totalCount === 1 ? 'line' : 'lines'}
+              loading={issues.isPlaceholderData}
+              onPageChange={(page) => go({ ...query, page })}
+            />
+            <label className="page-size">
+              Per page
+              <select
+                value={query.pageSize}
+                onChange={(e) => go({ ...query, page: 1, pageSize: Number(e.target.value) })}
+              >
+                {TRIAGE_PAGE_SIZES.map((size) => (
+                  <option key={size} value={size}>
+                    {size}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </div>
+        </>
+      )}
+      <BulkActionDialog request={bulk} onClose={() => setBulk(null)} onStarted={setOperationId} />
+    </>
+  );
+}
