@@ -10,7 +10,6 @@ import { webhookIssueRoutes } from './features/webhook-issues/webhook-issue-rout
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
 import { webhookRoutes } from './features/webhooks/webhook-routes';
 import { operationRoutes } from './features/webhook-operations/operation-routes';
-import { replayRoutes } from './features/webhook-operations/replay-routes';
 import { webhookStatsRoutes } from './features/webhook-stats/webhook-stats-routes';
 import { resourceRouteList } from './resources/index';
 
@@ -26,7 +25,6 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...webhookRegistrationRoutes,
   ...webhookRoutes,
   ...operationRoutes,
-  ...replayRoutes,
   ...webhookStatsRoutes,
   ...operatorActionRoutes,
   ...webhookIssueRoutes,

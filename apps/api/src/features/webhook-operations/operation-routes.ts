@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { defineRoute, type RouteDefinition } from '../../http/route';
 import { pathId } from '../../http/validate';
 import { webhookId } from '../webhooks/webhook-service';
-import { readOperation, startBulk, startRecover } from './operation-service';
+import { readOperation, startBulk, startWindowOperation } from './operation-service';
 
 /** Operators of Property Management Companies, and Admin for every party (spec 6.1.3). */
 const operators = (permission: PermissionName) => ({
@@ -68,6 +68,28 @@ export const operationRoutes: RouteDefinition[] = [
     status: 202,
     response: operationAnswer,
     errors: [404],
-    handler: ({ deps, principal, params, body }) => startRecover(deps, principal, params.id, body),
+    handler: ({ deps, principal, params, body }) =>
+      startWindowOperation(deps, principal, 'recover', params.id, body),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook-registrations/:id/replay',
+    summary: 'Deliver again every recorded change of a window, in order, as new webhooks',
+    description:
+      'For a consumer that lost its data: a new webhook for every entity change recorded in [since, ' +
+      'until) that the registration would receive (its events, changes by its own party, spec 6.1), ' +
+      'with the body as it was then, in the original order, grouped as the registration groups (a ' +
+      'replayed change waits behind its group’s open webhooks). Changes are kept at least as long as ' +
+      'WEBHOOK_RETENTION. Replaying twice delivers twice. `dryRun` counts what would be written. Runs ' +
+      'as an operation.',
+    tags: ['WebhookRegistration'],
+    auth: operators('Webhook.Update'),
+    params: z.strictObject({ id: pathId }),
+    body: WebhookWindowRequest,
+    status: 202,
+    response: operationAnswer,
+    errors: [404],
+    handler: ({ deps, principal, params, body }) =>
+      startWindowOperation(deps, principal, 'replay', params.id, body),
   }),
 ];

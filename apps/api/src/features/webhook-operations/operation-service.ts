@@ -80,23 +80,28 @@ export async function startBulk(
 }
 
 /**
- * `POST /api/webhook-registrations/{id}/recover`: every Failed webhook of the registration created
- * in the window goes back to delivery with a fresh schedule, each group in its order.
+ * `POST /api/webhook-registrations/{id}/recover` and `/replay`, on the window [since, until) of a
+ * registration the caller may see (404 otherwise):
+ * - recover: every Failed webhook of the registration created in the window goes back to delivery
+ *   with a fresh schedule, each group in its order (`recoverKind`).
+ * - replay: new webhooks for the recorded changes of the window the registration would receive
+ *   (`replayKind`).
  */
-export async function startRecover(
+export async function startWindowOperation(
   deps: AppDeps,
   principal: Principal,
+  action: 'recover' | 'replay',
   registrationId: number,
   window: WebhookWindowRequest,
 ): Promise<WebhookOperationRead> {
   await checkRegistration(deps, principal, registrationId);
   return startOperation(deps, principal, {
-    action: 'recover',
+    action,
     registrationId,
     filter: { since: window.since, ...(window.until === undefined ? {} : { until: window.until }) },
     dryRun: window.dryRun ?? false,
-    freshSchedule: true,
-    audit: 'registration.recover',
+    freshSchedule: action === 'recover',
+    audit: `registration.${action}`,
   });
 }
 
