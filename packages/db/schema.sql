@@ -908,6 +908,7 @@ CREATE INDEX webhook_attempt_stats_minute ON public.webhook_attempt_stats USING 
 CREATE INDEX webhook_attempts_created ON public.webhook_attempts USING btree (created);
 CREATE INDEX webhook_attempts_webhook_latest ON public.webhook_attempts USING btree (webhook_id, id DESC);
 CREATE INDEX webhook_events_subscription ON public.webhook_events USING btree (entity_name, type) WHERE (deleted IS NULL);
+CREATE UNIQUE INDEX webhook_operations_one_replay ON public.webhook_operations USING btree (registration_id) WHERE ((action = 'replay'::text) AND (state = 'running'::text) AND (NOT dry_run));
 CREATE INDEX webhook_operations_running ON public.webhook_operations USING btree (lease_until) WHERE (state = 'running'::text);
 CREATE INDEX webhook_registrations_party ON public.webhook_registrations USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX webhooks_blocking ON public.webhooks USING btree (registration_id, group_key) WHERE (state = 4);

@@ -80,7 +80,8 @@ export const operationRoutes: RouteDefinition[] = [
       'until) that the registration would receive (its events, changes by its own party, spec 6.1), ' +
       'with the body as it was then, in the original order, grouped as the registration groups (a ' +
       'replayed change waits behind its group’s open webhooks). Changes are kept at least as long as ' +
-      'WEBHOOK_RETENTION. Replaying twice delivers twice. `dryRun` counts what would be written. Runs ' +
+      'WEBHOOK_RETENTION. Replaying twice delivers twice; a replay while another of the registration ' +
+      'runs is a 409. `dryRun` counts what would be written. Runs ' +
       'as an operation.',
     tags: ['WebhookRegistration'],
     auth: operators('Webhook.Update'),
@@ -88,7 +89,7 @@ export const operationRoutes: RouteDefinition[] = [
     body: WebhookWindowRequest,
     status: 202,
     response: operationAnswer,
-    errors: [404],
+    errors: [404, 409],
     handler: ({ deps, principal, params, body }) =>
       startWindowOperation(deps, principal, 'replay', params.id, body),
   }),

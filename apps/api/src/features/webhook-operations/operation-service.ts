@@ -85,7 +85,8 @@ export async function startBulk(
  * - recover: every Failed webhook of the registration created in the window goes back to delivery
  *   with a fresh schedule, each group in its order (`recoverKind`).
  * - replay: new webhooks for the recorded changes of the window the registration would receive
- *   (`replayKind`).
+ *   (`replayKind`). A replay is not idempotent, so one runs at a time per registration: a second
+ *   is a 409.
  */
 export async function startWindowOperation(
   deps: AppDeps,
@@ -95,6 +96,20 @@ export async function startWindowOperation(
   window: WebhookWindowRequest,
 ): Promise<WebhookOperationRead> {
   await checkRegistration(deps, principal, registrationId);
+  if (action === 'replay' && !window.dryRun) {
+    // the unique index webhook_operations_one_replay closes the race this check leaves open
+    const running = await deps
+      .knex('webhook_operations')
+      .where({ registration_id: registrationId, action, state: 'running', dry_run: false })
+      .first('id');
+    if (running) {
+      throw new AppError(
+        'Conflict',
+        `A replay of webhook registration ${registrationId} is running (operation ${running.id}); ` +
+          'a second one would deliver its window twice. Wait for it to finish.',
+      );
+    }
+  }
   return startOperation(deps, principal, {
     action,
     registrationId,

@@ -1,4 +1,11 @@
-import { WebhookState, type WebhookOperationRead, type WebhookRead } from '@platform/shared';
+import {
+  PartyType,
+  TokenScope,
+  WebhookState,
+  type WebhookOperationRead,
+  type WebhookRead,
+} from '@platform/shared';
+import type { Principal } from '../../auth/principal';
 import { propertyChange, seedChange, seedRegistration, setWebhookState } from '@platform/testkit';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +39,17 @@ async function operate(path: string, body: unknown, as = token): Promise<Webhook
   expect(read.status).toBe(200);
   return (await read.json()) as WebhookOperationRead;
 }
+
+/** The caller as the runner sees it, for operations created without a request. */
+const principalOf = (): Principal => ({
+  accountId,
+  partyId,
+  partyName: 'P',
+  partyType: PartyType.PropertyManagementCompany,
+  email: 'x@example.com',
+  scope: TokenScope.Platform,
+  permissions: new Set<number>(),
+});
 
 const bulk = (body: unknown, as = token) => operate('/api/webhooks/bulk', body, as);
 
@@ -272,6 +290,44 @@ describe('POST /api/webhooks/bulk', () => {
     expect((await api.fetch('/api/webhook-operations/999999', { token })).status).toBe(404);
   });
 
+  it('refuses a second replay of a registration while one runs (it would deliver the window twice)', async () => {
+    const { registrationId } = await registrationWithWebhooks({ entities: 1, perEntity: 1 });
+    // a replay held by a runner that does not run it: it stays running
+    const holder = new OperationRunner({
+      knex: api.db.knex,
+      logger: pino({ level: 'silent' }),
+      now: () => new Date(),
+    });
+    const window = { since: '2026-01-01T00:00:00Z' };
+    const running = await api.db.knex.transaction((trx) =>
+      holder.create(trx, principalOf(), {
+        action: 'replay',
+        registrationId,
+        filter: window,
+        audit: 'registration.replay',
+      }),
+    );
+    const path = `/api/webhook-registrations/${registrationId}/replay`;
+    const second = await api.fetch(path, { method: 'POST', token, json: window });
+    expect(second.status).toBe(409);
+    expect(await second.text()).toContain(`operation ${running.id}`);
+    // the index refuses it too, whoever writes it
+    await expect(
+      api.db.knex.transaction((trx) =>
+        holder.create(trx, principalOf(), {
+          action: 'replay',
+          registrationId,
+          filter: window,
+          audit: 'registration.replay',
+        }),
+      ),
+    ).rejects.toThrow('webhook_operations_one_replay');
+    // a dry run counts alongside
+    expect((await operate(path, { ...window, dryRun: true })).state).toBe('done');
+    await api.db.knex('webhook_operations').where({ id: running.id }).update({ state: 'failed' });
+    expect((await operate(path, window)).state).toBe('done');
+  });
+
   it('is resumed by another API process once the lease of the one that started it ran out', async () => {
     const { registrationId, ids } = await registrationWithWebhooks({ entities: 4, perEntity: 2 });
     // a runner that creates the operation, then goes away before running a batch
@@ -281,17 +337,8 @@ describe('POST /api/webhooks/bulk', () => {
       now: () => new Date(),
       leaseMs: 60_000,
     });
-    const principal = {
-      accountId,
-      partyId,
-      partyName: 'P',
-      partyType: 2 as const,
-      email: 'x@example.com',
-      scope: 'user' as never,
-      permissions: new Set<number>(),
-    };
     const created = await api.db.knex.transaction((trx) =>
-      gone.create(trx, principal, {
+      gone.create(trx, principalOf(), {
         action: 'abort',
         registrationId,
         filter: { registrationId },
