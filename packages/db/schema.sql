@@ -933,7 +933,7 @@ AS $function$
       select coalesce(json_agg(d), '[]') from (
         select w.id, w.registration_id, r.target_id, w.attempt_count as attempt, w.group_key,
                r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
-               case when r.previous_secret_expires_at > now() then r.previous_signing_secret end
+               webhook_previous_secret(r.previous_signing_secret, r.previous_secret_expires_at)
                  as previous_signing_secret,
                r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
                w.id = any(p_interrupted) as interrupted,
@@ -997,6 +997,14 @@ AS $function$
        where w.id = p.id
       returning w.id;
     end
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.webhook_previous_secret(p_secret text, p_expires_at timestamp with time zone)
+ RETURNS text
+ LANGUAGE sql
+ STABLE
+AS $function$
+      select case when p_expires_at > now() then p_secret end
     $function$;
 
 CREATE OR REPLACE FUNCTION public.webhook_registrations_target()

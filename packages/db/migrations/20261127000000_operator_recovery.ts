@@ -77,6 +77,13 @@ export async function up(knex: Knex): Promise<void> {
     create index webhook_attempts_webhook_latest on webhook_attempts (webhook_id, id desc);
     drop index webhook_attempts_webhook;
 
+    -- A registration's previous signing secret while its rotation's overlap lasts, else null: the
+    -- one rule the deliveries and the API's test event sign by.
+    create function webhook_previous_secret(p_secret text, p_expires_at timestamptz) returns text
+    language sql stable as $$
+      select case when p_expires_at > now() then p_secret end
+    $$;
+
     -- As in migration 20261126000000, plus the previous signing secret while its overlap lasts.
     create or replace function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] default '{}')
     returns json
@@ -84,7 +91,7 @@ export async function up(knex: Knex): Promise<void> {
       select coalesce(json_agg(d), '[]') from (
         select w.id, w.registration_id, r.target_id, w.attempt_count as attempt, w.group_key,
                r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
-               case when r.previous_secret_expires_at > now() then r.previous_signing_secret end
+               webhook_previous_secret(r.previous_signing_secret, r.previous_secret_expires_at)
                  as previous_signing_secret,
                r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
                w.id = any(p_interrupted) as interrupted,

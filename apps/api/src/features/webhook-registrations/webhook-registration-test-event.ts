@@ -91,12 +91,12 @@ export async function sendTestEvent(
 ): Promise<WebhookTestResult> {
   const registration = (await visibleRegistrations(deps.knex, principal)
     .where('r.id', id)
-    // the previous secret while its overlap lasts: the condition `webhook_deliveries` applies
+    // the previous secret while its overlap lasts, as `webhook_deliveries` reads it
     .select(
       'r.auth_credentials',
       'r.signing_secret',
       deps.knex.raw(
-        'case when r.previous_secret_expires_at > now() then r.previous_signing_secret end as previous_signing_secret',
+        'webhook_previous_secret(r.previous_signing_secret, r.previous_secret_expires_at) as previous_signing_secret',
       ),
     )
     .first()) as
