@@ -253,8 +253,9 @@ async function buildFixtures(): Promise<Fixtures> {
   const target = await buildAccount(api.deps, { partyId: pmc.id, permissions: 'all' });
   const { group_id: groupId } = await api.deps.knex('accounts').where({ id: pmc.full.id }).first('group_id');
   // subscribed to Property events before any property exists, so each one makes a webhook
+  // on a closed port of loopback: the control's test event is refused at once, nothing leaves the machine
   const registration = await post('/api/webhook-registrations', {
-    targetUrl: 'https://hooks.example.com/pmc',
+    targetUrl: 'http://127.0.0.1:9/pmc',
     enabledEvents: [1, 2, 3].map((type) => ({ entityName: 'Property', type })),
     targetAuthorization: { type: 0 },
   });
@@ -331,6 +332,15 @@ async function buildFixtures(): Promise<Fixtures> {
   rows.set('/api/webhook-registrations', Number(registration.id));
   spares.set('/api/webhook-registrations', Number(registration.id));
   rows.set('/api/webhooks', created);
+  // an operation of the PMC (a dry run: it changes nothing the other operations need)
+  const operation = await api.fetch('/api/webhooks/bulk', {
+    method: 'POST',
+    token: pmc.full.token,
+    json: { action: 'abort', filter: {}, dryRun: true },
+  });
+  expect(operation.status).toBe(202);
+  await api.deps.operations.idle();
+  rows.set('/api/webhook-operations', ((await operation.json()) as { id: number }).id);
   Object.assign(bodies, {
     'post /api/accounts': json(() => ({
       partyId: pmc.id,
@@ -371,8 +381,13 @@ async function buildFixtures(): Promise<Fixtures> {
       targetAuthorization: { type: 0 },
     })),
     'post /api/webhook-registrations/search': json(() => ({ filters: [] })),
-    'patch /api/webhook-registrations/{id}': json(() => ({ targetUrl: 'https://hooks.example.com/moved' })),
+    'patch /api/webhook-registrations/{id}': json(() => ({ targetUrl: 'http://127.0.0.1:9/moved' })),
     'post /api/webhooks/search': json(() => ({ filters: [] })),
+    'post /api/webhooks/bulk': json(() => ({ action: 'abort', filter: { states: [WebhookState.Created] } })),
+    'post /api/webhook-registrations/{id}/recover': json(() => ({ since: '2026-01-01T00:00:00Z' })),
+    'post /api/webhook-registrations/{id}/replay': json(() => ({ since: '2026-01-01T00:00:00Z' })),
+    'post /api/webhook-registrations/{id}/test': json(() => ({})),
+    'post /api/webhook-registrations/{id}/rotate-secret': json(() => ({ overlap: '1h' })),
   });
   return {
     rows,

@@ -309,6 +309,7 @@ async function sendCases(
   let responses: RawResponse[];
   if (isRead(operation)) {
     responses = await Promise.all(requests.map(sendOne));
+    await api.deps.operations.idle();
     const written = await writes.take();
     opWrites.push(...written);
     tally.refusalsChecked += responses.filter(isRefusal).length;
@@ -323,7 +324,10 @@ async function sendCases(
     for (const [index, request] of requests.entries()) {
       const response = await sendOne(request);
       responses.push(response);
-      // the API commits before it answers, and nothing else writes meanwhile: these are its writes
+      // the API commits before it answers, and nothing else writes meanwhile but the operation a
+      // request started (a bulk action, a recover, a replay), which runs to its end first: these
+      // are the request's writes
+      await api.deps.operations.idle();
       const written = await writes.take();
       opWrites.push(...written);
       if (!isRefusal(response)) continue;
