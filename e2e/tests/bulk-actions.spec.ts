@@ -40,7 +40,7 @@ test('bulk retry from a filter: a dry run counts, the operator confirms, the pro
   await expect(dialog).toBeVisible();
   await expect(dialog).toContainText(`registration ${registrationId}`);
   // the dry run first: what would change, what would be skipped
-  await expect(dialog.getByTestId('bulk-dry-run-count')).toHaveText(
+  await expect(dialog.getByTestId('operation-count')).toHaveText(
     `${CHANGES} selected, ${CHANGES} would change, 0 skipped.`,
   );
   await snap(page, testInfo, 'bulk-dry-run');

@@ -292,7 +292,7 @@ test('triage shows the failing line, resolves it as a whole, and the audit trail
   await line.getByRole('button', { name: 'Resolve all' }).click();
   const dialog = page.getByRole('dialog', { name: /^Resolve every webhook of registration/ });
   // the dry run counts at once
-  await expect(dialog.getByTestId('bulk-dry-run-count')).toHaveText('2 selected, 2 would change, 0 skipped.');
+  await expect(dialog.getByTestId('operation-count')).toHaveText('2 selected, 2 would change, 0 skipped.');
   await dialog.getByRole('button', { name: 'Resolve 2 webhooks' }).click();
   await expect(dialog.getByTestId('operation-progress')).toHaveAttribute('data-state', 'done');
   await snap(page, testInfo, 'triage-resolved');

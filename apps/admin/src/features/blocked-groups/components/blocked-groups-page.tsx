@@ -1,5 +1,5 @@
 import { WebhookState, type BlockedGroupRead } from '@platform/shared';
-import { useId, useRef, useState } from 'react';
+import { useId, useState } from 'react';
 import { missingPermissionReason } from '../../../components/ui/action-button';
 import { Button } from '../../../components/ui/button';
 import { DateTime } from '../../../components/ui/date-time';
@@ -215,7 +215,6 @@ export function BlockedGroupsPage() {
   const [selectedRun, setSelectedRun] = useState<OperationFigures | null>(null);
   const [bulk, setBulk] = useState<BulkRequest | null>(null);
   const [bulkOperationId, setBulkOperationId] = useState<number | null>(null);
-  const seq = useRef(0);
 
   const watch = (group: BlockedGroupRead, action: BlockerAction) =>
     setReleased((all) => [
@@ -280,7 +279,6 @@ export function BlockedGroupsPage() {
       filter: { registrationId: id, states: [WebhookState.Failed] },
       description: `the Failed webhooks of registration ${id}${url ? ` (${url})` : ''}: the blockers of its blocked groups`,
       title: `${WEBHOOK_ACTION_COPY[action].label} every blocker of registration ${id}?`,
-      seq: ++seq.current,
     });
   };
 

@@ -1,5 +1,5 @@
 import type { BulkWebhookAction, WebhookIssueRead } from '@platform/shared';
-import { useId, useRef, useState } from 'react';
+import { useId, useState } from 'react';
 import { ActionButton } from '../../../components/ui/action-button';
 import { Button } from '../../../components/ui/button';
 import { DateTime } from '../../../components/ui/date-time';
@@ -112,14 +112,12 @@ export function TriagePage() {
   const permissionNoticeId = useId();
   const [bulk, setBulk] = useState<BulkRequest | null>(null);
   const [operationId, setOperationId] = useState<number | null>(null);
-  const seq = useRef(0);
   const ask = ({ line, action }: Asked) =>
     setBulk({
       action,
       filter: line.filter,
       description: lineName(line),
       title: `${LINE_ACTION_COPY[action].verb} every webhook of ${lineName(line)}?`,
-      seq: ++seq.current,
     });
   const go = (next: TriageQuery) => navigate(`/triage${triageQueryToSearch(next)}`);
 

@@ -434,13 +434,11 @@ export function WebhooksPage() {
   const [selectedRun, setSelectedRun] = useState<OperationFigures | null>(null);
   const [bulk, setBulk] = useState<BulkRequest | null>(null);
   const [bulkOperationId, setBulkOperationId] = useState<number | null>(null);
-  const seq = useRef(0);
   const openBulk = (action: WebhookAction) =>
     setBulk({
       action,
       filter: filtersToBulkFilter(filters),
       description: describeFilters(filters),
-      seq: ++seq.current,
     });
 
   return (
