@@ -7,6 +7,7 @@ import { ConfirmDialog } from '../../../components/ui/dialog';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
 import { Pagination } from '../../../components/ui/pagination';
+import { DataTable } from '../../../components/ui/table';
 import { useToast } from '../../../components/ui/toast';
 import { useNow } from '../../../components/ui/use-now';
 import { useWebhookActionConfirmation } from '../../../components/webhook-action-confirmation';
@@ -21,7 +22,7 @@ import {
   BULK_ACTION_COPY,
   type BulkRequest,
 } from '../../operations/components/bulk-action-dialog';
-import { FollowOperation, OperationProgress } from '../../operations/components/operation-progress';
+import { OperationsPanel } from '../../operations/components/operations-panel';
 import { actOnSelected } from '../../operations/utils/act-in-sequence';
 import { operationSummary, type OperationFigures } from '../../operations/utils/operation-progress';
 import { useEndBlocker, type BlockerAction } from '../api/end-blocker';
@@ -359,31 +360,17 @@ export function BlockedGroupsPage() {
           </div>
         </div>
       )}
-      {(selectedRun || bulkOperationId !== null) && (
-        <section className="section operations" aria-label="Actions in progress and done">
-          {selectedRun && (
-            <div className="operations__item">
-              <OperationProgress
-                operation={selectedRun}
-                label={`${WEBHOOK_ACTION_COPY[selectedRun.action as BlockerAction].label} of ${selectedRun.total} selected blockers`}
-              />
-              {!running && (
-                <Button size="small" variant="ghost" onClick={() => setSelectedRun(null)}>
-                  Dismiss
-                </Button>
-              )}
-            </div>
-          )}
-          {bulkOperationId !== null && (
-            <div className="operations__item">
-              <FollowOperation id={bulkOperationId} />
-              <Button size="small" variant="ghost" onClick={() => setBulkOperationId(null)}>
-                Dismiss
-              </Button>
-            </div>
-          )}
-        </section>
-      )}
+      <OperationsPanel
+        selectedRun={selectedRun}
+        selectedRunLabel={
+          selectedRun
+            ? `${WEBHOOK_ACTION_COPY[selectedRun.action as BlockerAction].label} of ${selectedRun.total} selected blockers`
+            : undefined
+        }
+        onDismissSelected={() => setSelectedRun(null)}
+        operationId={bulkOperationId}
+        onDismissOperation={() => setBulkOperationId(null)}
+      />
       {released.length > 0 && (
         <section className="card section" aria-labelledby="released-heading">
           <h2 id="released-heading" className="section__title">
@@ -415,58 +402,50 @@ export function BlockedGroupsPage() {
             blocker. <span className="badge badge--tone-none">0: nothing waiting</span>: the blocker holds
             nothing back yet (a later change of its entity would wait).
           </p>
-          <div className="table-wrap">
-            <table
-              className="table table--stack"
-              aria-label="Blocked groups"
-              data-testid="blocked-groups-table"
-            >
-              <thead>
-                <tr>
-                  <th scope="col" className="cell--select">
-                    <input
-                      type="checkbox"
-                      aria-label="Select every group on this page"
-                      checked={
-                        groups.data.items.length > 0 &&
-                        groups.data.items.every((g) => selected.has(groupId(g)))
-                      }
-                      onChange={(event) =>
-                        setSelected(
-                          event.target.checked
-                            ? new Map(groups.data.items.map((g) => [groupId(g), g]))
-                            : new Map(),
-                        )
-                      }
-                    />
-                  </th>
-                  <th scope="col">Group</th>
-                  <th scope="col">Target (registration)</th>
-                  <th scope="col">Blocker</th>
-                  <th scope="col">Blocked since</th>
-                  <th scope="col">Waiting behind it</th>
-                  <th scope="col">Oldest waiting</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {groups.data.items.map((group) => (
-                  <GroupRow
-                    key={groupId(group)}
-                    group={group}
-                    targetUrl={targetUrlOf(group.registrationId)}
-                    mayUpdate={mayUpdate}
-                    noticeId={noticeId}
-                    selected={selected.has(groupId(group))}
-                    onSelect={select}
-                    onAct={onAct}
-                  />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Blocked groups"
+            testId="blocked-groups-table"
+            columns={[
+              <th scope="col" className="cell--select">
+                <input
+                  type="checkbox"
+                  aria-label="Select every group on this page"
+                  checked={
+                    groups.data.items.length > 0 && groups.data.items.every((g) => selected.has(groupId(g)))
+                  }
+                  onChange={(event) =>
+                    setSelected(
+                      event.target.checked
+                        ? new Map(groups.data.items.map((g) => [groupId(g), g]))
+                        : new Map(),
+                    )
+                  }
+                />
+              </th>,
+              'Group',
+              'Target (registration)',
+              'Blocker',
+              'Blocked since',
+              'Waiting behind it',
+              'Oldest waiting',
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>,
+            ]}
+          >
+            {groups.data.items.map((group) => (
+              <GroupRow
+                key={groupId(group)}
+                group={group}
+                targetUrl={targetUrlOf(group.registrationId)}
+                mayUpdate={mayUpdate}
+                noticeId={noticeId}
+                selected={selected.has(groupId(group))}
+                onSelect={select}
+                onAct={onAct}
+              />
+            ))}
+          </DataTable>
           <Pagination
             page={groups.data}
             noun="blocked groups"

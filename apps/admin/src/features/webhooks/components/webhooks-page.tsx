@@ -7,15 +7,16 @@ import { DateTime } from '../../../components/ui/date-time';
 import { ConfirmDialog } from '../../../components/ui/dialog';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
-import { Pagination } from '../../../components/ui/pagination';
+import { PageSizeSelect, Pagination } from '../../../components/ui/pagination';
 import { StateBadge } from '../../../components/ui/state-badge';
+import { DataTable } from '../../../components/ui/table';
 import { useToast } from '../../../components/ui/toast';
 import { formatCount } from '../../../lib/format';
 import { queryRoots } from '../../../lib/query-keys';
 import { Link, navigate, useLocation } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import { eventTypeName, WEBHOOK_ACTION_COPY, type WebhookAction } from '../../../lib/webhook-states';
-import { FollowOperation, OperationProgress } from '../../operations/components/operation-progress';
+import { OperationsPanel } from '../../operations/components/operations-panel';
 import { operationSummary, type OperationFigures } from '../../operations/utils/operation-progress';
 import { actOnWebhook } from '../api/act-on-webhook';
 import { useWebhooks } from '../api/get-webhooks';
@@ -302,6 +303,11 @@ function WebhookList({
 
   const copy = asked ? WEBHOOK_ACTION_COPY[asked] : undefined;
   const running = selectedRun?.state === 'running';
+  const sortHeader = (field: WebhookSortField, label: string) => (
+    <SortHeader field={field} filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
+      {label}
+    </SortHeader>
+  );
   return (
     <>
       <ActionsBar
@@ -312,57 +318,37 @@ function WebhookList({
         onSelected={setAsked}
         onBulk={onBulk}
       />
-      <div className="table-wrap">
-        <table
-          className="table table--stack table--webhooks"
-          aria-label="Webhooks"
-          data-testid="webhooks-table"
-          aria-busy={placeholder}
-        >
-          <thead>
-            <tr>
-              <th scope="col" className="cell--select">
-                <SelectPage items={page.items} selected={selected} onChange={selectPage} />
-              </th>
-              <SortHeader field="id" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                ID
-              </SortHeader>
-              <SortHeader field="state" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                State
-              </SortHeader>
-              <SortHeader field="entityName" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Event
-              </SortHeader>
-              <th scope="col">Entity id</th>
-              <SortHeader field="registrationId" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Target (registration)
-              </SortHeader>
-              <SortHeader field="attemptCount" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Attempts
-              </SortHeader>
-              <th scope="col">Last attempt</th>
-              <th scope="col">Last status</th>
-              <th scope="col">Last error</th>
-              <SortHeader field="nextAttemptAt" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Next attempt
-              </SortHeader>
-              <SortHeader field="created" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Created
-              </SortHeader>
-            </tr>
-          </thead>
-          <tbody>
-            {page.items.map((webhook) => (
-              <WebhookRow
-                key={webhook.id}
-                webhook={webhook}
-                selected={selected.has(webhook.id)}
-                onSelect={select}
-              />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        label="Webhooks"
+        testId="webhooks-table"
+        className="table--stack table--webhooks"
+        busy={placeholder}
+        columns={[
+          <th scope="col" className="cell--select">
+            <SelectPage items={page.items} selected={selected} onChange={selectPage} />
+          </th>,
+          sortHeader('id', 'ID'),
+          sortHeader('state', 'State'),
+          sortHeader('entityName', 'Event'),
+          'Entity id',
+          sortHeader('registrationId', 'Target (registration)'),
+          sortHeader('attemptCount', 'Attempts'),
+          'Last attempt',
+          'Last status',
+          'Last error',
+          sortHeader('nextAttemptAt', 'Next attempt'),
+          sortHeader('created', 'Created'),
+        ]}
+      >
+        {page.items.map((webhook) => (
+          <WebhookRow
+            key={webhook.id}
+            webhook={webhook}
+            selected={selected.has(webhook.id)}
+            onSelect={select}
+          />
+        ))}
+      </DataTable>
       <ConfirmDialog
         open={asked !== null}
         title={
@@ -380,46 +366,6 @@ function WebhookList({
         </p>
       </ConfirmDialog>
     </>
-  );
-}
-
-/** What the page keeps across lists: the last runs and the bulk dialog (a list that empties goes). */
-function Operations({
-  selectedRun,
-  onDismissSelected,
-  bulkOperationId,
-  onDismissBulk,
-}: {
-  selectedRun: OperationFigures | null;
-  onDismissSelected: () => void;
-  bulkOperationId: number | null;
-  onDismissBulk: () => void;
-}) {
-  if (!selectedRun && bulkOperationId === null) return null;
-  return (
-    <section className="section operations" aria-label="Actions in progress and done">
-      {selectedRun && (
-        <div className="operations__item">
-          <OperationProgress
-            operation={selectedRun}
-            label={`${WEBHOOK_ACTION_COPY[selectedRun.action as WebhookAction].label} of ${selectedRun.total} selected`}
-          />
-          {selectedRun.state !== 'running' && (
-            <Button size="small" variant="ghost" onClick={onDismissSelected}>
-              Dismiss
-            </Button>
-          )}
-        </div>
-      )}
-      {bulkOperationId !== null && (
-        <div className="operations__item">
-          <FollowOperation id={bulkOperationId} />
-          <Button size="small" variant="ghost" onClick={onDismissBulk}>
-            Dismiss
-          </Button>
-        </div>
-      )}
-    </section>
   );
 }
 
@@ -451,11 +397,17 @@ export function WebhooksPage() {
       />
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <WebhookFiltersForm key={search} filters={filters} onApply={go} />
-      <Operations
+      {/* the page keeps the last runs across lists (a list that empties goes) */}
+      <OperationsPanel
         selectedRun={selectedRun}
+        selectedRunLabel={
+          selectedRun
+            ? `${WEBHOOK_ACTION_COPY[selectedRun.action as WebhookAction].label} of ${selectedRun.total} selected`
+            : undefined
+        }
         onDismissSelected={() => setSelectedRun(null)}
-        bulkOperationId={bulkOperationId}
-        onDismissBulk={() => setBulkOperationId(null)}
+        operationId={bulkOperationId}
+        onDismissOperation={() => setBulkOperationId(null)}
       />
       {webhooks.isPending ? (
         <Loading label="Loading webhooks…" />
@@ -520,19 +472,11 @@ export function WebhooksPage() {
                 <option value="asc">Ascending</option>
               </select>
             </label>
-            <label className="page-size">
-              Per page
-              <select
-                value={filters.pageSize}
-                onChange={(e) => go({ ...filters, page: 1, pageSize: Number(e.target.value) })}
-              >
-                {PAGE_SIZES.map((size) => (
-                  <option key={size} value={size}>
-                    {size}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <PageSizeSelect
+              value={filters.pageSize}
+              sizes={PAGE_SIZES}
+              onChange={(pageSize) => go({ ...filters, page: 1, pageSize })}
+            />
           </div>
         </>
       )}
