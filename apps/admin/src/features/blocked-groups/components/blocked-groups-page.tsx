@@ -18,6 +18,7 @@ import { Link } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import { WEBHOOK_ACTION_COPY } from '../../../lib/webhook-states';
 import {
+  BulkActionButtons,
   BulkActionDialog,
   BULK_ACTION_COPY,
   type BulkRequest,
@@ -317,24 +318,20 @@ export function BlockedGroupsPage() {
           </select>
         </label>
         {registrationId !== undefined && groups.data && groups.data.totalCount > 0 && (
-          <div className="bulk-bar__row" role="group" aria-label="Every blocker of this registration">
-            <span className="bulk-bar__what">
-              All {formatCount(groups.data.totalCount)} blocked group{groups.data.totalCount === 1 ? '' : 's'}{' '}
-              of registration {registrationId}:
-            </span>
-            {ACTIONS.map((action) => (
-              <Button
-                key={action}
-                size="small"
-                variant={action === 'retry' ? 'primary' : 'secondary'}
-                disabled={!mayUpdate}
-                aria-describedby={mayUpdate ? undefined : noticeId}
-                onClick={() => bulkFor(action, registrationId)}
-              >
-                {BULK_ACTION_COPY[action].verb} every blocker…
-              </Button>
-            ))}
-          </div>
+          <BulkActionButtons
+            label="Every blocker of this registration"
+            what={
+              <>
+                All {formatCount(groups.data.totalCount)} blocked group
+                {groups.data.totalCount === 1 ? '' : 's'} of registration {registrationId}:
+              </>
+            }
+            actions={ACTIONS}
+            mayUpdate={mayUpdate}
+            describedBy={mayUpdate ? undefined : noticeId}
+            buttonLabel={(action) => `${BULK_ACTION_COPY[action].verb} every blocker…`}
+            onAct={(action) => bulkFor(action, registrationId)}
+          />
         )}
       </div>
       {selected.size > 0 && (

@@ -1,5 +1,6 @@
 import type { BulkWebhookAction, WebhookBulkFilter, WebhookBulkRequest } from '@platform/shared';
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
+import { Button } from '../../../components/ui/button';
 import { formatCount } from '../../../lib/format';
 import { startBulk } from '../api/start-operation';
 import { dryRunCountText } from '../utils/operation-progress';
@@ -105,5 +106,48 @@ export function BulkActionDialog({
       </p>
       <p>{copy.explanation}</p>
     </OperationDialog>
+  );
+}
+
+/**
+ * A row of bulk action buttons over a whole selection ("All 28 matching the filters, every
+ * page:"), each opening the `BulkActionDialog`; retry is the primary one. Without the permission
+ * they are disabled and point at the notice that says why (`describedBy`).
+ */
+export function BulkActionButtons({
+  label,
+  what,
+  actions,
+  mayUpdate,
+  describedBy,
+  buttonLabel,
+  onAct,
+}: {
+  /** The group's accessible name: `Every webhook matching the filters`. */
+  label: string;
+  /** What they act on, in words, before the buttons. */
+  what: ReactNode;
+  actions: readonly BulkWebhookAction[];
+  mayUpdate: boolean;
+  describedBy?: string;
+  buttonLabel: (action: BulkWebhookAction) => string;
+  onAct: (action: BulkWebhookAction) => void;
+}) {
+  return (
+    <div className="bulk-bar__row" role="group" aria-label={label}>
+      <span className="bulk-bar__what">{what}</span>
+      {actions.map((action) => (
+        <Button
+          key={action}
+          size="small"
+          variant={action === 'retry' ? 'primary' : 'secondary'}
+          disabled={!mayUpdate}
+          aria-describedby={describedBy}
+          onClick={() => onAct(action)}
+        >
+          {buttonLabel(action)}
+        </Button>
+      ))}
+    </div>
   );
 }

@@ -37,6 +37,7 @@ import {
 import { actOnSelected, type SelectedWebhook } from '../../operations/utils/act-in-sequence';
 import {
   BULK_ACTION_COPY,
+  BulkActionButtons,
   BulkActionDialog,
   type BulkRequest,
 } from '../../operations/components/bulk-action-dialog';
@@ -214,23 +215,15 @@ function ActionsBar({
           </Button>
         )}
       </div>
-      <div className="bulk-bar__row" role="group" aria-label="Every webhook matching the filters">
-        <span className="bulk-bar__what">
-          All {formatCount(totalCount)} matching the filters, every page:
-        </span>
-        {ACTIONS.map((action) => (
-          <Button
-            key={action}
-            size="small"
-            variant={action === 'retry' ? 'primary' : 'secondary'}
-            disabled={!mayUpdate}
-            aria-describedby={describedBy}
-            onClick={() => onBulk(action)}
-          >
-            {BULK_ACTION_COPY[action].button}
-          </Button>
-        ))}
-      </div>
+      <BulkActionButtons
+        label="Every webhook matching the filters"
+        what={<>All {formatCount(totalCount)} matching the filters, every page:</>}
+        actions={ACTIONS}
+        mayUpdate={mayUpdate}
+        describedBy={describedBy}
+        buttonLabel={(action) => BULK_ACTION_COPY[action].button}
+        onAct={onBulk}
+      />
       {!mayUpdate && (
         <p id={noticeId} className="action-hint" data-testid="action-disabled-reason">
           {missingPermissionReason('Webhook.Update')} You can look, not act.
