@@ -1,4 +1,3 @@
-import type { WebhookOperationRead } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
 import {
   changedText,
@@ -8,25 +7,9 @@ import {
   skippedEntries,
   skippedText,
 } from './operation-progress';
+import { anOperation } from './operation.fixture';
 
-const operation = (overrides: Partial<WebhookOperationRead> = {}): WebhookOperationRead => ({
-  id: 9,
-  action: 'retry',
-  state: 'running',
-  dryRun: false,
-  freshSchedule: false,
-  registrationId: null,
-  filter: { states: [4] },
-  total: 120,
-  done: 60,
-  changed: 50,
-  skipped: { 'not-failed': 10 },
-  error: null,
-  startedAt: '2026-11-27T10:00:00Z',
-  finishedAt: null,
-  requestedByAccountId: 1,
-  ...overrides,
-});
+const operation = anOperation;
 
 describe('operation progress', () => {
   it('measures done of total, whole percent, and a finished empty selection as complete', () => {
