@@ -1,14 +1,5 @@
 import { createHmac } from 'node:crypto';
-import {
-  auditEntriesOf,
-  expect,
-  openAudit,
-  openSection,
-  signIn,
-  snap,
-  test,
-  type ApiClient,
-} from '../fixtures/test';
+import { auditEntryOf, expect, openSection, signIn, snap, test, type ApiClient } from '../fixtures/test';
 import type { RecordedDelivery } from '../fixtures/webhook-target';
 
 /** The e2e retry schedule has 7 attempts (e2e/README.md): a failing target fails a webhook in ~2 s. */
@@ -81,9 +72,7 @@ test('Recover from the registration page delivers the webhooks that failed durin
   }
 
   // the audit trail says who recovered what, and how many changed
-  await openAudit(page, 'Recover');
-  const entry = auditEntriesOf(page, registration.id);
-  await expect(entry).toHaveCount(1);
+  const entry = await auditEntryOf(page, 'Recover', registration.id);
   await expect(entry.getByTestId('audit-changed')).toHaveText('2');
   await expect(entry).toContainText('manager@example.com');
   await expect(entry.getByTestId('audit-filter')).toContainText('since');
@@ -225,8 +214,7 @@ test('secret rotation shows the new secret once, with the end of the overlap; bo
   await expect(page.getByTestId('recovery-tools')).toBeVisible();
   expect(await page.content()).not.toContain(secret);
 
-  await openAudit(page, 'Rotate secret');
-  await expect(auditEntriesOf(page, registration.id)).toHaveCount(1);
+  await auditEntryOf(page, 'Rotate secret', registration.id);
 });
 
 test('triage shows the failing line, resolves it as a whole, and the audit trail lists it', async ({
@@ -262,9 +250,7 @@ test('triage shows the failing line, resolves it as a whole, and the audit trail
   await expect(page.getByTestId('empty-state')).toContainText('Nothing to triage');
   expect(await api.statesOf(registration.id)).toEqual([RESOLVED, RESOLVED]);
 
-  await openAudit(page, 'Bulk resolve');
-  const entry = auditEntriesOf(page, registration.id);
-  await expect(entry).toHaveCount(1);
+  const entry = await auditEntryOf(page, 'Bulk resolve', registration.id);
   await expect(entry.getByTestId('audit-changed')).toHaveText('2');
   await expect(entry.getByTestId('audit-filter')).toContainText('HTTP 500');
   await snap(page, testInfo, 'audit-bulk-resolve');
