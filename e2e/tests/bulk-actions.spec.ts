@@ -13,9 +13,7 @@ test('bulk retry from a filter: a dry run counts, the operator confirms, the pro
   await target.behave({ status: 500 });
   const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
   for (let index = 0; index < CHANGES; index++) await api.createProperty(`Bulk House ${index} ${Date.now()}`);
-  await expect
-    .poll(async () => (await api.webhooksOf(registrationId)).map((w) => w.state), { timeout: 60_000 })
-    .toEqual(Array(CHANGES).fill(FAILED));
+  await api.waitForStates(registrationId, Array(CHANGES).fill(FAILED));
   const webhooks = await api.webhooksOf(registrationId);
 
   // the table, filtered to the registration through the address and to Failed through the form
@@ -40,7 +38,7 @@ test('bulk retry from a filter: a dry run counts, the operator confirms, the pro
   await expect(dialog).toBeVisible();
   await expect(dialog).toContainText(`registration ${registrationId}`);
   // the dry run first: what would change, what would be skipped
-  await expect(dialog.getByTestId('bulk-dry-run-count')).toHaveText(
+  await expect(dialog.getByTestId('operation-count')).toHaveText(
     `${CHANGES} selected, ${CHANGES} would change, 0 skipped.`,
   );
   await snap(page, testInfo, 'bulk-dry-run');
@@ -68,9 +66,7 @@ test('bulk retry from a filter: a dry run counts, the operator confirms, the pro
       })
       .toBe(200);
   }
-  await expect
-    .poll(async () => (await api.webhooksOf(registrationId)).map((w) => w.state), { timeout: 60_000 })
-    .toEqual(Array(CHANGES).fill(SUCCESSFUL));
+  await api.waitForStates(registrationId, Array(CHANGES).fill(SUCCESSFUL));
 
   // the filtered table empties (nothing Failed is left); without the state filter all are Successful
   await expect(rows).toHaveCount(0, { timeout: 30_000 });

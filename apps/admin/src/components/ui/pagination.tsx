@@ -43,3 +43,27 @@ export function Pagination({ page, noun, onPageChange, loading = false }: Pagina
     </nav>
   );
 }
+
+/** The "Per page" choice of a paginated list, among the sizes the list offers. */
+export function PageSizeSelect({
+  value,
+  sizes,
+  onChange,
+}: {
+  value: number;
+  sizes: readonly number[];
+  onChange: (pageSize: number) => void;
+}) {
+  return (
+    <label className="page-size">
+      Per page
+      <select value={value} onChange={(e) => onChange(Number(e.target.value))}>
+        {sizes.map((size) => (
+          <option key={size} value={size}>
+            {size}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

@@ -1,11 +1,12 @@
 import { OPERATOR_ACTION_NAMES, type OperatorActionRead } from '@platform/shared';
-import { useState, type FormEvent } from 'react';
-import { Button } from '../../../components/ui/button';
+import { useState } from 'react';
 import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { Field } from '../../../components/ui/field';
+import { FilterForm } from '../../../components/ui/filter-form';
 import { PageHeader } from '../../../components/ui/page-header';
 import { Pagination } from '../../../components/ui/pagination';
+import { DataTable } from '../../../components/ui/table';
 import { Link, navigate, useLocation } from '../../../lib/router';
 import { useSession } from '../../../lib/use-session';
 import { useAccount } from '../api/get-account';
@@ -102,20 +103,30 @@ function AuditRow({ entry }: { entry: OperatorActionRead }) {
   );
 }
 
+/** The id filters, as typed (checked on submit by `auditQueryOfFields`). */
+const ID_FIELDS = [
+  ['registrationId', 'Registration id'],
+  ['accountId', 'Account id'],
+] as const;
+
 function AuditFilters({ query, onApply }: { query: AuditQuery; onApply: (query: AuditQuery) => void }) {
   const [fields, setFields] = useState<AuditFilterFields>(() => auditFieldsOf(query));
   const [problems, setProblems] = useState<Partial<AuditFilterFields>>({});
   const set = (key: keyof AuditFilterFields) => (event: { target: { value: string } }) =>
     setFields((current) => ({ ...current, [key]: event.target.value }));
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
+  const submit = () => {
     const next = auditQueryOfFields(fields);
     setProblems(next.problems ?? {});
     if (next.query) onApply(next.query);
   };
+  const clear = () => {
+    setFields({ action: '', registrationId: '', accountId: '' });
+    setProblems({});
+    onApply({ page: 1 });
+  };
   const errors = (key: keyof AuditFilterFields) => (problems[key] ? [problems[key]] : undefined);
   return (
-    <form className="filters card" onSubmit={submit} aria-label="Filter the audit trail" role="search">
+    <FilterForm label="Filter the audit trail" onSubmit={submit} onClear={clear}>
       <div className="form__row">
         <Field label="Action">
           <select value={fields.action} onChange={set('action')} name="action">
@@ -127,43 +138,13 @@ function AuditFilters({ query, onApply }: { query: AuditQuery; onApply: (query: 
             ))}
           </select>
         </Field>
-        <Field label="Registration id" errors={errors('registrationId')}>
-          <input
-            value={fields.registrationId}
-            onChange={set('registrationId')}
-            inputMode="numeric"
-            name="registrationId"
-            placeholder="Any"
-          />
-        </Field>
-        <Field label="Account id" errors={errors('accountId')}>
-          <input
-            value={fields.accountId}
-            onChange={set('accountId')}
-            inputMode="numeric"
-            name="accountId"
-            placeholder="Any"
-          />
-        </Field>
+        {ID_FIELDS.map(([key, label]) => (
+          <Field key={key} label={label} errors={errors(key)}>
+            <input value={fields[key]} onChange={set(key)} inputMode="numeric" name={key} placeholder="Any" />
+          </Field>
+        ))}
       </div>
-      <div className="filters__actions">
-        <span />
-        <div className="filters__buttons">
-          <Button
-            onClick={() => {
-              setFields({ action: '', registrationId: '', accountId: '' });
-              setProblems({});
-              onApply({ page: 1 });
-            }}
-          >
-            Clear filters
-          </Button>
-          <Button type="submit" variant="primary">
-            Apply filters
-          </Button>
-        </div>
-      </div>
-    </form>
+    </FilterForm>
   );
 }
 
@@ -195,30 +176,16 @@ export function AuditPage() {
         </EmptyState>
       ) : (
         <>
-          <div className="table-wrap">
-            <table
-              className="table table--stack"
-              aria-label="Operator actions"
-              data-testid="audit-table"
-              aria-busy={actions.isPlaceholderData}
-            >
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">Filter</th>
-                  <th scope="col">Changed</th>
-                </tr>
-              </thead>
-              <tbody>
-                {actions.data.items.map((entry) => (
-                  <AuditRow key={entry.id} entry={entry} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Operator actions"
+            testId="audit-table"
+            busy={actions.isPlaceholderData}
+            columns={['When', 'Who', 'Action', 'Target', 'Filter', 'Changed']}
+          >
+            {actions.data.items.map((entry) => (
+              <AuditRow key={entry.id} entry={entry} />
+            ))}
+          </DataTable>
           <div className="list-footer">
             <Pagination
               page={actions.data}

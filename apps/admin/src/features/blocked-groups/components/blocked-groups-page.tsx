@@ -1,5 +1,5 @@
 import { WebhookState, type BlockedGroupRead } from '@platform/shared';
-import { useId, useRef, useState } from 'react';
+import { useId, useState } from 'react';
 import { missingPermissionReason } from '../../../components/ui/action-button';
 import { Button } from '../../../components/ui/button';
 import { DateTime } from '../../../components/ui/date-time';
@@ -7,6 +7,7 @@ import { ConfirmDialog } from '../../../components/ui/dialog';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
 import { Pagination } from '../../../components/ui/pagination';
+import { DataTable } from '../../../components/ui/table';
 import { useToast } from '../../../components/ui/toast';
 import { useNow } from '../../../components/ui/use-now';
 import { useWebhookActionConfirmation } from '../../../components/webhook-action-confirmation';
@@ -17,11 +18,12 @@ import { Link } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import { WEBHOOK_ACTION_COPY } from '../../../lib/webhook-states';
 import {
+  BulkActionButtons,
   BulkActionDialog,
   BULK_ACTION_COPY,
   type BulkRequest,
 } from '../../operations/components/bulk-action-dialog';
-import { FollowOperation, OperationProgress } from '../../operations/components/operation-progress';
+import { OperationsPanel } from '../../operations/components/operations-panel';
 import { actOnSelected } from '../../operations/utils/act-in-sequence';
 import { operationSummary, type OperationFigures } from '../../operations/utils/operation-progress';
 import { useEndBlocker, type BlockerAction } from '../api/end-blocker';
@@ -215,7 +217,6 @@ export function BlockedGroupsPage() {
   const [selectedRun, setSelectedRun] = useState<OperationFigures | null>(null);
   const [bulk, setBulk] = useState<BulkRequest | null>(null);
   const [bulkOperationId, setBulkOperationId] = useState<number | null>(null);
-  const seq = useRef(0);
 
   const watch = (group: BlockedGroupRead, action: BlockerAction) =>
     setReleased((all) => [
@@ -280,7 +281,6 @@ export function BlockedGroupsPage() {
       filter: { registrationId: id, states: [WebhookState.Failed] },
       description: `the Failed webhooks of registration ${id}${url ? ` (${url})` : ''}: the blockers of its blocked groups`,
       title: `${WEBHOOK_ACTION_COPY[action].label} every blocker of registration ${id}?`,
-      seq: ++seq.current,
     });
   };
 
@@ -318,24 +318,20 @@ export function BlockedGroupsPage() {
           </select>
         </label>
         {registrationId !== undefined && groups.data && groups.data.totalCount > 0 && (
-          <div className="bulk-bar__row" role="group" aria-label="Every blocker of this registration">
-            <span className="bulk-bar__what">
-              All {formatCount(groups.data.totalCount)} blocked group{groups.data.totalCount === 1 ? '' : 's'}{' '}
-              of registration {registrationId}:
-            </span>
-            {ACTIONS.map((action) => (
-              <Button
-                key={action}
-                size="small"
-                variant={action === 'retry' ? 'primary' : 'secondary'}
-                disabled={!mayUpdate}
-                aria-describedby={mayUpdate ? undefined : noticeId}
-                onClick={() => bulkFor(action, registrationId)}
-              >
-                {BULK_ACTION_COPY[action].verb} every blocker…
-              </Button>
-            ))}
-          </div>
+          <BulkActionButtons
+            label="Every blocker of this registration"
+            what={
+              <>
+                All {formatCount(groups.data.totalCount)} blocked group
+                {groups.data.totalCount === 1 ? '' : 's'} of registration {registrationId}:
+              </>
+            }
+            actions={ACTIONS}
+            mayUpdate={mayUpdate}
+            describedBy={mayUpdate ? undefined : noticeId}
+            buttonLabel={(action) => `${BULK_ACTION_COPY[action].verb} every blocker…`}
+            onAct={(action) => bulkFor(action, registrationId)}
+          />
         )}
       </div>
       {selected.size > 0 && (
@@ -361,31 +357,17 @@ export function BlockedGroupsPage() {
           </div>
         </div>
       )}
-      {(selectedRun || bulkOperationId !== null) && (
-        <section className="section operations" aria-label="Actions in progress and done">
-          {selectedRun && (
-            <div className="operations__item">
-              <OperationProgress
-                operation={selectedRun}
-                label={`${WEBHOOK_ACTION_COPY[selectedRun.action as BlockerAction].label} of ${selectedRun.total} selected blockers`}
-              />
-              {!running && (
-                <Button size="small" variant="ghost" onClick={() => setSelectedRun(null)}>
-                  Dismiss
-                </Button>
-              )}
-            </div>
-          )}
-          {bulkOperationId !== null && (
-            <div className="operations__item">
-              <FollowOperation id={bulkOperationId} />
-              <Button size="small" variant="ghost" onClick={() => setBulkOperationId(null)}>
-                Dismiss
-              </Button>
-            </div>
-          )}
-        </section>
-      )}
+      <OperationsPanel
+        selectedRun={selectedRun}
+        selectedRunLabel={
+          selectedRun
+            ? `${WEBHOOK_ACTION_COPY[selectedRun.action as BlockerAction].label} of ${selectedRun.total} selected blockers`
+            : undefined
+        }
+        onDismissSelected={() => setSelectedRun(null)}
+        operationId={bulkOperationId}
+        onDismissOperation={() => setBulkOperationId(null)}
+      />
       {released.length > 0 && (
         <section className="card section" aria-labelledby="released-heading">
           <h2 id="released-heading" className="section__title">
@@ -417,58 +399,50 @@ export function BlockedGroupsPage() {
             blocker. <span className="badge badge--tone-none">0: nothing waiting</span>: the blocker holds
             nothing back yet (a later change of its entity would wait).
           </p>
-          <div className="table-wrap">
-            <table
-              className="table table--stack"
-              aria-label="Blocked groups"
-              data-testid="blocked-groups-table"
-            >
-              <thead>
-                <tr>
-                  <th scope="col" className="cell--select">
-                    <input
-                      type="checkbox"
-                      aria-label="Select every group on this page"
-                      checked={
-                        groups.data.items.length > 0 &&
-                        groups.data.items.every((g) => selected.has(groupId(g)))
-                      }
-                      onChange={(event) =>
-                        setSelected(
-                          event.target.checked
-                            ? new Map(groups.data.items.map((g) => [groupId(g), g]))
-                            : new Map(),
-                        )
-                      }
-                    />
-                  </th>
-                  <th scope="col">Group</th>
-                  <th scope="col">Target (registration)</th>
-                  <th scope="col">Blocker</th>
-                  <th scope="col">Blocked since</th>
-                  <th scope="col">Waiting behind it</th>
-                  <th scope="col">Oldest waiting</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {groups.data.items.map((group) => (
-                  <GroupRow
-                    key={groupId(group)}
-                    group={group}
-                    targetUrl={targetUrlOf(group.registrationId)}
-                    mayUpdate={mayUpdate}
-                    noticeId={noticeId}
-                    selected={selected.has(groupId(group))}
-                    onSelect={select}
-                    onAct={onAct}
-                  />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Blocked groups"
+            testId="blocked-groups-table"
+            columns={[
+              <th scope="col" className="cell--select">
+                <input
+                  type="checkbox"
+                  aria-label="Select every group on this page"
+                  checked={
+                    groups.data.items.length > 0 && groups.data.items.every((g) => selected.has(groupId(g)))
+                  }
+                  onChange={(event) =>
+                    setSelected(
+                      event.target.checked
+                        ? new Map(groups.data.items.map((g) => [groupId(g), g]))
+                        : new Map(),
+                    )
+                  }
+                />
+              </th>,
+              'Group',
+              'Target (registration)',
+              'Blocker',
+              'Blocked since',
+              'Waiting behind it',
+              'Oldest waiting',
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>,
+            ]}
+          >
+            {groups.data.items.map((group) => (
+              <GroupRow
+                key={groupId(group)}
+                group={group}
+                targetUrl={targetUrlOf(group.registrationId)}
+                mayUpdate={mayUpdate}
+                noticeId={noticeId}
+                selected={selected.has(groupId(group))}
+                onSelect={select}
+                onAct={onAct}
+              />
+            ))}
+          </DataTable>
           <Pagination
             page={groups.data}
             noun="blocked groups"

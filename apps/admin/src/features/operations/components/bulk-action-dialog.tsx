@@ -1,13 +1,10 @@
-import type { BulkWebhookAction, WebhookBulkFilter } from '@platform/shared';
-import { useEffect, useRef, useState, type RefObject } from 'react';
+import type { BulkWebhookAction, WebhookBulkFilter, WebhookBulkRequest } from '@platform/shared';
+import { useState, type ReactNode } from 'react';
 import { Button } from '../../../components/ui/button';
-import { Modal } from '../../../components/ui/dialog';
-import { ErrorState, Loading } from '../../../components/ui/feedback';
 import { formatCount } from '../../../lib/format';
-import { useOperation } from '../api/get-operation';
-import { startBulk, useStartOperation } from '../api/start-operation';
-import { OperationProgress } from './operation-progress';
-import { skippedText, skippedTotal } from '../utils/operation-progress';
+import { startBulk } from '../api/start-operation';
+import { dryRunCountText } from '../utils/operation-progress';
+import { OperationDialog } from './operation-dialog';
 
 /** What a bulk action by filter is asked for: the action, the filter, and its wording. */
 export interface BulkRequest {
@@ -17,8 +14,6 @@ export interface BulkRequest {
   description: string;
   /** The dialog's title; by default `Retry every webhook matching the filters?`. */
   title?: string;
-  /** Changes with each opening, so every opening counts afresh. */
-  seq: number;
 }
 
 export const BULK_ACTION_COPY: Readonly<
@@ -48,125 +43,12 @@ export const BULK_ACTION_COPY: Readonly<
 };
 
 /**
- * Shared by the webhooks table ("act on everything matching this filter") and the blocked groups
- * (every blocker of a registration). The steps of a bulk action by filter: a dry run counts what it would change (shown with its
- * skip reasons), the operator confirms, then the operation runs and its progress is followed
- * until done. `onStarted` hands the real operation to the page, which keeps showing it after
- * the dialog closes.
+ * "Act on everything matching this filter", for the webhooks table, the blocked groups (every
+ * blocker of a registration) and triage (a line): the `OperationDialog` flow with nothing to
+ * fill in, so it counts at once (a dry run, shown with its skip reasons); retry offers a fresh
+ * schedule, which shapes only the real run. `onStarted` hands the real operation to the page,
+ * which keeps showing it after the dialog closes.
  */
-function BulkActionSteps({
-  request,
-  onClose,
-  onStarted,
-  cancelRef,
-}: {
-  request: BulkRequest;
-  onClose: () => void;
-  onStarted: (operationId: number) => void;
-  cancelRef: RefObject<HTMLButtonElement | null>;
-}) {
-  const copy = BULK_ACTION_COPY[request.action];
-  const dryStart = useStartOperation(startBulk);
-  const realStart = useStartOperation(startBulk);
-  const [freshSchedule, setFreshSchedule] = useState(false);
-  const dryRun = useOperation(dryStart.data?.id);
-  const real = useOperation(realStart.data?.id);
-  const started = useRef(false);
-
-  useEffect(() => {
-    // once per opening (StrictMode runs effects twice in development)
-    if (started.current) return;
-    started.current = true;
-    dryStart.mutate({ action: request.action, filter: request.filter, dryRun: true });
-  }, [dryStart, request]);
-
-  const counted = dryRun.data && dryRun.data.state !== 'running' ? dryRun.data : undefined;
-  const confirm = async () => {
-    const operation = await realStart.mutateAsync({
-      action: request.action,
-      filter: request.filter,
-      ...(request.action === 'retry' && freshSchedule ? { freshSchedule: true } : {}),
-    });
-    onStarted(operation.id);
-  };
-
-  const phase = realStart.data ? 'running' : 'counting';
-  const running = real.data?.state === 'running';
-  return (
-    <>
-      <p>
-        Filter: <strong>{request.description}</strong>. Every match counts, not only those on the screen.
-      </p>
-      <p>{copy.explanation}</p>
-
-      {phase === 'counting' && (
-        <section aria-label="Dry run" className="bulk-step">
-          {dryStart.isError ? (
-            <ErrorState title="The dry run could not start" error={dryStart.error} />
-          ) : !dryRun.data ? (
-            <Loading label="Counting what would change (dry run)…" />
-          ) : (
-            <OperationProgress operation={dryRun.data} label="Dry run: what would change" />
-          )}
-          {counted?.state === 'done' && (
-            <p className="bulk-count" data-testid="bulk-dry-run-count" role="status">
-              {formatCount(counted.total)} selected, {formatCount(counted.changed)} would change,{' '}
-              {formatCount(skippedTotal(counted.skipped))} skipped
-              {skippedTotal(counted.skipped) ? ` (${skippedText(counted.skipped)})` : ''}.
-            </p>
-          )}
-          {request.action === 'retry' && (
-            <label className="checkbox">
-              <input
-                type="checkbox"
-                checked={freshSchedule}
-                onChange={(event) => setFreshSchedule(event.target.checked)}
-                name="freshSchedule"
-              />
-              Fresh schedule: start all 7 attempts again (otherwise one more attempt)
-            </label>
-          )}
-          {realStart.isError && <ErrorState title="It could not start" error={realStart.error} />}
-        </section>
-      )}
-
-      {phase === 'running' && (
-        <section aria-label="Progress" className="bulk-step">
-          {real.data ? (
-            <OperationProgress operation={real.data} label={`${copy.verb} of ${request.description}`} />
-          ) : (
-            <Loading label="Starting…" />
-          )}
-          {running && (
-            <p className="muted small">
-              It runs on the server: closing this leaves it running, and the page keeps showing it.
-            </p>
-          )}
-        </section>
-      )}
-
-      <div className="dialog__actions">
-        <Button ref={cancelRef} onClick={onClose} disabled={realStart.isPending}>
-          {phase === 'running' ? 'Close' : 'Cancel'}
-        </Button>
-        {phase === 'counting' && (
-          <Button
-            variant={request.action === 'retry' ? 'primary' : 'danger'}
-            onClick={() => void confirm().catch(() => {})}
-            busy={realStart.isPending}
-            disabled={counted?.state !== 'done' || counted.changed === 0}
-          >
-            {counted?.state === 'done'
-              ? `${copy.verb} ${formatCount(counted.changed)} webhook${counted.changed === 1 ? '' : 's'}`
-              : copy.verb}
-          </Button>
-        )}
-      </div>
-    </>
-  );
-}
-
-/** "Act on everything matching this filter": dry run, confirmation, progress (see `BulkActionSteps`). */
 export function BulkActionDialog({
   request,
   onClose,
@@ -176,24 +58,96 @@ export function BulkActionDialog({
   onClose: () => void;
   onStarted: (operationId: number) => void;
 }) {
-  const cancelRef = useRef<HTMLButtonElement>(null);
+  const [freshSchedule, setFreshSchedule] = useState(false);
+  const action = request?.action ?? 'retry';
+  const copy = BULK_ACTION_COPY[action];
+  const close = () => {
+    setFreshSchedule(false);
+    onClose();
+  };
   return (
-    <Modal
+    <OperationDialog<WebhookBulkRequest>
       open={request !== null}
-      title={request ? (request.title ?? BULK_ACTION_COPY[request.action].title) : ''}
-      onCancel={onClose}
-      initialFocus={cancelRef}
+      title={request ? (request.title ?? copy.title) : ''}
+      request={request ? { request: { action, filter: request.filter } } : { problem: 'Nothing asked.' }}
+      start={(bulk, dryRun) =>
+        startBulk(
+          dryRun
+            ? { ...bulk, dryRun }
+            : { ...bulk, ...(action === 'retry' && freshSchedule ? { freshSchedule } : {}) },
+        )
+      }
+      countAtOnce
+      countText={dryRunCountText}
+      runOptions={
+        action === 'retry' && (
+          <label className="checkbox">
+            <input
+              type="checkbox"
+              checked={freshSchedule}
+              onChange={(event) => setFreshSchedule(event.target.checked)}
+              name="freshSchedule"
+            />
+            Fresh schedule: start all 7 attempts again (otherwise one more attempt)
+          </label>
+        )
+      }
+      confirmLabel={(dryRun) =>
+        `${copy.verb} ${formatCount(dryRun.changed)} webhook${dryRun.changed === 1 ? '' : 's'}`
+      }
+      confirmVariant={action === 'retry' ? 'primary' : 'danger'}
+      progressLabel={request ? `${copy.verb} of ${request.description}` : ''}
+      onStarted={onStarted}
+      onClose={close}
       testId="bulk-action-dialog"
     >
-      {request && (
-        <BulkActionSteps
-          key={request.seq}
-          request={request}
-          onClose={onClose}
-          onStarted={onStarted}
-          cancelRef={cancelRef}
-        />
-      )}
-    </Modal>
+      <p>
+        Filter: <strong>{request?.description}</strong>. Every match counts, not only those on the screen.
+      </p>
+      <p>{copy.explanation}</p>
+    </OperationDialog>
+  );
+}
+
+/**
+ * A row of bulk action buttons over a whole selection ("All 28 matching the filters, every
+ * page:"), each opening the `BulkActionDialog`; retry is the primary one. Without the permission
+ * they are disabled and point at the notice that says why (`describedBy`).
+ */
+export function BulkActionButtons({
+  label,
+  what,
+  actions,
+  mayUpdate,
+  describedBy,
+  buttonLabel,
+  onAct,
+}: {
+  /** The group's accessible name: `Every webhook matching the filters`. */
+  label: string;
+  /** What they act on, in words, before the buttons. */
+  what: ReactNode;
+  actions: readonly BulkWebhookAction[];
+  mayUpdate: boolean;
+  describedBy?: string;
+  buttonLabel: (action: BulkWebhookAction) => string;
+  onAct: (action: BulkWebhookAction) => void;
+}) {
+  return (
+    <div className="bulk-bar__row" role="group" aria-label={label}>
+      <span className="bulk-bar__what">{what}</span>
+      {actions.map((action) => (
+        <Button
+          key={action}
+          size="small"
+          variant={action === 'retry' ? 'primary' : 'secondary'}
+          disabled={!mayUpdate}
+          aria-describedby={describedBy}
+          onClick={() => onAct(action)}
+        >
+          {buttonLabel(action)}
+        </Button>
+      ))}
+    </div>
   );
 }

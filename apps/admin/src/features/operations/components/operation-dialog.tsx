@@ -18,26 +18,38 @@ interface OperationDialogProps<Request> {
   children: ReactNode;
   /** The request of the fields as they are now; a change discards the count taken for the last one. */
   request: OperationDialogRequest<Request>;
-  /** Starts the operation: a dry run first (`dryRun: true`), then, once confirmed, the real one. */
+  /**
+   * Starts the operation: a dry run first (`dryRun: true`), then, once confirmed, the real one.
+   * Choices that shape only the real run (`runOptions`) are added here when `dryRun` is false.
+   */
   start: (request: Request, dryRun: boolean) => Promise<WebhookOperationRead>;
+  /**
+   * Count as soon as it opens, and show the dry run's progress while it counts: for a request
+   * with nothing to fill in (a bulk action by a fixed filter). Otherwise the operator fills in
+   * the fields and presses "Count what would change".
+   */
+  countAtOnce?: boolean;
   /** The count a finished dry run tells: `12 Failed webhooks would be delivered again.` */
   countText: (dryRun: WebhookOperationRead) => string;
+  /** Choices under the count that shape only the real run, not what is counted (fresh schedule). */
+  runOptions?: ReactNode;
   /** The confirm button once counted: `Recover 12 webhooks`. */
   confirmLabel: (dryRun: WebhookOperationRead) => string;
   confirmVariant?: ButtonVariant;
   /** What the progress bar is of, for screen readers. */
   progressLabel: string;
+  /** The real operation started: a page that keeps showing it after the dialog closes takes its id. */
+  onStarted?: (operationId: number) => void;
   onClose: () => void;
   testId?: string;
 }
 
 /**
- * The steps of an operation whose request the operator shapes in the dialog (the window of a
- * recover or a replay): fill in the fields, count (a dry run, which changes nothing; changing a
- * field discards the count), confirm what was counted, then follow the real operation until it is
- * done. Closing it while the operation runs leaves the operation running (it is the API's, not the
- * page's); the audit page links to it. A bulk action by a fixed filter, which has nothing to fill
- * in, uses `BulkActionDialog`, which counts at once.
+ * The one flow of every operation the console starts (a bulk action by filter, a recover, a
+ * replay): count what it would change (a dry run, which changes nothing; changing a field
+ * discards the count), confirm what was counted, then follow the real operation until it is done.
+ * Closing it while the operation runs leaves the operation running (it is the API's, not the
+ * page's); the page that started it keeps showing it (`onStarted`), or the audit page links to it.
  */
 export function OperationDialog<Request>(props: OperationDialogProps<Request>) {
   const cancelRef = useRef<HTMLButtonElement>(null);
@@ -59,10 +71,13 @@ function OperationSteps<Request>({
   children,
   request,
   start,
+  countAtOnce = false,
   countText,
+  runOptions,
   confirmLabel,
   confirmVariant = 'primary',
   progressLabel,
+  onStarted,
   onClose,
   cancelRef,
 }: OperationDialogProps<Request> & { cancelRef: RefObject<HTMLButtonElement | null> }) {
@@ -84,8 +99,17 @@ function OperationSteps<Request>({
     );
   };
   const confirm = () => {
-    if (request.problem === undefined) startRun.mutate({ request: request.request });
+    if (request.problem !== undefined) return;
+    startRun.mutate({ request: request.request }, { onSuccess: (operation) => onStarted?.(operation.id) });
   };
+
+  // once per opening (StrictMode runs effects twice in development)
+  const countedAtOnce = useRef(false);
+  useEffect(() => {
+    if (!countAtOnce || countedAtOnce.current) return;
+    countedAtOnce.current = true;
+    count();
+  });
 
   // the confirm button goes away once the operation runs: focus follows the progress
   const running = startRun.data !== undefined;
@@ -95,6 +119,8 @@ function OperationSteps<Request>({
 
   const counting = startDryRun.isPending || dryRun.data?.state === 'running';
   const countDone = dryRun.data?.state === 'done' ? dryRun.data : undefined;
+  // counted at once, the dry run's progress shows above the count (its failure too)
+  const dryRunShown = countAtOnce && dryRun.data !== undefined;
 
   return (
     <>
@@ -103,23 +129,33 @@ function OperationSteps<Request>({
           <fieldset className="operation-dialog__fields" disabled={startRun.isPending}>
             {children}
           </fieldset>
+          {dryRunShown && <OperationProgress operation={dryRun.data!} label="Dry run: what would change" />}
           <div aria-live="polite" data-testid="operation-count">
             {request.problem !== undefined ? (
               <p className="field__error">{request.problem}</p>
             ) : startDryRun.isError ? (
               <ErrorState title="The dry run could not start" error={startDryRun.error} />
-            ) : dryRun.data?.state === 'failed' ? (
+            ) : dryRun.data?.state === 'failed' && !dryRunShown ? (
               <OperationProgress operation={dryRun.data} label="Dry run: what would change" />
             ) : countDone ? (
               <p className="operation-dialog__count">
                 <strong>{countText(countDone)}</strong>
               </p>
             ) : counting ? (
-              <Loading label="Counting what would change (a dry run: nothing changes)…" />
+              !dryRunShown && <Loading label="Counting what would change (a dry run: nothing changes)…" />
             ) : (
-              <p className="muted">Count first: a dry run says how many would change, and changes nothing.</p>
+              !countAtOnce && (
+                <p className="muted">
+                  Count first: a dry run says how many would change, and changes nothing.
+                </p>
+              )
             )}
           </div>
+          {runOptions && (
+            <fieldset className="operation-dialog__fields" disabled={startRun.isPending}>
+              {runOptions}
+            </fieldset>
+          )}
           {startRun.isError && (
             <p className="form-error" role="alert">
               It was not started: {errorMessage(startRun.error)}
@@ -135,7 +171,9 @@ function OperationSteps<Request>({
           )}
           {run.data?.state === 'running' && (
             <p className="muted small">
-              It runs on the server: closing this leaves it running (the audit page links to it).
+              {onStarted
+                ? 'It runs on the server: closing this leaves it running, and the page keeps showing it.'
+                : 'It runs on the server: closing this leaves it running (the audit page links to it).'}
             </p>
           )}
         </section>

@@ -1,28 +1,12 @@
-import type { WebhookOperationRead } from '@platform/shared';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+import { anOperation } from '../utils/operation.fixture';
 import { OperationProgress } from './operation-progress';
 
 const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
 
-const base: WebhookOperationRead = {
-  id: 3,
-  action: 'retry',
-  state: 'running',
-  dryRun: false,
-  freshSchedule: true,
-  registrationId: null,
-  filter: { states: [4] },
-  total: 200,
-  done: 50,
-  changed: 40,
-  skipped: { 'not-failed': 10 },
-  error: null,
-  startedAt: '2026-11-27T10:00:00Z',
-  finishedAt: null,
-  requestedByAccountId: 1,
-};
+const base = anOperation({ id: 3, freshSchedule: true, total: 200, done: 50, changed: 40 });
 
 describe('OperationProgress', () => {
   it('is a progressbar of done out of total while running, with no summary yet', () => {

@@ -1,31 +1,15 @@
-import type { WebhookOperationRead } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
 import {
   changedText,
+  dryRunCountText,
   operationSummary,
   progressPercent,
   skippedEntries,
   skippedText,
 } from './operation-progress';
+import { anOperation } from './operation.fixture';
 
-const operation = (overrides: Partial<WebhookOperationRead> = {}): WebhookOperationRead => ({
-  id: 9,
-  action: 'retry',
-  state: 'running',
-  dryRun: false,
-  freshSchedule: false,
-  registrationId: null,
-  filter: { states: [4] },
-  total: 120,
-  done: 60,
-  changed: 50,
-  skipped: { 'not-failed': 10 },
-  error: null,
-  startedAt: '2026-11-27T10:00:00Z',
-  finishedAt: null,
-  requestedByAccountId: 1,
-  ...overrides,
-});
+const operation = anOperation;
 
 describe('operation progress', () => {
   it('measures done of total, whole percent, and a finished empty selection as complete', () => {
@@ -63,6 +47,16 @@ describe('operation progress', () => {
     );
     expect(operationSummary(operation({ state: 'failed', skipped: {}, error: 'The API restarted.' }))).toBe(
       'Failed after 60 of 120 webhooks: 50 retried. The API restarted.',
+    );
+  });
+
+  it('tells what a bulk dry run counted, with the skip reasons only when some were skipped', () => {
+    const counted = operation({ dryRun: true, state: 'done', done: 1200, total: 1200, changed: 1190 });
+    expect(dryRunCountText(counted)).toBe(
+      '1,200 selected, 1,190 would change, 10 skipped (10 not Failed (nothing to retry)).',
+    );
+    expect(dryRunCountText({ total: 3, changed: 3, skipped: {} })).toBe(
+      '3 selected, 3 would change, 0 skipped.',
     );
   });
 });

@@ -50,6 +50,17 @@ export function skippedText(skipped: Readonly<Record<string, number>>): string {
     .join(', ');
 }
 
+/**
+ * What a finished dry run of a bulk action counted: `120 selected, 100 would change, 20 skipped
+ * (20 not Failed (nothing to retry)).`
+ */
+export function dryRunCountText(dryRun: Pick<WebhookOperationRead, 'total' | 'changed' | 'skipped'>): string {
+  const skipped = skippedTotal(dryRun.skipped);
+  return `${formatCount(dryRun.total)} selected, ${formatCount(dryRun.changed)} would change, ${formatCount(skipped)} skipped${
+    skipped ? ` (${skippedText(dryRun.skipped)})` : ''
+  }.`;
+}
+
 /** How far it got, 0–100 (whole); a finished operation with nothing selected is 100. */
 export function progressPercent(operation: Pick<WebhookOperationRead, 'done' | 'total' | 'state'>): number {
   if (operation.total <= 0) return operation.state === 'running' ? 0 : 100;

@@ -2,6 +2,7 @@ import type { WebhookOperationRead } from '@platform/shared';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+import { anOperation } from '../../operations/utils/operation.fixture';
 import { RotatedSecretPanel } from './rotate-secret';
 import { TestEventResult } from './test-event-form';
 import { WINDOW_OPERATION_COPY } from './window-operation-dialog';
@@ -9,24 +10,25 @@ import { WINDOW_OPERATION_COPY } from './window-operation-dialog';
 /** The text a screen reader or a test would read, tags dropped. */
 const text = (html: string) => html.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ');
 
-const dryRun = (overrides: Partial<WebhookOperationRead>): WebhookOperationRead => ({
-  id: 1,
-  action: 'recover',
-  state: 'done',
-  dryRun: true,
-  freshSchedule: true,
-  registrationId: 3,
-  filter: { since: '2026-11-26T10:00:00Z' },
-  total: 2,
-  done: 2,
-  changed: 2,
-  skipped: {},
-  error: null,
-  startedAt: '2026-11-26T10:00:00Z',
-  finishedAt: '2026-11-26T10:00:01Z',
-  requestedByAccountId: 2,
-  ...overrides,
-});
+/** A finished dry run of a recover of registration 3 that would change 2. */
+const dryRun = (overrides: Partial<WebhookOperationRead>): WebhookOperationRead =>
+  anOperation({
+    id: 1,
+    action: 'recover',
+    state: 'done',
+    dryRun: true,
+    freshSchedule: true,
+    registrationId: 3,
+    filter: { since: '2026-11-26T10:00:00Z' },
+    total: 2,
+    done: 2,
+    changed: 2,
+    skipped: {},
+    startedAt: '2026-11-26T10:00:00Z',
+    finishedAt: '2026-11-26T10:00:01Z',
+    requestedByAccountId: 2,
+    ...overrides,
+  });
 
 describe('registration recovery tools', () => {
   it('says what a recover and a replay would do, and names the count on the confirm button', () => {

@@ -8,6 +8,7 @@ import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback
 import { PageHeader } from '../../../components/ui/page-header';
 import { RegistrationStatusBadge } from '../../../components/ui/registration-status-badge';
 import { StateBadge } from '../../../components/ui/state-badge';
+import { DataTable } from '../../../components/ui/table';
 import { useToast } from '../../../components/ui/toast';
 import { errorMessage } from '../../../lib/api-client';
 import { useRegistrationHealth } from '../../../lib/registration-health';
@@ -46,44 +47,31 @@ function RecentWebhooks({ registrationId }: { registrationId: number }) {
           <p>A webhook appears here when a subscribed change happens in the registration’s party.</p>
         </EmptyState>
       ) : (
-        <div className="table-wrap">
-          <table
-            className="table table--stack"
-            aria-label={`The ${RECENT_WEBHOOKS} newest webhooks`}
-            data-testid="recent-webhooks"
-          >
-            <thead>
-              <tr>
-                <th scope="col">ID</th>
-                <th scope="col">State</th>
-                <th scope="col">Event</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {webhooks.data.items.map((webhook) => (
-                <tr key={webhook.id}>
-                  <td data-label="ID">
-                    <Link to={`/webhooks/${webhook.id}`} aria-label={`Webhook ${webhook.id}`}>
-                      #{webhook.id}
-                    </Link>
-                  </td>
-                  <td data-label="State">
-                    <StateBadge state={webhook.state} />
-                  </td>
-                  <td data-label="Event">
-                    {webhook.entityName} {webhook.entityId} {eventTypeName(webhook.eventType)}
-                  </td>
-                  <td data-label="Attempts">{webhook.attemptCount}</td>
-                  <td data-label="Created">
-                    <DateTime value={webhook.created} relative />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          label={`The ${RECENT_WEBHOOKS} newest webhooks`}
+          testId="recent-webhooks"
+          columns={['ID', 'State', 'Event', 'Attempts', 'Created']}
+        >
+          {webhooks.data.items.map((webhook) => (
+            <tr key={webhook.id}>
+              <td data-label="ID">
+                <Link to={`/webhooks/${webhook.id}`} aria-label={`Webhook ${webhook.id}`}>
+                  #{webhook.id}
+                </Link>
+              </td>
+              <td data-label="State">
+                <StateBadge state={webhook.state} />
+              </td>
+              <td data-label="Event">
+                {webhook.entityName} {webhook.entityId} {eventTypeName(webhook.eventType)}
+              </td>
+              <td data-label="Attempts">{webhook.attemptCount}</td>
+              <td data-label="Created">
+                <DateTime value={webhook.created} relative />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );

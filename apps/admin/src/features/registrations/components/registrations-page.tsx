@@ -3,6 +3,7 @@ import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
 import { Pagination } from '../../../components/ui/pagination';
+import { DataTable } from '../../../components/ui/table';
 import { RegistrationStatusBadge } from '../../../components/ui/registration-status-badge';
 import { Link, navigate, useSearchParams } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
@@ -76,31 +77,24 @@ export function RegistrationsPage() {
         </EmptyState>
       ) : (
         <>
-          <div className="table-wrap">
-            <table
-              className="table table--stack"
-              aria-label="Registrations"
-              data-testid="registrations-table"
-            >
-              <thead>
-                <tr>
-                  <th scope="col">ID</th>
-                  <th scope="col">Target URL</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Health (last hour)</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Grouping</th>
-                  <th scope="col">Authorization</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {registrations.data.items.map((registration) => (
-                  <RegistrationRow key={registration.id} registration={registration} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Registrations"
+            testId="registrations-table"
+            columns={[
+              'ID',
+              'Target URL',
+              'Status',
+              'Health (last hour)',
+              'Events',
+              'Grouping',
+              'Authorization',
+              'Created',
+            ]}
+          >
+            {registrations.data.items.map((registration) => (
+              <RegistrationRow key={registration.id} registration={registration} />
+            ))}
+          </DataTable>
           <Pagination
             page={registrations.data}
             noun="registrations"

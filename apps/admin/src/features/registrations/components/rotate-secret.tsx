@@ -1,18 +1,17 @@
 import type { RotateSecretResult } from '@platform/shared';
-import { useEffect, useId, useRef, useState } from 'react';
+import { useId, useState } from 'react';
 import { Button } from '../../../components/ui/button';
-import { CopyButton } from '../../../components/ui/copy-button';
 import { DateTime } from '../../../components/ui/date-time';
 import { ConfirmDialog } from '../../../components/ui/dialog';
 import { useToast } from '../../../components/ui/toast';
 import { errorMessage } from '../../../lib/api-client';
 import { useRotateSecret } from '../api/rotate-secret';
+import { OnceSecretPanel } from './once-secret-panel';
 import { DEFAULT_OVERLAP_CHOICE, OVERLAP_CHOICES, type OverlapChoice } from '../utils/secret-rotation';
 
 /**
- * The new signing secret of a rotation, shown this once (the API never returns it again), and
- * until when the previous one still verifies. Focus moves here so keyboard and screen-reader
- * users meet it first; "Hide the secret" forgets it.
+ * The new signing secret of a rotation, shown this once (`OnceSecretPanel`), and until when the
+ * previous one still verifies; "Hide the secret" forgets it.
  */
 export function RotatedSecretPanel({
   registrationId,
@@ -23,23 +22,19 @@ export function RotatedSecretPanel({
   result: RotateSecretResult;
   onDismiss: () => void;
 }) {
-  const headingRef = useRef<HTMLHeadingElement>(null);
-  const headingId = useId();
-  useEffect(() => headingRef.current?.focus(), []);
   return (
-    <section className="card secret-panel" aria-labelledby={headingId} data-testid="rotated-secret-panel">
-      <h3 id={headingId} ref={headingRef} tabIndex={-1} className="section__title">
-        New signing secret of registration {registrationId}
-      </h3>
-      <p>
-        Copy it now and give it to the receiver. <strong>It is shown only this once.</strong>
-      </p>
-      <div className="secret">
-        <code className="secret__value" data-testid="signing-secret" aria-label="New signing secret">
-          {result.signingSecret}
-        </code>
-        <CopyButton text={result.signingSecret} label="Copy secret" />
-      </div>
+    <OnceSecretPanel
+      title={`New signing secret of registration ${registrationId}`}
+      level={3}
+      testId="rotated-secret-panel"
+      secret={result.signingSecret}
+      secretLabel="New signing secret"
+      intro={
+        <>
+          Copy it now and give it to the receiver. <strong>It is shown only this once.</strong>
+        </>
+      }
+    >
       <p data-testid="secret-overlap">
         {result.previousSecretExpiresAt ? (
           <>
@@ -56,7 +51,7 @@ export function RotatedSecretPanel({
       <p className="form__actions">
         <Button onClick={onDismiss}>Hide the secret</Button>
       </p>
-    </section>
+    </OnceSecretPanel>
   );
 }
 

@@ -1,17 +1,17 @@
 import type { BulkWebhookAction, WebhookIssueRead } from '@platform/shared';
-import { useId, useRef, useState } from 'react';
+import { useId, useState } from 'react';
 import { ActionButton } from '../../../components/ui/action-button';
-import { Button } from '../../../components/ui/button';
 import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
-import { Pagination } from '../../../components/ui/pagination';
+import { PageSizeSelect, Pagination } from '../../../components/ui/pagination';
 import { StateBadge } from '../../../components/ui/state-badge';
+import { DataTable } from '../../../components/ui/table';
 import { formatCount } from '../../../lib/format';
 import { Link, navigate, useLocation } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import { BulkActionDialog, type BulkRequest } from '../../operations/components/bulk-action-dialog';
-import { FollowOperation } from '../../operations/components/operation-progress';
+import { OperationsPanel } from '../../operations/components/operations-panel';
 import { useWebhookIssues } from '../api/get-webhook-issues';
 import {
   LINE_ACTION_COPY,
@@ -112,14 +112,12 @@ export function TriagePage() {
   const permissionNoticeId = useId();
   const [bulk, setBulk] = useState<BulkRequest | null>(null);
   const [operationId, setOperationId] = useState<number | null>(null);
-  const seq = useRef(0);
   const ask = ({ line, action }: Asked) =>
     setBulk({
       action,
       filter: line.filter,
       description: lineName(line),
       title: `${LINE_ACTION_COPY[action].verb} every webhook of ${lineName(line)}?`,
-      seq: ++seq.current,
     });
   const go = (next: TriageQuery) => navigate(`/triage${triageQueryToSearch(next)}`);
 
@@ -142,16 +140,11 @@ export function TriagePage() {
           Your account lacks the Webhook.Update permission, so retry, abort and resolve are disabled.
         </p>
       )}
-      {operationId !== null && (
-        <section className="section operations" aria-label="Action in progress or done">
-          <div className="operations__item">
-            <FollowOperation id={operationId} />
-            <Button size="small" variant="ghost" onClick={() => setOperationId(null)}>
-              Dismiss
-            </Button>
-          </div>
-        </section>
-      )}
+      <OperationsPanel
+        label="Action in progress or done"
+        operationId={operationId}
+        onDismissOperation={() => setOperationId(null)}
+      />
       {issues.isPending ? (
         <Loading label="Loading triage…" />
       ) : issues.isError ? (
@@ -165,37 +158,30 @@ export function TriagePage() {
         </EmptyState>
       ) : (
         <>
-          <div className="table-wrap">
-            <table
-              className="table table--stack"
-              aria-label="Triage lines"
-              data-testid="triage-table"
-              aria-busy={issues.isPlaceholderData}
-            >
-              <thead>
-                <tr>
-                  <th scope="col">Registration / target</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Error</th>
-                  <th scope="col">Webhooks</th>
-                  <th scope="col">Seen (last attempt)</th>
-                  <th scope="col">See them</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {issues.data.items.map((line) => (
-                  <IssueRow
-                    key={JSON.stringify(line.filter)}
-                    line={line}
-                    mayUpdate={mayUpdate}
-                    permissionNoticeId={permissionNoticeId}
-                    onAct={ask}
-                  />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Triage lines"
+            testId="triage-table"
+            busy={issues.isPlaceholderData}
+            columns={[
+              'Registration / target',
+              'State',
+              'Error',
+              'Webhooks',
+              'Seen (last attempt)',
+              'See them',
+              'Actions',
+            ]}
+          >
+            {issues.data.items.map((line) => (
+              <IssueRow
+                key={JSON.stringify(line.filter)}
+                line={line}
+                mayUpdate={mayUpdate}
+                permissionNoticeId={permissionNoticeId}
+                onAct={ask}
+              />
+            ))}
+          </DataTable>
           <div className="list-footer">
             <Pagination
               page={issues.data}
@@ -203,19 +189,11 @@ export function TriagePage() {
               loading={issues.isPlaceholderData}
               onPageChange={(page) => go({ ...query, page })}
             />
-            <label className="page-size">
-              Per page
-              <select
-                value={query.pageSize}
-                onChange={(e) => go({ ...query, page: 1, pageSize: Number(e.target.value) })}
-              >
-                {TRIAGE_PAGE_SIZES.map((size) => (
-                  <option key={size} value={size}>
-                    {size}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <PageSizeSelect
+              value={query.pageSize}
+              sizes={TRIAGE_PAGE_SIZES}
+              onChange={(pageSize) => go({ ...query, page: 1, pageSize })}
+            />
           </div>
         </>
       )}

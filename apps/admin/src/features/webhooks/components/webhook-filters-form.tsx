@@ -1,7 +1,8 @@
 import { WEBHOOK_ENTITY_NAMES } from '@platform/shared';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { Button } from '../../../components/ui/button';
 import { Field } from '../../../components/ui/field';
+import { FilterForm } from '../../../components/ui/filter-form';
 import { formatZone, fromLocalInputValue, toLocalInputValue } from '../../../lib/format';
 import { WEBHOOK_STATES, webhookStateName } from '../../../lib/webhook-states';
 import { useRegistrationOptions } from '../../../lib/registration-options';
@@ -57,8 +58,7 @@ export function WebhookFiltersForm({
   };
   const rangeProblem = timeRangeProblem(next);
 
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
+  const submit = () => {
     if (draft.entityId && next.entityId === undefined) {
       setEntityIdError('An entity id is a whole number from 1.');
       return;
@@ -93,7 +93,21 @@ export function WebhookFiltersForm({
   const zone = formatZone(new Date().toISOString());
 
   return (
-    <form className="filters card" onSubmit={submit} aria-label="Filter webhooks" role="search">
+    <FilterForm
+      label="Filter webhooks"
+      onSubmit={submit}
+      onClear={clear}
+      applyDisabled={Boolean(rangeProblem)}
+      quick={
+        <div className="filters__quick" role="group" aria-label="Quick time ranges (applied at once)">
+          {QUICK_RANGES.map((range) => (
+            <Button key={range.label} size="small" variant="ghost" onClick={() => quickRange(range.ms)}>
+              {range.label}
+            </Button>
+          ))}
+        </div>
+      }
+    >
       <div className="filters__grid">
         <Field label="State">
           <select value={draft.state} onChange={set('state')} name="state">
@@ -155,21 +169,6 @@ export function WebhookFiltersForm({
           <input type="datetime-local" value={draft.createdTo} onChange={set('createdTo')} name="createdTo" />
         </Field>
       </div>
-      <div className="filters__actions">
-        <div className="filters__quick" role="group" aria-label="Quick time ranges (applied at once)">
-          {QUICK_RANGES.map((range) => (
-            <Button key={range.label} size="small" variant="ghost" onClick={() => quickRange(range.ms)}>
-              {range.label}
-            </Button>
-          ))}
-        </div>
-        <div className="filters__buttons">
-          <Button onClick={clear}>Clear filters</Button>
-          <Button type="submit" variant="primary" disabled={Boolean(rangeProblem)}>
-            Apply filters
-          </Button>
-        </div>
-      </div>
-    </form>
+    </FilterForm>
   );
 }

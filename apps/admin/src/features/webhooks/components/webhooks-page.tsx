@@ -7,15 +7,16 @@ import { DateTime } from '../../../components/ui/date-time';
 import { ConfirmDialog } from '../../../components/ui/dialog';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
-import { Pagination } from '../../../components/ui/pagination';
+import { PageSizeSelect, Pagination } from '../../../components/ui/pagination';
 import { StateBadge } from '../../../components/ui/state-badge';
+import { DataTable } from '../../../components/ui/table';
 import { useToast } from '../../../components/ui/toast';
 import { formatCount } from '../../../lib/format';
 import { queryRoots } from '../../../lib/query-keys';
 import { Link, navigate, useLocation } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import { eventTypeName, WEBHOOK_ACTION_COPY, type WebhookAction } from '../../../lib/webhook-states';
-import { FollowOperation, OperationProgress } from '../../operations/components/operation-progress';
+import { OperationsPanel } from '../../operations/components/operations-panel';
 import { operationSummary, type OperationFigures } from '../../operations/utils/operation-progress';
 import { actOnWebhook } from '../api/act-on-webhook';
 import { useWebhooks } from '../api/get-webhooks';
@@ -36,6 +37,7 @@ import {
 import { actOnSelected, type SelectedWebhook } from '../../operations/utils/act-in-sequence';
 import {
   BULK_ACTION_COPY,
+  BulkActionButtons,
   BulkActionDialog,
   type BulkRequest,
 } from '../../operations/components/bulk-action-dialog';
@@ -213,23 +215,15 @@ function ActionsBar({
           </Button>
         )}
       </div>
-      <div className="bulk-bar__row" role="group" aria-label="Every webhook matching the filters">
-        <span className="bulk-bar__what">
-          All {formatCount(totalCount)} matching the filters, every page:
-        </span>
-        {ACTIONS.map((action) => (
-          <Button
-            key={action}
-            size="small"
-            variant={action === 'retry' ? 'primary' : 'secondary'}
-            disabled={!mayUpdate}
-            aria-describedby={describedBy}
-            onClick={() => onBulk(action)}
-          >
-            {BULK_ACTION_COPY[action].button}
-          </Button>
-        ))}
-      </div>
+      <BulkActionButtons
+        label="Every webhook matching the filters"
+        what={<>All {formatCount(totalCount)} matching the filters, every page:</>}
+        actions={ACTIONS}
+        mayUpdate={mayUpdate}
+        describedBy={describedBy}
+        buttonLabel={(action) => BULK_ACTION_COPY[action].button}
+        onAct={onBulk}
+      />
       {!mayUpdate && (
         <p id={noticeId} className="action-hint" data-testid="action-disabled-reason">
           {missingPermissionReason('Webhook.Update')} You can look, not act.
@@ -302,6 +296,11 @@ function WebhookList({
 
   const copy = asked ? WEBHOOK_ACTION_COPY[asked] : undefined;
   const running = selectedRun?.state === 'running';
+  const sortHeader = (field: WebhookSortField, label: string) => (
+    <SortHeader field={field} filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
+      {label}
+    </SortHeader>
+  );
   return (
     <>
       <ActionsBar
@@ -312,57 +311,37 @@ function WebhookList({
         onSelected={setAsked}
         onBulk={onBulk}
       />
-      <div className="table-wrap">
-        <table
-          className="table table--stack table--webhooks"
-          aria-label="Webhooks"
-          data-testid="webhooks-table"
-          aria-busy={placeholder}
-        >
-          <thead>
-            <tr>
-              <th scope="col" className="cell--select">
-                <SelectPage items={page.items} selected={selected} onChange={selectPage} />
-              </th>
-              <SortHeader field="id" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                ID
-              </SortHeader>
-              <SortHeader field="state" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                State
-              </SortHeader>
-              <SortHeader field="entityName" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Event
-              </SortHeader>
-              <th scope="col">Entity id</th>
-              <SortHeader field="registrationId" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Target (registration)
-              </SortHeader>
-              <SortHeader field="attemptCount" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Attempts
-              </SortHeader>
-              <th scope="col">Last attempt</th>
-              <th scope="col">Last status</th>
-              <th scope="col">Last error</th>
-              <SortHeader field="nextAttemptAt" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Next attempt
-              </SortHeader>
-              <SortHeader field="created" filters={filters} onSort={(f) => go(toggleSort(filters, f))}>
-                Created
-              </SortHeader>
-            </tr>
-          </thead>
-          <tbody>
-            {page.items.map((webhook) => (
-              <WebhookRow
-                key={webhook.id}
-                webhook={webhook}
-                selected={selected.has(webhook.id)}
-                onSelect={select}
-              />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        label="Webhooks"
+        testId="webhooks-table"
+        className="table--stack table--webhooks"
+        busy={placeholder}
+        columns={[
+          <th scope="col" className="cell--select">
+            <SelectPage items={page.items} selected={selected} onChange={selectPage} />
+          </th>,
+          sortHeader('id', 'ID'),
+          sortHeader('state', 'State'),
+          sortHeader('entityName', 'Event'),
+          'Entity id',
+          sortHeader('registrationId', 'Target (registration)'),
+          sortHeader('attemptCount', 'Attempts'),
+          'Last attempt',
+          'Last status',
+          'Last error',
+          sortHeader('nextAttemptAt', 'Next attempt'),
+          sortHeader('created', 'Created'),
+        ]}
+      >
+        {page.items.map((webhook) => (
+          <WebhookRow
+            key={webhook.id}
+            webhook={webhook}
+            selected={selected.has(webhook.id)}
+            onSelect={select}
+          />
+        ))}
+      </DataTable>
       <ConfirmDialog
         open={asked !== null}
         title={
@@ -383,46 +362,6 @@ function WebhookList({
   );
 }
 
-/** What the page keeps across lists: the last runs and the bulk dialog (a list that empties goes). */
-function Operations({
-  selectedRun,
-  onDismissSelected,
-  bulkOperationId,
-  onDismissBulk,
-}: {
-  selectedRun: OperationFigures | null;
-  onDismissSelected: () => void;
-  bulkOperationId: number | null;
-  onDismissBulk: () => void;
-}) {
-  if (!selectedRun && bulkOperationId === null) return null;
-  return (
-    <section className="section operations" aria-label="Actions in progress and done">
-      {selectedRun && (
-        <div className="operations__item">
-          <OperationProgress
-            operation={selectedRun}
-            label={`${WEBHOOK_ACTION_COPY[selectedRun.action as WebhookAction].label} of ${selectedRun.total} selected`}
-          />
-          {selectedRun.state !== 'running' && (
-            <Button size="small" variant="ghost" onClick={onDismissSelected}>
-              Dismiss
-            </Button>
-          )}
-        </div>
-      )}
-      {bulkOperationId !== null && (
-        <div className="operations__item">
-          <FollowOperation id={bulkOperationId} />
-          <Button size="small" variant="ghost" onClick={onDismissBulk}>
-            Dismiss
-          </Button>
-        </div>
-      )}
-    </section>
-  );
-}
-
 /** Every webhook the operator may see, filtered, sorted and paged on the server. */
 export function WebhooksPage() {
   const { search } = useLocation();
@@ -434,13 +373,11 @@ export function WebhooksPage() {
   const [selectedRun, setSelectedRun] = useState<OperationFigures | null>(null);
   const [bulk, setBulk] = useState<BulkRequest | null>(null);
   const [bulkOperationId, setBulkOperationId] = useState<number | null>(null);
-  const seq = useRef(0);
   const openBulk = (action: WebhookAction) =>
     setBulk({
       action,
       filter: filtersToBulkFilter(filters),
       description: describeFilters(filters),
-      seq: ++seq.current,
     });
 
   return (
@@ -453,11 +390,17 @@ export function WebhooksPage() {
       />
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <WebhookFiltersForm key={search} filters={filters} onApply={go} />
-      <Operations
+      {/* the page keeps the last runs across lists (a list that empties goes) */}
+      <OperationsPanel
         selectedRun={selectedRun}
+        selectedRunLabel={
+          selectedRun
+            ? `${WEBHOOK_ACTION_COPY[selectedRun.action as WebhookAction].label} of ${selectedRun.total} selected`
+            : undefined
+        }
         onDismissSelected={() => setSelectedRun(null)}
-        bulkOperationId={bulkOperationId}
-        onDismissBulk={() => setBulkOperationId(null)}
+        operationId={bulkOperationId}
+        onDismissOperation={() => setBulkOperationId(null)}
       />
       {webhooks.isPending ? (
         <Loading label="Loading webhooks…" />
@@ -522,19 +465,11 @@ export function WebhooksPage() {
                 <option value="asc">Ascending</option>
               </select>
             </label>
-            <label className="page-size">
-              Per page
-              <select
-                value={filters.pageSize}
-                onChange={(e) => go({ ...filters, page: 1, pageSize: Number(e.target.value) })}
-              >
-                {PAGE_SIZES.map((size) => (
-                  <option key={size} value={size}>
-                    {size}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <PageSizeSelect
+              value={filters.pageSize}
+              sizes={PAGE_SIZES}
+              onChange={(pageSize) => go({ ...filters, page: 1, pageSize })}
+            />
           </div>
         </>
       )}
