@@ -204,6 +204,7 @@ export async function login(api: TestApi, email: string, password = TEST_PASSWOR
 export interface WorldParty {
   id: number;
   type: PartyType;
+  name: string;
   /** Every permission. */
   full: { id: number; email: string; token: string };
   /** No permission at all. */
@@ -239,6 +240,7 @@ async function worldParty(
   return {
     id: party.id,
     type,
+    name: party.name,
     full: { id: full.id, email: full.email, token: fullTokens.accessToken },
     bare: { id: bare.id, email: bare.email, token: bareTokens.accessToken },
   };

@@ -324,6 +324,7 @@ export const WebhookRegistrationRead = z
   .object({
     id: z.number().int(),
     partyId: z.number().int(),
+    partyName: z.string().meta({ description: 'The name of the party the registration serves.' }),
     targetUrl: z.string(),
     enabledEvents: z.array(WebhookEventRead),
     shouldGroup: z.boolean(),
@@ -395,6 +396,7 @@ export const WebhookRead = z
     id: z.number().int(),
     registrationId: z.number().int(),
     partyId: z.number().int().meta({ description: 'The party of the registration.' }),
+    partyName: z.string().meta({ description: 'The name of the party of the registration.' }),
     eventId: z.number().int(),
     eventType: z.number().int().meta({ description: 'WebhookEventType: 1 Created, 2 Updated, 3 Deleted.' }),
     entityName: z.string(),
@@ -413,6 +415,10 @@ export const WebhookRead = z
       .meta({ description: '`<entityName>:<entityId>` for grouped registrations.' }),
     groupSeq: z.number().int().nullable().meta({ description: 'Position in its group, in commit order.' }),
     initiatorPartyId: z.number().int(),
+    initiatorPartyName: z
+      .string()
+      .nullable()
+      .meta({ description: 'The name of the party whose change it delivers; null if that party is gone.' }),
     initiatorAccountId: z.number().int().nullable(),
     created: timestamp,
     lastModified: timestamp.nullable(),

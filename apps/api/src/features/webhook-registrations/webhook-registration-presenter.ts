@@ -18,9 +18,15 @@ export const REGISTRATION_FIELDS = [
   'status_changed',
 ] as const;
 
-export const REGISTRATION_COLUMNS = REGISTRATION_FIELDS.map((field) => `r.${field}`);
+/** The registration's columns and its party's name (`p`, the parties row joined on `r.party_id`). */
+export const REGISTRATION_COLUMNS = [
+  ...REGISTRATION_FIELDS.map((field) => `r.${field}`),
+  'p.name as party_name',
+];
 
-export type RegistrationRow = Pick<WebhookRegistration, (typeof REGISTRATION_FIELDS)[number]>;
+export type RegistrationRow = Pick<WebhookRegistration, (typeof REGISTRATION_FIELDS)[number]> & {
+  party_name: string;
+};
 
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
 
@@ -41,6 +47,7 @@ export function presentRegistration(row: RegistrationRow, events: WebhookEvent[]
   return {
     id: row.id,
     partyId: row.party_id,
+    partyName: row.party_name,
     targetUrl: row.target_url,
     enabledEvents: events.map(presentEvent),
     shouldGroup: row.should_group,

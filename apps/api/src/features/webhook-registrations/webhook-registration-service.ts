@@ -62,9 +62,15 @@ export const REGISTRATION_COLLECTION: CollectionSpec = {
 /** Party types whose parties may hold registrations (spec 6.1.3; Admin for testing its own). */
 const REGISTERING_PARTY_TYPES: readonly number[] = [PartyType.Admin, PartyType.PropertyManagementCompany];
 
-/** Live registrations the caller may see: Admin all, others their own party's (and managed ones'). */
+/**
+ * Live registrations the caller may see: Admin all, others their own party's (and managed ones').
+ * Each row carries its party's name (`p`, joined by primary key).
+ */
 export function visibleRegistrations(knex: Knex, principal: Principal): Knex.QueryBuilder {
-  const query = knex('webhook_registrations as r').select(REGISTRATION_COLUMNS).whereNull('r.deleted');
+  const query = knex('webhook_registrations as r')
+    .join('parties as p', 'p.id', 'r.party_id')
+    .select(REGISTRATION_COLUMNS)
+    .whereNull('r.deleted');
   return scopeToParties(query, 'r.party_id', principal);
 }
 
@@ -72,7 +78,8 @@ export function visibleRegistrations(knex: Knex, principal: Principal): Knex.Que
 async function withEvents(knex: Knex, rows: RegistrationRow[]): Promise<WebhookRegistrationRead[]> {
   if (rows.length === 0) return [];
   const registrations = await WebhookRegistration.fetchGraph(rows, 'events', { transaction: knex });
-  return registrations.map((registration) => presentRegistration(registration, registration.events!));
+  // fetchGraph answers the rows in their order
+  return registrations.map((registration, i) => presentRegistration(rows[i]!, registration.events!));
 }
 
 async function pageWithEvents(
@@ -113,7 +120,8 @@ export async function lockVisibleRegistration(
 ): Promise<RegistrationRow> {
   const row: RegistrationRow | undefined = await visibleRegistrations(trx, principal)
     .where('r.id', id)
-    .forUpdate()
+    // the registration's row only, not its party's
+    .forUpdate('r')
     .first();
   if (!row) throw new AppError('NotFound', `Webhook registration ${id} was not found`);
   return row;
@@ -140,30 +148,34 @@ function checkTargetAllowed(deps: AppDeps, targetUrl: string): void {
 }
 
 /**
- * The party a new registration serves: an Admin may name any live Admin or Property Management
- * Company party; everyone else registers for their own party.
+ * The party a new registration serves, with its name: an Admin may name any live Admin or Property
+ * Management Company party; everyone else registers for their own party.
  */
 async function registeringParty(
   trx: Knex.Transaction,
   principal: Principal,
   partyId: number | undefined,
-): Promise<number> {
-  if (partyId === undefined || partyId === principal.partyId) return principal.partyId;
-  if (principal.partyType !== PartyType.Admin) {
+): Promise<{ id: number; name: string }> {
+  const own = partyId === undefined || partyId === principal.partyId;
+  if (!own && principal.partyType !== PartyType.Admin) {
     throw fieldError('partyId', 'Only an Admin may register webhooks for another party');
   }
-  const party: { type: number } | undefined = await trx('parties')
-    .where({ id: partyId })
-    .whereNull('deleted')
-    .first('type');
-  if (!party) throw fieldError('partyId', `Party ${partyId} does not exist`);
+  const id = own ? principal.partyId : partyId;
+  const party: { type: number; name: string } | undefined = await trx('parties')
+    .where({ id })
+    .modify((query) => {
+      if (!own) query.whereNull('deleted');
+    })
+    .first('type', 'name');
+  if (own) return { id, name: party!.name };
+  if (!party) throw fieldError('partyId', `Party ${id} does not exist`);
   if (!REGISTERING_PARTY_TYPES.includes(party.type)) {
     throw fieldError(
       'partyId',
-      `Party ${partyId} is of type ${party.type}; only Admin (1) and Property Management Company (2) parties use webhooks`,
+      `Party ${id} is of type ${party.type}; only Admin (1) and Property Management Company (2) parties use webhooks`,
     );
   }
-  return partyId;
+  return { id, name: party.name };
 }
 
 /** The credentials of `auth` as the text to seal, or null for types that carry none. */
@@ -193,10 +205,10 @@ export async function createRegistration(
   const signingSecret = newSigningSecret();
   const credentials = credentialsOf(write.targetAuthorization);
   return runWrite(deps, principal, async ({ trx, now }) => {
-    const partyId = await registeringParty(trx, principal, write.partyId);
+    const party = await registeringParty(trx, principal, write.partyId);
     const registration = await WebhookRegistration.query(trx)
       .insert({
-        party_id: partyId,
+        party_id: party.id,
         target_url: write.targetUrl,
         should_group: write.shouldGroup ?? false,
         should_group_continue_after_fail: write.shouldGroupContinueAfterFail ?? false,
@@ -219,7 +231,7 @@ export async function createRegistration(
       )
       .returning('*');
     events.sort((a, b) => a.id - b.id);
-    return { ...presentRegistration(registration, events), signingSecret };
+    return { ...presentRegistration({ ...registration, party_name: party.name }, events), signingSecret };
   });
 }
 
@@ -238,7 +250,7 @@ export async function updateRegistration(
       .patch({ target_url: patch.targetUrl, last_modified: now })
       .where({ id })
       .returning([...REGISTRATION_FIELDS]);
-    return (await withEvents(trx, [row!]))[0]!;
+    return (await withEvents(trx, [{ ...row!, party_name: current.party_name }]))[0]!;
   });
 }
 

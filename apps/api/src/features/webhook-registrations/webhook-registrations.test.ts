@@ -67,6 +67,7 @@ describe('POST /api/webhook-registrations', () => {
     expect(created).toEqual({
       id: expect.any(Number),
       partyId: world.pmc.id,
+      partyName: world.pmc.name,
       targetUrl: 'https://hooks.example.com/platform',
       enabledEvents: [
         {
@@ -174,8 +175,11 @@ describe('POST /api/webhook-registrations', () => {
 
   it('registers for another party only as Admin, and only for Admin or PMC parties', async () => {
     const forPmc = await register(api, world.admin.full.token, { partyId: world.pmc.id });
-    expect(forPmc.partyId).toBe(world.pmc.id);
-    expect((await register(api, world.admin.full.token)).partyId).toBe(world.admin.id);
+    expect(forPmc).toMatchObject({ partyId: world.pmc.id, partyName: world.pmc.name });
+    expect(await register(api, world.admin.full.token)).toMatchObject({
+      partyId: world.admin.id,
+      partyName: world.admin.name,
+    });
     // a PMC naming its own party is fine, any other party is refused
     expect((await register(api, world.pmc.full.token, { partyId: world.pmc.id })).partyId).toBe(world.pmc.id);
     const before = await counts();
@@ -442,6 +446,20 @@ describe('reading webhook registrations', () => {
         world.admin.full.token,
       ),
     ).toEqual([mine.id, foreign.id]);
+    // each names its own party, in the list and read alike
+    const asAdmin = await readJson<{ items: WebhookRegistrationRead[] }>(
+      await api.fetch('/api/webhook-registrations', { token: world.admin.full.token }),
+    );
+    expect(asAdmin.items.map((r) => [r.id, r.partyName])).toEqual([
+      [mine.id, world.pmc.name],
+      [grouped.id, world.pmc.name],
+      [foreign.id, world.otherPmc.name],
+    ]);
+    expect(
+      await readJson(
+        await api.fetch(`/api/webhook-registrations/${foreign.id}`, { token: world.admin.full.token }),
+      ),
+    ).toMatchObject({ partyId: world.otherPmc.id, partyName: world.otherPmc.name });
 
     await expectProblem(await api.fetch(`/api/webhook-registrations/${foreign.id}`, { token }), 404);
     await expectProblem(

@@ -6,11 +6,15 @@ import {
   type WebhookRead,
 } from '@platform/shared';
 
-/** What a webhook response shows: the webhook, its registration's party, and its change. */
+/**
+ * What a webhook response shows: the webhook, its registration's party (`p`, joined by primary
+ * key), and its change.
+ */
 export const WEBHOOK_COLUMNS = [
   'w.id',
   'w.registration_id',
   'r.party_id',
+  'p.name as party_name',
   'w.event_id',
   'w.entity_change_id',
   'w.state',
@@ -30,21 +34,24 @@ export const WEBHOOK_COLUMNS = [
 ] as const;
 
 /**
- * The webhook's last attempt and last operator action, as JSON, by subqueries of the select list
- * (a page's count drops them, so counting a large list never reads attempts). Attempts are newest
- * by id: a recover starts the numbers again.
+ * The webhook's last attempt and last operator action, as JSON, and the name of the party whose
+ * change it delivers (no foreign key holds that party: null if its row is gone), by subqueries of
+ * the select list (a page's count drops them, so counting a large list never reads attempts).
+ * Attempts are newest by id: a recover starts the numbers again.
  */
-export const WEBHOOK_LAST_COLUMNS = [
+export const WEBHOOK_SUBQUERY_COLUMNS = [
   `(select json_build_object('at', a.started_at, 'statusCode', a.status_code, 'errorKind', a.error_kind)
       from webhook_attempts a where a.webhook_id = w.id order by a.id desc limit 1) as last_attempt`,
   `(select json_build_object('id', o.id, 'action', o.action, 'accountId', o.account_id, 'at', o.created)
       from operator_actions o where o.id = w.last_action_id) as last_action`,
+  `(select ip.name from parties ip where ip.id = c.initiator_party_id) as initiator_party_name`,
 ] as const;
 
 export interface WebhookRow {
   id: number;
   registration_id: number;
   party_id: number;
+  party_name: string;
   event_id: number;
   entity_change_id: number;
   state: number;
@@ -59,6 +66,7 @@ export interface WebhookRow {
   entity_name: string;
   entity_id: number;
   initiator_party_id: number;
+  initiator_party_name: string | null;
   initiator_account_id: number | null;
   target_url: string;
   last_attempt: { at: string; statusCode: number | null; errorKind: string | null } | null;
@@ -74,6 +82,7 @@ export function presentWebhook(row: WebhookRow): WebhookRead {
     id: row.id,
     registrationId: row.registration_id,
     partyId: row.party_id,
+    partyName: row.party_name,
     eventId: row.event_id,
     eventType: row.event_type,
     entityName: row.entity_name,
@@ -86,6 +95,7 @@ export function presentWebhook(row: WebhookRow): WebhookRead {
     groupKey: row.group_key,
     groupSeq: row.group_seq,
     initiatorPartyId: row.initiator_party_id,
+    initiatorPartyName: row.initiator_party_name,
     initiatorAccountId: row.initiator_account_id,
     created: row.created.toISOString(),
     lastModified: iso(row.last_modified),

@@ -29,7 +29,7 @@ import {
   presentBlockedGroup,
   presentWebhook,
   WEBHOOK_COLUMNS,
-  WEBHOOK_LAST_COLUMNS,
+  WEBHOOK_SUBQUERY_COLUMNS,
   type AttemptRow,
   type BlockedGroupRow,
   type WebhookRow,
@@ -111,14 +111,16 @@ export type BlockedGroupQuery = z.infer<typeof BlockedGroupQuery>;
 
 /**
  * Webhooks the caller may see: those of registrations of its scope (Admin all), including
- * registrations since deleted, whose history stays readable.
+ * registrations since deleted, whose history stays readable. The registration's party is joined
+ * for its name (by primary key, so a page's count stays cheap).
  */
 export function visibleWebhooks(knex: Knex, principal: Principal): Knex.QueryBuilder {
   const query = knex('webhooks as w')
     .join('webhook_registrations as r', 'r.id', 'w.registration_id')
     .join('entity_changes as c', 'c.id', 'w.entity_change_id')
+    .join('parties as p', 'p.id', 'r.party_id')
     .select(WEBHOOK_COLUMNS)
-    .select(WEBHOOK_LAST_COLUMNS.map((column) => knex.raw(column)));
+    .select(WEBHOOK_SUBQUERY_COLUMNS.map((column) => knex.raw(column)));
   return scopeToParties(query, 'r.party_id', principal);
 }
 

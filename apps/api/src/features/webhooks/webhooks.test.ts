@@ -117,6 +117,7 @@ describe('reading webhooks', () => {
       id: updated,
       registrationId: registration.id,
       partyId: world.pmc.id,
+      partyName: world.pmc.name,
       eventId: event.id,
       eventType: 2,
       entityName: 'Property',
@@ -128,6 +129,7 @@ describe('reading webhooks', () => {
       groupKey: null,
       groupSeq: null,
       initiatorPartyId: world.pmc.id,
+      initiatorPartyName: world.pmc.name,
       initiatorAccountId: world.pmc.full.id,
       created: expect.any(String),
       lastModified: null,
@@ -196,6 +198,32 @@ describe('reading webhooks', () => {
       (await readJson<{ items: unknown[] }>(await api.fetch(`/api/webhooks/${created}/attempts`, { token })))
         .items,
     ).toEqual([]);
+  });
+
+  it('names the registration’s party and the initiator’s, the latter null once its party row is gone', async () => {
+    const token = world.admin.full.token;
+    const registration = await register(api, token, { partyId: world.pmc.id });
+    await createProperty(api, world.pmc.full.token);
+    const [hook] = await webhooksOf(api, registration.id);
+    const names = (webhook: WebhookRead) => [webhook.partyName, webhook.initiatorPartyName];
+    const read = async () => readJson<WebhookRead>(await api.fetch(`/api/webhooks/${hook!.id}`, { token }));
+    const listed = async () =>
+      (await readJson<{ items: WebhookRead[] }>(await api.fetch('/api/webhooks', { token }))).items[0]!;
+    expect(names(await read())).toEqual([world.pmc.name, world.pmc.name]);
+    expect(names(await listed())).toEqual([world.pmc.name, world.pmc.name]);
+
+    // no foreign key holds a change's initiator: a party row gone leaves its id and no name
+    await api.db
+      .knex('entity_changes')
+      .whereIn('id', api.db.knex('webhooks').where({ id: hook!.id }).select('entity_change_id'))
+      .update({ initiator_party_id: 2147483647 });
+    expect(await read()).toMatchObject({ initiatorPartyId: 2147483647, initiatorPartyName: null });
+    expect(names(await listed())).toEqual([world.pmc.name, null]);
+    await setWebhookState(api.db.knex, hook!.id, Failed);
+    expect(names(await readJson<WebhookRead>(await act(api, token, hook!.id, 'retry')))).toEqual([
+      world.pmc.name,
+      null,
+    ]);
   });
 
   it('refuses bad filters with a 400 naming each one', async () => {
