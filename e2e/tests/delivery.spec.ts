@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { createRegistrationInUi, expect, signIn, snap, test } from '../fixtures/test';
+import { createRegistrationInUi, expect, OPERATOR, signIn, snap, test } from '../fixtures/test';
 
 /** The Standard Webhooks signature the receiver checks, from the secret the console showed once. */
 function expectedSignature(secret: string, id: string, timestamp: string, body: string): string {
@@ -26,6 +26,10 @@ test('a registration created in the console receives a delivery after an API wri
   await expect(page.getByTestId('registration-target-url')).toHaveText(target.url);
   await expect(page.getByTestId('registration-auth-type')).toHaveText('No Auth');
   await expect(page.getByTestId('registration-events')).toContainText('Property: Created, Updated');
+  // the party by name, its id beside
+  await expect(page.getByTestId('registration-party')).toHaveText(
+    new RegExp(`^${OPERATOR.partyName} \\(party \\d+\\)$`),
+  );
 
   // a write through the API, as an integration makes it
   const name = `Delivery House ${Date.now()}`;
@@ -58,6 +62,10 @@ test('a registration created in the console receives a delivery after an API wri
   await expect(page.getByTestId('attempt')).toHaveCount(1);
   await expect(page.getByTestId('attempt-status')).toHaveText('200');
   await expect(page.getByTestId('delivery-body')).toContainText(name);
+  // the change came from the operator's own write: party and account by name, the ids beside
+  await expect(page.getByTestId('webhook-initiator')).toHaveText(
+    new RegExp(`^${OPERATOR.partyName} · ${OPERATOR.accountName} \\(party \\d+, account \\d+\\)$`),
+  );
   await expect(page.getByTestId('delivery-headers')).toContainText('webhook-signature');
   // the API has no secrets to show: the signature is masked
   await expect(page.getByTestId('delivery-headers')).not.toContainText(

@@ -194,7 +194,9 @@ function RegistrationDetail({
           </div>
           <div>
             <dt>Party</dt>
-            <dd>{data.partyId}</dd>
+            <dd data-testid="registration-party">
+              {data.partyName} <span className="muted small">(party {data.partyId})</span>
+            </dd>
           </div>
           <div>
             <dt>Created</dt>

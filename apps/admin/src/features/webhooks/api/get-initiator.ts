@@ -1,30 +1,25 @@
-import type { AccountRead, PartyRead } from '@platform/shared';
+import type { AccountRead } from '@platform/shared';
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { api } from '../../../lib/api';
 
 /**
- * Who initiated a change, by name: the account (GET /api/accounts/{id}) and its party
- * (GET /api/accounts/{id}/party). The API has no read of a party by id, so a change without an
- * initiating account keeps showing its party id. Either read may be refused (the account is of
- * a party the operator does not see, or was deleted): the page then shows the ids.
+ * The account that initiated a change, by name (GET /api/accounts/{id}); the webhook itself names
+ * the initiating party (`initiatorPartyName`). The read may be refused (the account is of a party
+ * the operator does not see, or was deleted): the page then shows the account id.
  */
-export async function getInitiator(accountId: number, signal?: AbortSignal) {
-  const [account, party] = await Promise.all([
-    api.request<AccountRead>(`/api/accounts/${accountId}`, { signal }).catch(() => undefined),
-    api.request<PartyRead>(`/api/accounts/${accountId}/party`, { signal }).catch(() => undefined),
-  ]);
-  return { account, party };
+export async function getInitiatorAccount(accountId: number, signal?: AbortSignal) {
+  return api.request<AccountRead>(`/api/accounts/${accountId}`, { signal }).catch(() => undefined);
 }
 
-export function getInitiatorQueryOptions(accountId: number) {
+export function getInitiatorAccountQueryOptions(accountId: number) {
   return queryOptions({
-    queryKey: ['accounts', accountId, 'with-party'],
-    queryFn: ({ signal }) => getInitiator(accountId, signal),
+    queryKey: ['accounts', accountId, 'initiator'],
+    queryFn: ({ signal }) => getInitiatorAccount(accountId, signal),
     staleTime: 5 * 60_000,
   });
 }
 
-/** The initiating account and its party, when the change has an account (else nothing is read). */
-export function useInitiator(accountId: number | null) {
-  return useQuery({ ...getInitiatorQueryOptions(accountId ?? 0), enabled: accountId !== null });
+/** The initiating account, when the change has one (else nothing is read). */
+export function useInitiatorAccount(accountId: number | null) {
+  return useQuery({ ...getInitiatorAccountQueryOptions(accountId ?? 0), enabled: accountId !== null });
 }

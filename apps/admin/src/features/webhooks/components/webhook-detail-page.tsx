@@ -25,7 +25,7 @@ import {
 import { useActOnWebhook } from '../api/act-on-webhook';
 import { MOVING_REFRESH_MS, useWebhook } from '../api/get-webhook';
 import { useWebhookAttempts } from '../api/get-webhook-attempts';
-import { useInitiator } from '../api/get-initiator';
+import { useInitiatorAccount } from '../api/get-initiator';
 import { lastActionText } from '../utils/last-action';
 import { useWebhookRegistration } from '../api/get-webhook-registration';
 import { AttemptTimeline } from './attempt-timeline';
@@ -120,19 +120,28 @@ function HeadersTable({
   );
 }
 
-/** The party and account a change came from, by name where the API gives one. */
-function Initiator({ partyId, accountId }: { partyId: number; accountId: number | null }) {
-  const initiator = useInitiator(accountId);
-  const account = initiator.data?.account;
-  const party = initiator.data?.party;
+/**
+ * The party and account a change came from, by name: the party's as the webhook names it (null
+ * only when its row is gone), the account's when the operator may read it; the ids muted beside.
+ */
+function Initiator({
+  partyId,
+  partyName,
+  accountId,
+}: {
+  partyId: number;
+  partyName: string | null;
+  accountId: number | null;
+}) {
+  const account = useInitiatorAccount(accountId).data;
   const accountName = account
     ? [account.firstName, account.lastName].filter(Boolean).join(' ') || account.email
     : undefined;
   return (
     <>
-      {party && party.id === partyId ? party.name : `Party ${partyId}`}
+      {partyName ?? `Party ${partyId}`}
       {accountId !== null && (accountName ? ` · ${accountName}` : `, account ${accountId}`)}
-      {(party || account) && (
+      {(partyName !== null || accountName) && (
         <span className="muted small">
           {' '}
           (party {partyId}
@@ -263,7 +272,11 @@ export function WebhookDetailPage({ id }: { id: number }) {
           <div>
             <dt>Initiated by</dt>
             <dd data-testid="webhook-initiator">
-              <Initiator partyId={data.initiatorPartyId} accountId={data.initiatorAccountId} />
+              <Initiator
+                partyId={data.initiatorPartyId}
+                partyName={data.initiatorPartyName}
+                accountId={data.initiatorAccountId}
+              />
             </dd>
           </div>
           <div>
