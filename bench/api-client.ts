@@ -33,16 +33,14 @@ export interface ApiClient {
   ): Promise<{ status: number; body: unknown }>;
   /** Like `send`, but a status of 300 or more throws. */
   call(method: 'GET' | 'POST' | 'PATCH', path: string, json?: unknown): Promise<Record<string, unknown>>;
+  /** The bearer token it sends (empty: none). */
+  token: string;
   close(): Promise<void>;
 }
 
-export async function signIn(
-  baseUrl: string,
-  account: { email: string; password: string },
-  connections: number,
-): Promise<ApiClient> {
+/** A client of `baseUrl` sending `token` (none when empty) over a keep-alive pool of `connections`. */
+export function connect(baseUrl: string, connections: number, token = ''): ApiClient {
   const agent = new Agent({ connections, keepAliveTimeout: 30_000 });
-  let token = '';
   const send: ApiClient['send'] = async (method, path, json) => {
     const response = await request(`${baseUrl}${path}`, {
       method,
@@ -61,8 +59,22 @@ export async function signIn(
     if (status >= 300) throw new Error(`${method} ${path}: ${status} ${JSON.stringify(body)}`);
     return body as Record<string, unknown>;
   };
-  token = (await call('POST', '/api/auth/login', account)).accessToken as string;
-  return { send, call, close: () => agent.close() };
+  return { token, send, call, close: () => agent.close() };
+}
+
+/** Signs `account` in at the API; answers a client sending its access token. */
+export async function signIn(
+  baseUrl: string,
+  account: { email: string; password: string },
+  connections: number,
+): Promise<ApiClient> {
+  const anonymous = connect(baseUrl, 1);
+  try {
+    const { accessToken } = await anonymous.call('POST', '/api/auth/login', account);
+    return connect(baseUrl, connections, accessToken as string);
+  } finally {
+    await anonymous.close();
+  }
 }
 
 /** Creates `count` properties through the API; answers their ids. */

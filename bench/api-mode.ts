@@ -1,9 +1,10 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Knex } from '@platform/db';
 import { quantile } from '@platform/testkit';
 import type { BenchContext } from './context';
-import { createProperties, seedBenchAccount, signIn, type ApiClient } from './api-client';
+import { connect, createProperties, seedBenchAccount, signIn, type ApiClient } from './api-client';
 import { round } from './drain';
-import { startApi, startDispatcher } from './stack';
+import { startApi, startBareApi, startDispatcher } from './stack';
 
 /** Registrations subscribed to Property Updated: each PATCH fans out to this many webhooks. */
 const REGISTRATIONS = 10;
@@ -62,11 +63,15 @@ async function closedLoop(
 }
 
 /**
- * The API mode: the real API and dispatcher on a fresh database. A PMC account registers the
- * target 10 times for Property Updated and creates 200 properties; then 32 clients, each in a
- * closed loop over one keep-alive pool, GET /api/properties (the first page of 20) for `seconds`,
- * then PATCH a random property for `seconds`. Every PATCH writes the property, its entity change
- * and 10 webhooks in one transaction, which the running dispatcher delivers meanwhile.
+ * The API mode: the real API and dispatcher on a fresh database, against the bare-handler baseline
+ * (bench/bare-api.ts: node:http and pg, the same SQL, no framework layers) on the same database.
+ * A PMC account registers the target 10 times for Property Updated and creates 200 properties;
+ * then 32 clients, each in a closed loop over one keep-alive pool, GET /api/properties (the first
+ * page of 20) for `seconds` from the API, then from the baseline, then PATCH a random property
+ * for `seconds` on the API, then on the baseline. Every PATCH writes the property, its entity
+ * change and 10 webhooks in one transaction, which the running dispatcher delivers meanwhile.
+ * The baseline's answers are checked against the API's first (`checkBaseline`), so a broken
+ * baseline fails the run instead of flattering the ratios.
  */
 export async function apiMode(context: BenchContext, options: { seconds: number; clients: number }) {
   const { cluster, target, log } = context;
@@ -75,7 +80,10 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
   await target.reset(true);
   const stack = context.stack(db.url);
   const [api, dispatcher] = await Promise.all([startApi(stack), startDispatcher(stack)]);
+  // after the API: it generates the signing key the baseline verifies tokens with
+  const bareApi = await startBareApi(stack);
   const client = await signIn(api.url, account, options.clients);
+  const bare = connect(bareApi.url, options.clients, client.token);
   try {
     for (let i = 0; i < REGISTRATIONS; i++) {
       await client.call('POST', '/api/webhook-registrations', {
@@ -85,22 +93,34 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
       });
     }
     const properties = await createProperties(client.call, PROPERTIES);
-    log(`api: ${options.clients} clients, GET /api/properties for ${options.seconds} s`);
-    const get = await closedLoop(client, options.clients, options.seconds, () => [
-      'GET',
-      '/api/properties?PageSize=20',
-    ]);
-    log(`api: ${options.clients} clients, PATCH /api/properties/{id} for ${options.seconds} s`);
-    const webhooksBefore = await countWebhooks(db.knex);
+    await checkBaseline(db.knex, client, bare, properties[0]!);
+    const list = () => ['GET', '/api/properties?PageSize=20'] as Parameters<ApiClient['send']>;
+    const getPhase = async (name: string, to: ApiClient) => {
+      log(`api: ${options.clients} clients, GET /api/properties on the ${name} for ${options.seconds} s`);
+      return closedLoop(to, options.clients, options.seconds, list);
+    };
     let seq = 0;
-    const patch = await closedLoop(client, options.clients, options.seconds, () => [
-      'PATCH',
-      `/api/properties/${properties[Math.floor(Math.random() * properties.length)]}`,
-      { notes: `api bench ${++seq}` },
-    ]);
-    // every successful PATCH (the warm-up's too) wrote exactly one webhook per registration
-    const webhooks = (await countWebhooks(db.knex)) - webhooksBefore;
-    const patches = (await db.knex('entity_changes').where({ type: 2 }).count({ n: '*' }))[0]!.n as number;
+    const patchPhase = async (name: string, to: ApiClient) => {
+      log(
+        `api: ${options.clients} clients, PATCH /api/properties/{id} on the ${name} for ${options.seconds} s`,
+      );
+      const webhooksBefore = await countWebhooks(db.knex);
+      const patchesBefore = await countPatches(db.knex);
+      const phase = await closedLoop(to, options.clients, options.seconds, () => [
+        'PATCH',
+        `/api/properties/${properties[Math.floor(Math.random() * properties.length)]}`,
+        { notes: `${name} bench ${++seq}` },
+      ]);
+      // every successful PATCH (the warm-up's too) wrote exactly one webhook per registration
+      const webhooks = (await countWebhooks(db.knex)) - webhooksBefore;
+      const patches = (await countPatches(db.knex)) - patchesBefore;
+      return { ...phase, webhooksPerPatch: patches > 0 ? round(webhooks / patches, 2) : null };
+    };
+    // interleaved: each route on the API, then at once on the baseline
+    const get = await getPhase('API', client);
+    const bareGet = await getPhase('bare handler', bare);
+    const patch = await patchPhase('API', client);
+    const barePatch = await patchPhase('bare handler', bare);
     const rssMb = await dispatcher.stop();
     return {
       mode: 'api',
@@ -114,16 +134,60 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
       patchP50Ms: patch.p50Ms,
       patchP95Ms: patch.p95Ms,
       patchP99Ms: patch.p99Ms,
-      webhooksPerPatch: patches > 0 ? round(webhooks / patches, 2) : null,
+      webhooksPerPatch: patch.webhooksPerPatch,
       errors: get.errors + patch.errors,
+      bareGetPerSecond: bareGet.perSecond,
+      bareGetP50Ms: bareGet.p50Ms,
+      bareGetP99Ms: bareGet.p99Ms,
+      barePatchPerSecond: barePatch.perSecond,
+      barePatchP50Ms: barePatch.p50Ms,
+      barePatchP99Ms: barePatch.p99Ms,
+      bareWebhooksPerPatch: barePatch.webhooksPerPatch,
+      bareErrors: bareGet.errors + barePatch.errors,
+      // the API's rate as a share of the bare handler's, per route (issue 17's target: ≥ 0.6)
+      getApiVsBare: round(get.perSecond / bareGet.perSecond, 2),
+      patchApiVsBare: round(patch.perSecond / barePatch.perSecond, 2),
       dispatcherRssMb: rssMb,
       database: cluster.server,
     };
   } finally {
     await client.close();
+    await bare.close();
     await api.child.stop();
+    await bareApi.child.stop();
     await dispatcher.child.stop();
   }
+}
+
+/**
+ * Fails the run unless the baseline answers as the API does: the same first page (deep-equal), and
+ * a PATCH of `propertyId` that answers 200 with the property the API then reads, and writes one
+ * webhook per registration.
+ */
+async function checkBaseline(knex: Knex, api: ApiClient, bare: ApiClient, propertyId: number): Promise<void> {
+  const path = '/api/properties?PageSize=20';
+  const [fromApi, fromBare] = [await api.call('GET', path), await bare.send('GET', path)];
+  if (fromBare.status !== 200 || !isDeepStrictEqual(fromBare.body, fromApi)) {
+    throw new Error(`the bare handler's GET ${path} differs from the API's: ${JSON.stringify(fromBare)}`);
+  }
+  const webhooksBefore = await countWebhooks(knex);
+  const patched = await bare.send('PATCH', `/api/properties/${propertyId}`, { notes: 'bare handler check' });
+  const read = await api.call('GET', `/api/properties/${propertyId}`);
+  const webhooks = (await countWebhooks(knex)) - webhooksBefore;
+  if (
+    patched.status !== 200 ||
+    read.notes !== 'bare handler check' ||
+    !isDeepStrictEqual(patched.body, read)
+  ) {
+    throw new Error(`the bare handler's PATCH answered ${patched.status} ${JSON.stringify(patched.body)}`);
+  }
+  if (webhooks !== REGISTRATIONS) {
+    throw new Error(`the bare handler's PATCH wrote ${webhooks} webhooks, not ${REGISTRATIONS}`);
+  }
+}
+
+async function countPatches(knex: Knex): Promise<number> {
+  return Number((await knex('entity_changes').where({ type: 2 }).count({ n: '*' }))[0]!.n);
 }
 
 async function countWebhooks(knex: Knex): Promise<number> {

@@ -70,3 +70,19 @@ export async function startApi(stack: StackEnv): Promise<{ url: string; child: N
   await waitForHealthy(`${url}/healthz`, child);
   return { url, child };
 }
+
+/**
+ * The bare-handler baseline (bench/bare-api.ts) on a free 127.0.0.1 port, on the stack's database
+ * and verifying the API's tokens with its key; resolves with its base URL once healthy.
+ */
+export async function startBareApi(stack: StackEnv): Promise<{ url: string; child: NodeProcess }> {
+  const port = await freePort();
+  const child = spawnNode('bench/bare-api.ts', {
+    args: [String(port)],
+    env: { DATABASE_URL: stack.databaseUrl, DATA_DIR: stack.dataDir },
+    label: 'bare-api',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealthy(`${url}/healthz`, child);
+  return { url, child };
+}

@@ -85,7 +85,13 @@ const REPLAY = fanOut('select :changeId::bigint as id', 'where s.registration_id
  * claim aborts such webhooks instead of delivering them. Returns how many webhooks were created.
  */
 export async function enqueueEntityChange(trx: Knex.Transaction, change: EntityChangeInput): Promise<number> {
-  const { rows } = await trx.raw<{ rows: { count: number }[] }>(ENQUEUE, {
+  const { rows } = await trx.raw<{ rows: { count: number }[] }>(ENQUEUE, enqueueBindings(change));
+  return rows[0]?.count ?? 0;
+}
+
+/** The named bindings (`:name`) of `ENQUEUE_ENTITY_CHANGE_SQL` for `change`. */
+export function enqueueBindings(change: EntityChangeInput): Record<string, unknown> {
+  return {
     entityName: change.entityName,
     type: change.type,
     entityId: change.entityId,
@@ -95,9 +101,15 @@ export async function enqueueEntityChange(trx: Knex.Transaction, change: EntityC
     groupKey: groupKeyOf(change),
     actionId: null,
     channel: WEBHOOK_DUE_CHANNEL,
-  });
-  return rows[0]?.count ?? 0;
+  };
 }
+
+/**
+ * The statement of `enqueueEntityChange`, with knex's named bindings (`:name`, see
+ * `enqueueBindings`): for a client other than knex, such as the bench's bare handler, which must
+ * run exactly the API's fan-out.
+ */
+export const ENQUEUE_ENTITY_CHANGE_SQL = ENQUEUE;
 
 /**
  * Fans a recorded change out again to registration `registrationId` alone, with the statement of
