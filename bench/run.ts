@@ -7,7 +7,7 @@
  *   pnpm bench --latency [--rate R] [--seconds S]   writes through the API at R/s (200) for S s (10)
  *   pnpm bench --groups G [--changes C]             G ordered groups, C changes each per round (N / G)
  *   pnpm bench --backlog [--waiting N]              N webhooks waiting (1,000,000); the first 50,000 drained
- *   pnpm bench --api [--seconds S]                  GET and PATCH /api/properties, 32 clients, S s each (10)
+ *   pnpm bench --api [--seconds S]                  GET and PATCH /api/properties, 32 clients, S s each (10), against a bare handler
  *   pnpm bench --queue [-n N]                       the queue statements alone, no HTTP: the database's ceiling
  *   pnpm bench --isolation [--rate R] [--seconds S] healthy targets' p50/p99 with and without a dead
  *                                                   endpoint holding 1,000 due webhooks; writes at R/s
