@@ -26,6 +26,13 @@ export interface OperationRunnerOptions {
   batchSize?: number;
   /** How long a runner owns an operation without finishing a batch before another may take it over. */
   leaseMs?: number;
+  /**
+   * Batches this process runs at once, across all its operations (each one transaction on its own
+   * connection). Operations take turns batch by batch, so a small one started behind a huge one
+   * finishes after a few batches, and however many run, they hold at most this many of the API's
+   * database connections: requests keep the rest.
+   */
+  concurrentBatches?: number;
   /** How often to look for operations whose runner went away (0: never; tests kick instead). */
   pollMs?: number;
 }
@@ -42,6 +49,7 @@ export interface NewOperation {
 const DEFAULT_BATCH = 500;
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_POLL_MS = 10_000;
+const DEFAULT_CONCURRENT_BATCHES = 2;
 /** Rounds of `retryOnDeadlock` a batch gets before its operation is marked failed. */
 const MAX_DEADLOCK_ROUNDS = 10;
 
@@ -81,10 +89,17 @@ export class OperationRunner {
   private readonly running = new Map<number, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Free batch slots, and the operations waiting for one, first come first served. */
+  private freeSlots: number;
+  private readonly waiting: (() => void)[] = [];
+  private inFlight = 0;
+  /** The most batches that ran at once (for tests). */
+  maxInFlight = 0;
 
   constructor(private readonly options: OperationRunnerOptions) {
     this.batchSize = options.batchSize ?? DEFAULT_BATCH;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.freeSlots = options.concurrentBatches ?? DEFAULT_CONCURRENT_BATCHES;
   }
 
   /** Starts looking for orphaned operations now and every `pollMs`. */
@@ -184,6 +199,25 @@ export class OperationRunner {
     }
   }
 
+  /**
+   * Runs one batch in a free slot, waiting in line for one when all are taken. A batch done, the
+   * operation queues again behind the others: the operations running here take turns.
+   */
+  private async inSlot<T>(batch: () => Promise<T>): Promise<T> {
+    if (this.freeSlots > 0) this.freeSlots--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
+    try {
+      return await batch();
+    } finally {
+      this.inFlight--;
+      const next = this.waiting.shift();
+      // the slot passes straight to the next in line, or is freed
+      if (next) next();
+      else this.freeSlots++;
+    }
+  }
+
   private kindOf(action: WebhookOperationAction): OperationKind {
     const kind = OPERATION_KINDS[action];
     if (!kind) throw new Error(`no operation kind for ${action}`);
@@ -195,7 +229,7 @@ export class OperationRunner {
     while (!this.stopped) {
       let more: boolean;
       try {
-        more = await retryOnDeadlock(() => this.batch(id));
+        more = await this.inSlot(() => retryOnDeadlock(() => this.batch(id)));
         deadlocks = 0;
       } catch (error) {
         // a batch locks many rows that dispatchers lock in another order: a deadlock is retried

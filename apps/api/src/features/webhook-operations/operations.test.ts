@@ -328,6 +328,47 @@ describe('POST /api/webhooks/bulk', () => {
     expect((await operate(path, window)).state).toBe('done');
   });
 
+  it('runs at most two batches at once, the operations taking turns: a small one is not held up by a large one', async () => {
+    const large = await registrationWithWebhooks({ entities: 30, perEntity: 1 });
+    const small = await registrationWithWebhooks({ entities: 1, perEntity: 1 });
+    const start = async (registrationId: number) => {
+      const response = await api.fetch('/api/webhooks/bulk', {
+        method: 'POST',
+        token,
+        json: { action: 'abort', filter: { registrationId }, dryRun: true },
+      });
+      expect(response.status).toBe(202);
+      return ((await response.json()) as WebhookOperationRead).id;
+    };
+    // three large operations of 11 batches each, then a small one of a single batch
+    const larges = [
+      await start(large.registrationId),
+      await start(large.registrationId),
+      await start(large.registrationId),
+    ];
+    const smallId = await start(small.registrationId);
+    await api.deps.operations.idle();
+    expect(api.deps.operations.maxInFlight).toBe(2);
+    const finished = async (id: number) =>
+      (await api.db
+        .knex('webhook_operations')
+        .where({ id })
+        .first('finished_at', 'state', 'total', 'done')) as {
+        finished_at: Date;
+        state: string;
+        total: number;
+        done: number;
+      };
+    const smallRow = await finished(smallId);
+    expect(smallRow).toMatchObject({ state: 'done', total: 1, done: 1 });
+    for (const id of larges) {
+      const row = await finished(id);
+      // the small registration's change fanned out to the large one too
+      expect(row).toMatchObject({ state: 'done', total: 31, done: 31 });
+      expect(smallRow.finished_at.getTime()).toBeLessThan(row.finished_at.getTime());
+    }
+  });
+
   it('is resumed by another API process once the lease of the one that started it ran out', async () => {
     const { registrationId, ids } = await registrationWithWebhooks({ entities: 4, perEntity: 2 });
     // a runner that creates the operation, then goes away before running a batch
