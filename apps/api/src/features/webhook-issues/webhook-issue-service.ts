@@ -5,6 +5,7 @@ import type { AppDeps } from '../../deps';
 import { paginate, PageQuery } from '../../http/pagination';
 import { scopeToParties } from '../../http/scope';
 import { wholeNumberText } from '../../http/validate';
+import { lastAttemptOf } from '../webhooks/webhook-presenter';
 import { presentWebhookIssue, type WebhookIssueRow } from './webhook-issue-presenter';
 
 /** GET /api/webhook-issues: paging, optionally one registration. */
@@ -36,12 +37,7 @@ export function listWebhookIssues(
   const { knex } = deps;
   const lines = knex('webhooks as w')
     .join('webhook_registrations as r', 'r.id', 'w.registration_id')
-    .joinRaw(
-      `left join lateral (
-         select a.error_kind, a.status_code, a.started_at from webhook_attempts a
-          where a.webhook_id = w.id order by a.id desc limit 1
-       ) l on true`,
-    )
+    .joinRaw(`left join lateral ${lastAttemptOf('a.error_kind, a.status_code, a.started_at')} l on true`)
     .whereIn('w.state', TROUBLED_STATES)
     .whereNull('r.deleted')
     .groupBy('r.id', 'w.state', 'l.error_kind', 'l.status_code')

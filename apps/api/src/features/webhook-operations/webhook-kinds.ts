@@ -2,11 +2,8 @@ import { WebhookState, type BulkWebhookAction, type WebhookBulkFilter } from '@p
 import { applyOperatorAction, type Knex } from '@platform/db';
 import type { Principal } from '../../auth/principal';
 import { scopeToParties } from '../../http/scope';
+import { lastAttemptOf } from '../webhooks/webhook-presenter';
 import type { BatchResult, OperationKind, OperationRow } from './operation-kinds';
-
-/** The error kind and status code of a webhook's last attempt (attempts are newest by id). */
-const LAST_ATTEMPT = (column: 'error_kind' | 'status_code') =>
-  `(select a.${column} from webhook_attempts a where a.webhook_id = w.id order by a.id desc limit 1)`;
 
 /**
  * Limits a query over `webhooks as w` (joined to `webhook_registrations as r`) to a bulk filter:
@@ -28,9 +25,9 @@ export function applyBulkFilter(query: Knex.QueryBuilder, filter: WebhookBulkFil
   }
   // null matches a webhook whose last attempt has none (or that has no attempt): a triage line's key
   if (filter.errorKind !== undefined)
-    query.whereRaw(`${LAST_ATTEMPT('error_kind')} is not distinct from ?`, [filter.errorKind]);
+    query.whereRaw(`${lastAttemptOf('a.error_kind')} is not distinct from ?`, [filter.errorKind]);
   if (filter.statusCode !== undefined)
-    query.whereRaw(`${LAST_ATTEMPT('status_code')} is not distinct from ?`, [filter.statusCode]);
+    query.whereRaw(`${lastAttemptOf('a.status_code')} is not distinct from ?`, [filter.statusCode]);
   return query;
 }
 

@@ -39,9 +39,18 @@ export const WEBHOOK_COLUMNS = [
  * the select list (a page's count drops them, so counting a large list never reads attempts).
  * Attempts are newest by id: a recover starts the numbers again.
  */
+/**
+ * A subquery of the last attempt of the webhook `w`, selecting `columns` of `webhook_attempts a`:
+ * the one reading of "last attempt" (newest by id, since a recover starts the attempt numbers
+ * again; index `webhook_attempts_webhook_latest`), for a webhook's read, the bulk filter and triage.
+ */
+export const lastAttemptOf = (columns: string): string =>
+  `(select ${columns} from webhook_attempts a where a.webhook_id = w.id order by a.id desc limit 1)`;
+
 export const WEBHOOK_SUBQUERY_COLUMNS = [
-  `(select json_build_object('at', a.started_at, 'statusCode', a.status_code, 'errorKind', a.error_kind)
-      from webhook_attempts a where a.webhook_id = w.id order by a.id desc limit 1) as last_attempt`,
+  `${lastAttemptOf(
+    `json_build_object('at', a.started_at, 'statusCode', a.status_code, 'errorKind', a.error_kind)`,
+  )} as last_attempt`,
   `(select json_build_object('id', o.id, 'action', o.action, 'accountId', o.account_id, 'at', o.created)
       from operator_actions o where o.id = w.last_action_id) as last_action`,
   `(select ip.name from parties ip where ip.id = c.initiator_party_id) as initiator_party_name`,
