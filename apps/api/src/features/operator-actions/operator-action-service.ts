@@ -67,33 +67,40 @@ export const OperatorActionQuery = PageQuery.extend({
 export type OperatorActionQuery = z.infer<typeof OperatorActionQuery>;
 
 /**
- * A page of the audit trail the caller may see, newest first. Admin sees every action. Any other
- * party sees the actions its own accounts took (the acting party, `party_id`, through
- * `scopeToParties`) and the actions anyone took on the registrations of its scope: a Property
- * Management Company learns that platform support replayed its registration, as the webhook's own
- * read (`lastAction`) already tells it who aborted a webhook.
+ * The audit rows the caller may see, as `operator_actions as o` (joined to its registration, `r`).
+ * Admin sees every action. Any other party sees the actions its own accounts took (the acting
+ * party, `party_id`, through `scopeToParties`) and the actions anyone took on the registrations of
+ * its scope: a Property Management Company learns that platform support replayed its registration,
+ * as the webhook's own read (`lastAction`) already tells it who aborted a webhook. The audit trail
+ * and the operations it records (`GET /api/webhook-operations/{id}`) share this scope.
  */
+export function visibleOperatorActions(knex: Knex, principal: Principal): Knex.QueryBuilder {
+  const query = knex('operator_actions as o').leftJoin(
+    'webhook_registrations as r',
+    'r.id',
+    'o.registration_id',
+  );
+  if (seesAllParties(principal)) return query;
+  return query.where((visible) =>
+    visible
+      .where((acting) => scopeToParties(acting, 'o.party_id', principal))
+      .orWhere((owning) => scopeToParties(owning, 'r.party_id', principal)),
+  );
+}
+
+/** A page of the audit trail the caller may see (`visibleOperatorActions`), newest first. */
 export function listOperatorActions(
   deps: AppDeps,
   principal: Principal,
   list: OperatorActionQuery,
 ): Promise<Page<OperatorActionRead>> {
-  const query = deps
-    .knex('operator_actions as o')
-    .leftJoin('webhook_registrations as r', 'r.id', 'o.registration_id')
+  const query = visibleOperatorActions(deps.knex, principal)
     .select('o.*')
     // newest first; ids break ties between actions of one transaction (operator_actions_created)
     .orderBy([
       { column: 'o.created', order: 'desc' },
       { column: 'o.id', order: 'desc' },
     ]);
-  if (!seesAllParties(principal)) {
-    query.where((visible) =>
-      visible
-        .where((acting) => scopeToParties(acting, 'o.party_id', principal))
-        .orWhere((owning) => scopeToParties(owning, 'r.party_id', principal)),
-    );
-  }
   if (list.accountId !== undefined) query.where('o.account_id', list.accountId);
   if (list.action !== undefined) query.where('o.action', list.action);
   if (list.registrationId !== undefined) query.where('o.registration_id', list.registrationId);

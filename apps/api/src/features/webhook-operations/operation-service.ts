@@ -8,6 +8,7 @@ import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { AppError } from '../../http/errors';
 import { scopeToParties } from '../../http/scope';
+import { visibleOperatorActions } from '../operator-actions/operator-action-service';
 import { visibleRegistrations } from '../webhook-registrations/webhook-registration-service';
 import type { NewOperation } from './operation-runner';
 import type { OperationRow } from './operation-kinds';
@@ -120,18 +121,20 @@ export async function startWindowOperation(
   });
 }
 
-/** `GET /api/webhook-operations/{id}`: an operation the caller started, or any for an Admin. */
+/**
+ * `GET /api/webhook-operations/{id}`: an operation whose audit row the caller may see (started by
+ * its party, or on a registration of its scope; Admin: all), so every operation the audit trail
+ * links to can be opened.
+ */
 export async function readOperation(
   deps: AppDeps,
   principal: Principal,
   id: number,
 ): Promise<WebhookOperationRead> {
-  const query = deps
-    .knex('webhook_operations as o')
-    .join('operator_actions as a', 'a.id', 'o.audit_id')
-    .where('o.id', id)
-    .first('o.*');
-  const row = (await scopeToParties(query, 'a.party_id', principal)) as OperationRow | undefined;
+  const row = (await visibleOperatorActions(deps.knex, principal)
+    .join('webhook_operations as op', 'op.audit_id', 'o.id')
+    .where('op.id', id)
+    .first('op.*')) as OperationRow | undefined;
   if (!row) throw new AppError('NotFound', `Webhook operation ${id} was not found`);
   return presentOperation(row);
 }

@@ -328,6 +328,25 @@ describe('POST /api/webhooks/bulk', () => {
     expect((await operate(path, window)).state).toBe('done');
   });
 
+  it('can be read by the party whose registration it acted on, as the audit trail shows it, and by no other', async () => {
+    const { registrationId } = await registrationWithWebhooks({ entities: 1, perEntity: 1 });
+    const admin = await buildParty(api.deps, { type: PartyType.Admin });
+    const adminToken = (await login(api, (await buildAccount(api.deps, { partyId: admin.id })).email))
+      .accessToken;
+    const byAdmin = await bulk({ action: 'abort', filter: { registrationId }, dryRun: true }, adminToken);
+    const audit = (await (
+      await api.fetch(`/api/operator-actions?registrationId=${registrationId}`, { token })
+    ).json()) as { items: { operationId: number | null }[] };
+    expect(audit.items.map((item) => item.operationId)).toContain(byAdmin.id);
+    expect((await api.fetch(`/api/webhook-operations/${byAdmin.id}`, { token })).status).toBe(200);
+    const other = await buildParty(api.deps, { type: 2 });
+    const otherToken = (await login(api, (await buildAccount(api.deps, { partyId: other.id })).email))
+      .accessToken;
+    expect((await api.fetch(`/api/webhook-operations/${byAdmin.id}`, { token: otherToken })).status).toBe(
+      404,
+    );
+  });
+
   it('runs at most two batches at once, the operations taking turns: a small one is not held up by a large one', async () => {
     const large = await registrationWithWebhooks({ entities: 30, perEntity: 1 });
     const small = await registrationWithWebhooks({ entities: 1, perEntity: 1 });
