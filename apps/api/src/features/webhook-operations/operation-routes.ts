@@ -45,7 +45,9 @@ export const operationRoutes: RouteDefinition[] = [
     method: 'get',
     path: '/api/webhook-operations/:id',
     summary: 'Read a bulk operation, recover or replay: how far it got',
-    description: 'Operations started by the caller’s party (Admin: all).',
+    description:
+      'Operations started by the caller’s party, or on a registration of its scope, as the audit trail ' +
+      'shows them (Admin: all).',
     tags: ['Webhook'],
     auth: operators('Webhook.Read'),
     params: z.strictObject({ id: webhookId }),
