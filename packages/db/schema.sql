@@ -165,7 +165,7 @@ create table entity_changes (
   created timestamp with time zone default now() not null,
   constraint entity_changes_pkey PRIMARY KEY (id),
   constraint entity_changes_type_check CHECK (((type >= 1) AND (type <= 3)))
-);
+) partition by RANGE (id);
 
 create table entrances (
   id integer default nextval('entrances_id_seq'::regclass) not null,
@@ -667,9 +667,8 @@ create table webhook_attempts (
   error_kind text,
   response_body text,
   created timestamp with time zone default now() not null,
-  constraint webhook_attempts_pkey PRIMARY KEY (id),
-  constraint webhook_attempts_webhook_id_fkey FOREIGN KEY (webhook_id) REFERENCES webhooks(id) ON DELETE CASCADE
-);
+  constraint webhook_attempts_pkey PRIMARY KEY (id)
+) partition by RANGE (id);
 
 create table webhook_events (
   id integer default nextval('webhook_events_id_seq'::regclass) not null,
@@ -844,8 +843,8 @@ CREATE INDEX documents_party ON public.documents USING btree (party_id) WHERE (d
 CREATE INDEX documents_process ON public.documents USING btree (process_id) WHERE (deleted IS NULL);
 CREATE INDEX documents_property ON public.documents USING btree (property_id) WHERE (deleted IS NULL);
 CREATE INDEX documents_unit ON public.documents USING btree (unit_id) WHERE (deleted IS NULL);
-CREATE INDEX entity_changes_entity ON public.entity_changes USING btree (entity_name, entity_id);
-CREATE INDEX entity_changes_party_created ON public.entity_changes USING btree (initiator_party_id, created);
+CREATE INDEX entity_changes_entity ON ONLY public.entity_changes USING btree (entity_name, entity_id);
+CREATE INDEX entity_changes_party_created ON ONLY public.entity_changes USING btree (initiator_party_id, created);
 CREATE INDEX entrances_party ON public.entrances USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX entrances_property ON public.entrances USING btree (property_id) WHERE (deleted IS NULL);
 CREATE UNIQUE INDEX entrances_property_name ON public.entrances USING btree (property_id, lower(name)) WHERE (deleted IS NULL);
@@ -905,8 +904,8 @@ CREATE UNIQUE INDEX voting_sessions_open ON public.voting_sessions USING btree (
 CREATE INDEX voting_sessions_party ON public.voting_sessions USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX voting_sessions_resolution ON public.voting_sessions USING btree (resolution_id) WHERE (deleted IS NULL);
 CREATE INDEX webhook_attempt_stats_minute ON public.webhook_attempt_stats USING btree (minute);
-CREATE INDEX webhook_attempts_created ON public.webhook_attempts USING btree (created);
-CREATE INDEX webhook_attempts_webhook_latest ON public.webhook_attempts USING btree (webhook_id, id DESC);
+CREATE INDEX webhook_attempts_created ON ONLY public.webhook_attempts USING btree (created);
+CREATE INDEX webhook_attempts_webhook_latest ON ONLY public.webhook_attempts USING btree (webhook_id, id DESC);
 CREATE INDEX webhook_events_subscription ON public.webhook_events USING btree (entity_name, type) WHERE (deleted IS NULL);
 CREATE UNIQUE INDEX webhook_operations_one_replay ON public.webhook_operations USING btree (registration_id) WHERE ((action = 'replay'::text) AND (state = 'running'::text) AND (NOT dry_run));
 CREATE INDEX webhook_operations_running ON public.webhook_operations USING btree (lease_until) WHERE (state = 'running'::text);
@@ -924,6 +923,43 @@ CREATE INDEX work_orders_process ON public.work_orders USING btree (process_id) 
 CREATE INDEX work_orders_property ON public.work_orders USING btree (property_id) WHERE (deleted IS NULL);
 
 CREATE TRIGGER webhook_registrations_target BEFORE INSERT OR UPDATE OF target_url ON public.webhook_registrations FOR EACH ROW EXECUTE FUNCTION webhook_registrations_target();
+
+CREATE OR REPLACE FUNCTION public.time_partition_start(p_day date)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+      select (p_day - date '1970-01-01')::bigint * 10000000000
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.time_partitions_ensure(p_table text, p_day date, p_ahead integer)
+ RETURNS text[]
+ LANGUAGE plpgsql
+AS $function$
+    declare
+      v_day date;
+      v_name text;
+      v_sequence text := pg_get_serial_sequence(p_table, 'id');
+      v_last bigint;
+      v_created text[] := '{}';
+    begin
+      for v_day in select d::date from generate_series(p_day, p_day + p_ahead, interval '1 day') d loop
+        v_name := p_table || '_' || to_char(v_day, 'YYYYMMDD');
+        if to_regclass(v_name) is null then
+          execute format('create table %I (like %I including all)', v_name, p_table);
+          execute format('alter table %I attach partition %I for values from (%s) to (%s)',
+                         p_table, v_name, time_partition_start(v_day), time_partition_start(v_day + 1));
+          v_created := v_created || v_name;
+        end if;
+      end loop;
+      -- forward only: ids stay unique, and a day that is over keeps the ids it handed out
+      execute format('select last_value from %s', v_sequence) into v_last;
+      if v_last < time_partition_start(p_day) then
+        perform setval(v_sequence, time_partition_start(p_day), false);
+      end if;
+      return v_created;
+    end
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[])
  RETURNS json

@@ -14,6 +14,7 @@ import * as queueFunctions from './20261125000000_queue_functions';
 import * as deliveryIsolation from './20261126000000_delivery_isolation';
 import * as operatorRecovery from './20261127000000_operator_recovery';
 import * as replay from './20261127000300_replay';
+import * as timePartitions from './20261128000000_time_partitions';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -37,4 +38,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261126000000_delivery_isolation', deliveryIsolation],
   ['20261127000000_operator_recovery', operatorRecovery],
   ['20261127000300_replay', replay],
+  ['20261128000000_time_partitions', timePartitions],
 ];

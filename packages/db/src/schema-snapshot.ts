@@ -19,19 +19,22 @@ const q = (knex: Knex, sql: string) => knex.raw<{ rows: Row[] }>(sql).then((r) =
  * column order and constraints by name; then indexes, triggers and functions by name). Read from
  * the catalog through the connection rather than with pg_dump, whose version must match the
  * server's. NOT NULL constraints, which Postgres 18 also lists as constraints of their own, are
- * shown only on their columns, so Postgres 15 and 18 give the same text.
+ * shown only on their columns, so Postgres 15 and 18 give the same text. A partitioned table is
+ * shown with its partition key and without its partitions, which are named by the day they hold
+ * (docs/dispatcher.md › Prune job) and differ from one day to the next.
  */
 export async function schemaSnapshot(knex: Knex): Promise<string> {
   const columns = await q(
     knex,
-    `select c.relname as table, a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
+    `select c.relname as table, pg_get_partkeydef(c.oid) as partition_key,
+            a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
             a.attnotnull as not_null, pg_get_expr(d.adbin, d.adrelid) as default_value,
             a.attidentity as identity, a.attgenerated as generated
        from pg_class c
        ${inPublic('c.relnamespace')}
        join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
        left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
-      where c.relkind in ('r', 'p')
+      where c.relkind in ('r', 'p') and not c.relispartition
       order by c.relname, a.attnum`,
   );
   const constraints = await q(
@@ -40,7 +43,7 @@ export async function schemaSnapshot(knex: Knex): Promise<string> {
        from pg_constraint k
        join pg_class c on c.oid = k.conrelid
        ${inPublic('c.relnamespace')}
-      where k.contype in ('p', 'u', 'f', 'c', 'x')
+      where k.contype in ('p', 'u', 'f', 'c', 'x') and not c.relispartition and k.conparentid = 0
       order by c.relname, k.conname`,
   );
   const indexes = await q(
@@ -48,6 +51,7 @@ export async function schemaSnapshot(knex: Knex): Promise<string> {
     `select pg_get_indexdef(i.indexrelid) as definition
        from pg_index i
        join pg_class x on x.oid = i.indexrelid
+       join pg_class t on t.oid = i.indrelid and not t.relispartition
        ${inPublic('x.relnamespace')}
       where not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid and k.contype in ('p', 'u', 'x'))
       order by x.relname`,
@@ -88,7 +92,8 @@ export async function schemaSnapshot(knex: Knex): Promise<string> {
     for (const k of constraints.filter((c) => c.table === table)) {
       lines.push(`  constraint ${k.name} ${k.definition}`);
     }
-    parts.push(`create table ${table} (\n${lines.join(',\n')}\n);\n`);
+    const key = columns.find((c) => c.table === table)?.partition_key;
+    parts.push(`create table ${table} (\n${lines.join(',\n')}\n)${key ? ` partition by ${key}` : ''};\n`);
   }
   parts.push(indexes.map((i) => `${i.definition};`).join('\n') + '\n');
   parts.push(triggers.map((t) => `${t.definition};`).join('\n') + '\n');
