@@ -1,4 +1,4 @@
-import { enqueueEntityChange } from '@platform/db';
+import { enqueueEntityChange, ensurePartitions, listPartitions, type PartitionedTable } from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import {
   createTestDatabase,
@@ -39,10 +39,37 @@ function maintenance(overrides: Partial<MaintenanceOptions> = {}): Maintenance {
   });
 }
 
+let serial = 0;
+/**
+ * An id of the partition of `created`'s UTC day in `table` (made if missing), as a row written
+ * that day would have had: the day's partition holds the ids of its range.
+ */
+async function idOfDay(table: PartitionedTable, created: Date): Promise<number> {
+  const day = created.toISOString().slice(0, 10);
+  await ensurePartitions(db.knex, table, { day });
+  const { rows } = await db.knex.raw(`select time_partition_start(?::date) + ? as id`, [day, ++serial]);
+  return Number(rows[0].id);
+}
+
+const partitionOf = (table: PartitionedTable, created: Date) =>
+  `${table}_${created.toISOString().slice(0, 10).replaceAll('-', '')}`;
+
+async function partitions(table: PartitionedTable): Promise<string[]> {
+  return (await listPartitions(db.knex, table)).map((p) => p.name);
+}
+
 async function change(created: Date): Promise<number> {
   const [row] = await db
     .knex('entity_changes')
-    .insert({ entity_name: 'Unit', type: 2, entity_id: 1, entity: {}, initiator_party_id: partyId, created })
+    .insert({
+      id: await idOfDay('entity_changes', created),
+      entity_name: 'Unit',
+      type: 2,
+      entity_id: 1,
+      entity: {},
+      initiator_party_id: partyId,
+      created,
+    })
     .returning('id');
   return row.id;
 }
@@ -67,6 +94,7 @@ async function webhook(options: {
     .returning('id');
   for (const [i, created] of (options.attempts ?? []).entries()) {
     await db.knex('webhook_attempts').insert({
+      id: await idOfDay('webhook_attempts', created),
       webhook_id: row.id,
       number: i + 1,
       started_at: created,
@@ -147,7 +175,7 @@ beforeEach(async () => {
 });
 
 describe('the prune job', () => {
-  it('deletes old attempts, finished webhooks and orphaned changes in small batches, and keeps the rest', async () => {
+  it('drops the partitions of old attempts and changes, deletes finished webhooks, and keeps the rest', async () => {
     const keep: Record<string, number> = {};
     const doomed: Record<string, number> = {};
     // oldest first, as ids grow with time
@@ -159,7 +187,8 @@ describe('the prune job', () => {
     });
     doomed.aborted = await webhook({ state: Aborted, created: daysAgo(39), completedAt: daysAgo(38) });
     doomed.resolved = await webhook({ state: Resolved, created: daysAgo(38), completedAt: daysAgo(35) });
-    // Failed waits for an operator, however old; its old attempts go, the row stays
+    // Failed waits for an operator, however old; its old attempts go, the row stays, and so does
+    // the partition of its change
     keep.failed = await webhook({
       state: Failed,
       created: daysAgo(37),
@@ -188,12 +217,18 @@ describe('the prune job', () => {
       attempts: [daysAgo(1)],
     });
     const recentOrphan = await change(daysAgo(1));
+    // the dropped partitions' rows are counted by the planner's statistics
+    await db.knex.raw('analyze webhook_attempts, entity_changes');
 
     const reports: unknown[] = [];
     const job = maintenance({ pruneBatch: 2, onRun: (...args) => reports.push(args) });
-    const report = await job.prune();
-    expect(report).toEqual({ attempts: 4, attemptStats: 0, webhooks: 8, entityChanges: 9 });
+    const report = (await job.prune())!;
+    expect(report).toMatchObject({ attempts: 4, attemptStats: 0, webhooks: 8, entityChanges: 9 });
     expect(reports).toEqual([['prune', 'done', report]]);
+    expect(report.partitions.pinned).toEqual(
+      [37, 36, 33].map((days) => ({ partition: partitionOf('entity_changes', daysAgo(days)), webhooks: 1 })),
+    );
+    expect(report.partitions.busy).toEqual([]);
 
     const webhooks = await db.knex('webhooks').orderBy('id').pluck('id');
     expect(webhooks).toEqual(Object.values(keep).sort((a, b) => a - b));
@@ -202,6 +237,18 @@ describe('the prune job', () => {
       { webhook_id: keep.lateSuccess, number: 2 },
       { webhook_id: keep.recent, number: 1 },
     ]);
+    const attemptPartitions = await partitions('webhook_attempts');
+    for (const days of [40, 37, 36, 31]) {
+      expect(report.partitions.dropped).toContain(partitionOf('webhook_attempts', daysAgo(days)));
+      expect(attemptPartitions).not.toContain(partitionOf('webhook_attempts', daysAgo(days)));
+    }
+    expect(attemptPartitions).toEqual(
+      expect.arrayContaining([10, 1, 0].map((days) => partitionOf('webhook_attempts', daysAgo(days)))),
+    );
+    const changePartitions = await partitions('entity_changes');
+    for (const days of [40, 39, 38, 32, 31]) {
+      expect(changePartitions).not.toContain(partitionOf('entity_changes', daysAgo(days)));
+    }
     const changes = await db.knex('entity_changes').pluck('id');
     expect(changes).not.toContain(orphan);
     expect(changes).toContain(recentOrphan);
@@ -210,9 +257,23 @@ describe('the prune job', () => {
       { n: 0 },
     ]);
 
-    // nothing left to do
-    expect(await job.prune()).toEqual({ attempts: 0, attemptStats: 0, webhooks: 0, entityChanges: 0 });
+    // nothing left to do but what is pinned
+    expect(await job.prune()).toMatchObject({
+      attempts: 0,
+      attemptStats: 0,
+      webhooks: 0,
+      entityChanges: 0,
+      partitions: { created: [], dropped: [], pinned: report.partitions.pinned },
+    });
     expect(logs.filter((l) => l.msg === 'maintenance done' && l.job === 'prune')).toHaveLength(2);
+
+    // an operator resolves the Failed webhook: once the retention lets it go, its day goes with it
+    await setWebhookState(db.knex, keep.failed!, Resolved);
+    await db
+      .knex('webhooks')
+      .where({ id: keep.failed })
+      .update({ completed_at: daysAgo(31) });
+    expect((await job.prune())!.partitions.dropped).toEqual([partitionOf('entity_changes', daysAgo(37))]);
   });
 
   it('honours the configured retention periods', async () => {
@@ -222,19 +283,22 @@ describe('the prune job', () => {
       completedAt: daysAgo(5),
       attempts: [daysAgo(5)],
     });
-    expect(await maintenance().prune()).toEqual({
+    await db.knex.raw('analyze webhook_attempts, entity_changes');
+    expect(await maintenance().prune()).toMatchObject({
       attempts: 0,
       attemptStats: 0,
       webhooks: 0,
       entityChanges: 0,
     });
-    expect(await maintenance({ attemptRetentionMs: 2 * DAY, webhookRetentionMs: 7 * DAY }).prune()).toEqual({
+    expect(
+      await maintenance({ attemptRetentionMs: 2 * DAY, webhookRetentionMs: 7 * DAY }).prune(),
+    ).toMatchObject({
       attempts: 1,
       attemptStats: 0,
       webhooks: 0,
       entityChanges: 0,
     });
-    expect(await maintenance({ webhookRetentionMs: 2 * DAY }).prune()).toEqual({
+    expect(await maintenance({ webhookRetentionMs: 2 * DAY }).prune()).toMatchObject({
       attempts: 0,
       attemptStats: 0,
       webhooks: 1,

@@ -2,14 +2,15 @@ import {
   FIRST_GROUP,
   findGroupsToRepair,
   ATTEMPT_STATS_RETENTION_MS,
-  pruneAttempts,
+  dropExpiredPartitions,
+  ensurePartitions,
+  PARTITIONED_TABLES,
   pruneAttemptStats,
-  pruneEntityChangesStep,
   pruneWebhooksStep,
   repairGroups,
   type GroupCursor,
   type Knex,
-  type PruneStep,
+  type PartitionPrune,
 } from '@platform/db';
 import { CronJob } from 'cron';
 import pg from 'pg';
@@ -35,11 +36,22 @@ export const PRUNE_BATCH = 5_000;
 export const REPAIR_BATCH = 500;
 
 export interface PruneReport {
+  /** Rows of the attempt partitions dropped (as the planner's statistics count them). */
   attempts: number;
   /** Rows of the per-minute attempt figures (kept ATTEMPT_STATS_RETENTION_MS). */
   attemptStats: number;
   webhooks: number;
+  /** Rows of the change partitions dropped (as the planner's statistics count them). */
   entityChanges: number;
+  partitions: {
+    /** Partitions created ahead. */
+    created: string[];
+    dropped: string[];
+    /** Expired partitions of changes that webhooks still reference, and how many (1,000 at most). */
+    pinned: PartitionPrune['pinned'];
+    /** Expired partitions whose detach could not get its locks in time: tried again next run. */
+    busy: string[];
+  };
 }
 
 export interface RepairReport {
@@ -183,17 +195,37 @@ export class Maintenance {
   }
 
   /**
-   * Attempts and their per-minute figures, then finished webhooks (with what attempts they still
-   * have), then orphaned changes.
+   * Partitions created ahead (and today's made the one new rows go to); finished webhooks, row by
+   * row; then the partitions of attempts and of changes that are past their retention, changes
+   * after webhooks so that the webhooks just pruned no longer pin them; then the per-minute figures.
    */
   private async pruneAll(): Promise<PruneReport> {
     const { knex, attemptRetentionMs, webhookRetentionMs } = this.options;
     const batch = this.options.pruneBatch ?? PRUNE_BATCH;
-    const report: PruneReport = { attempts: 0, attemptStats: 0, webhooks: 0, entityChanges: 0 };
-    for (;;) {
-      const deleted = await pruneAttempts(knex, { olderThanMs: attemptRetentionMs, limit: batch });
-      report.attempts += deleted;
-      if (deleted < batch || this.stopping) break;
+    const report: PruneReport = {
+      attempts: 0,
+      attemptStats: 0,
+      webhooks: 0,
+      entityChanges: 0,
+      partitions: { created: [], dropped: [], pinned: [], busy: [] },
+    };
+    for (const table of PARTITIONED_TABLES) {
+      report.partitions.created.push(...(await ensurePartitions(knex, table)));
+    }
+    report.webhooks = await this.walkWebhooks(webhookRetentionMs, batch);
+    // a change is kept as long as its webhooks, so it shares their retention
+    for (const [table, olderThanMs] of [
+      ['webhook_attempts', attemptRetentionMs],
+      ['entity_changes', webhookRetentionMs],
+    ] as const) {
+      if (this.stopping) break;
+      const pruned = await dropExpiredPartitions(knex, table, { olderThanMs });
+      const rows = pruned.dropped.reduce((sum, dropped) => sum + dropped.rows, 0);
+      if (table === 'webhook_attempts') report.attempts = rows;
+      else report.entityChanges = rows;
+      report.partitions.dropped.push(...pruned.dropped.map((dropped) => dropped.partition));
+      report.partitions.pinned.push(...pruned.pinned);
+      report.partitions.busy.push(...pruned.busy);
     }
     while (!this.stopping) {
       const deleted = await pruneAttemptStats(knex, {
@@ -203,22 +235,16 @@ export class Maintenance {
       report.attemptStats += deleted;
       if (deleted < batch) break;
     }
-    report.webhooks = await this.walk((after) =>
-      pruneWebhooksStep(knex, { olderThanMs: webhookRetentionMs, after, scan: batch }),
-    );
-    // a change is kept as long as its webhooks, so it shares their retention
-    report.entityChanges = await this.walk((after) =>
-      pruneEntityChangesStep(knex, { olderThanMs: webhookRetentionMs, after, scan: batch }),
-    );
     return report;
   }
 
-  /** Runs keyset steps from the lowest id until one says the scan is over; answers the rows deleted. */
-  private async walk(step: (after: number) => Promise<PruneStep>): Promise<number> {
+  /** Keyset steps over finished webhooks from the lowest id until one says the scan is over; answers the rows deleted. */
+  private async walkWebhooks(olderThanMs: number, batch: number): Promise<number> {
+    const { knex } = this.options;
     let deleted = 0;
     let after = 0;
     while (!this.stopping) {
-      const result = await step(after);
+      const result = await pruneWebhooksStep(knex, { olderThanMs, after, scan: batch });
       deleted += result.deleted;
       after = result.lastId;
       if (result.done) break;

@@ -104,10 +104,10 @@ async function partition(
     await knex.raw(`alter index ?? rename to ??`, [index, index.replace(table, initial)]);
   }
   // the columns, their defaults (the id sequence) and check constraints
-  await knex.raw(`create table ?? (like ?? including defaults including constraints) partition by range (id)`, [
-    table,
-    initial,
-  ]);
+  await knex.raw(
+    `create table ?? (like ?? including defaults including constraints) partition by range (id)`,
+    [table, initial],
+  );
   await knex.raw(`alter table ?? add constraint ?? primary key (id)`, [table, `${table}_pkey`]);
   for (const [index, columns] of Object.entries(options.indexes)) {
     await knex.raw(`create index ?? on ?? ${columns}`, [index, table]);
@@ -119,9 +119,9 @@ async function partition(
     [initial, `${table}_id_seq`],
   );
   // the old table's indexes match the new ones and are attached to them, not built again
-  await knex.raw(`alter table ?? attach partition ?? for values from (minvalue) to (${Number(rows[0]!.bound)})`, [
-    table,
-    initial,
-  ]);
+  await knex.raw(
+    `alter table ?? attach partition ?? for values from (minvalue) to (${Number(rows[0]!.bound)})`,
+    [table, initial],
+  );
   await knex.raw(`select time_partitions_ensure(?, ?::date, 2)`, [table, today]);
 }

@@ -7,6 +7,7 @@ export const PgErrorCode = {
   InvalidTextRepresentation: '22P02',
   NumericValueOutOfRange: '22003',
   StringDataRightTruncation: '22001',
+  LockNotAvailable: '55P03',
 } as const;
 
 /** The SQLSTATE of a database error, or undefined for anything else. */

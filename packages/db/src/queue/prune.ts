@@ -1,11 +1,14 @@
 import type { Knex } from 'knex';
 import { FINAL_WEBHOOK_STATES } from '@platform/shared';
+import { PgErrorCode, pgErrorCode } from '../errors';
 import { sqlList } from './sql';
 
 /**
- * Retention pruning (design part 2: attempts and finished webhooks are kept N days). Every
- * statement here touches a bounded number of rows and commits on its own, so pruning a large
- * backlog of old rows never holds many locks or a long transaction; the caller loops.
+ * Retention pruning (design part 2: attempts and finished webhooks are kept N days). Attempts
+ * and entity changes go a day's partition at a time (`dropExpiredPartitions`); finished webhooks
+ * and the per-minute figures row by row, in statements that each touch a bounded number of rows
+ * and commit on their own, so pruning a large backlog never holds many locks or a long
+ * transaction; the caller loops.
  */
 
 /** How far one keyset step of a pruning scan got. */
@@ -19,28 +22,6 @@ export interface PruneStep {
    * which (ids growing with time) cannot be old enough and neither can any row after them.
    */
   done: boolean;
-}
-
-/**
- * Deletes up to `limit` webhook attempts created more than `olderThanMs` ago, oldest first,
- * through the index on `created`. Returns how many were deleted: fewer than `limit` means none
- * are left.
- */
-export async function pruneAttempts(
-  knex: Knex,
-  options: { olderThanMs: number; limit: number },
-): Promise<number> {
-  const result = await knex.raw(
-    `with doomed as (
-       select id from webhook_attempts
-        where created < now() - make_interval(secs => ? / 1000.0)
-        order by created
-        limit ?
-     )
-     delete from webhook_attempts a using doomed d where a.id = d.id`,
-    [options.olderThanMs, options.limit],
-  );
-  return (result as { rowCount: number }).rowCount;
 }
 
 /**
@@ -77,7 +58,7 @@ export async function pruneAttemptStats(
 /**
  * One step of pruning finished webhooks (Successful 3, Aborted 5, Resolved 7) completed more than
  * `olderThanMs` ago: looks at the next `scan` webhooks after id `after`, in id order, and deletes
- * the finished old ones (their remaining attempts go with them, `on delete cascade`).
+ * the finished old ones. Their attempts are not touched: they go with their own partition.
  *
  * Why a keyset scan over the primary key rather than an index on `completed_at`: such an index
  * would cost an extra index write on every completion, the hottest write there is, to serve an
@@ -118,41 +99,184 @@ export async function pruneWebhooksStep(
 }
 
 /**
- * One step of pruning entity changes: of the next `scan` changes after id `after`, deletes those
- * created more than `olderThanMs` ago that no webhook references any more (their webhooks were
- * pruned, or no registration subscribed to them: every write records a change). A replay
- * (`replayEntityChanges`) may reference an old change again: it locks the change first, so this
- * delete waits for it, and the foreign key refuses the delete of a change it referenced meanwhile;
- * that run of the prune fails, and the next one leaves the change alone. Same keyset walk as
- * `pruneWebhooksStep`.
+ * The tables partitioned by day (migration 20261128000000, docs/dispatcher.md › Prune job): a
+ * partition per UTC day, by range of `id`, named `<table>_YYYYMMDD`, plus `<table>_initial`
+ * holding the rows from before partitioning.
  */
-export async function pruneEntityChangesStep(
+export const PARTITIONED_TABLES = ['webhook_attempts', 'entity_changes'] as const;
+export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
+
+/** Days of partitions that exist ahead of today. */
+export const PARTITIONS_AHEAD = 2;
+
+/**
+ * How long a partition's attach or detach waits for its locks (`webhooks` too, through the
+ * foreign key to `entity_changes`) before giving up until the next run: the longest the queue's
+ * writers can be held up behind it.
+ */
+export const PARTITION_LOCK_TIMEOUT_MS = 1_000;
+
+/**
+ * Creates the partitions of `table` for `day` (today in UTC by default, `YYYY-MM-DD`) and the
+ * PARTITIONS_AHEAD days after it that do not exist yet, and moves the table's id sequence forward
+ * to the start of that day's range (`time_partitions_ensure`). Answers the partitions created.
+ */
+export async function ensurePartitions(
   knex: Knex,
-  options: { olderThanMs: number; after: number; scan: number },
-): Promise<PruneStep> {
+  table: PartitionedTable,
+  options: { day?: string } = {},
+): Promise<string[]> {
+  return knex.transaction(async (trx) => {
+    await trx.raw(`set local lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`);
+    const { rows } = await trx.raw<{ rows: { created: string[] }[] }>(
+      `select time_partitions_ensure(?, coalesce(?::date, (now() at time zone 'UTC')::date), ?) as created`,
+      [table, options.day ?? null, PARTITIONS_AHEAD],
+    );
+    return rows[0]!.created;
+  });
+}
+
+/** A partition of a partitioned table, or a table of its name left detached by a run that died. */
+export interface Partition {
+  name: string;
+  /** The UTC day it holds, `YYYY-MM-DD`; null for `<table>_initial`. */
+  day: string | null;
+  /** `detaching`: a concurrent detach was interrupted between its two transactions. */
+  state: 'attached' | 'detaching' | 'detached';
+}
+
+/** The partitions of `table`, and tables named like them that are no longer attached. */
+export async function listPartitions(knex: Knex, table: PartitionedTable): Promise<Partition[]> {
   const { rows } = await knex.raw<{
-    rows: { deleted: number; last_id: number | null; scanned: number; recent: boolean }[];
+    rows: { name: string; day: string | null; state: Partition['state'] }[];
   }>(
-    `with cutoff as (select now() - make_interval(secs => ? / 1000.0) as at),
-     scanned as materialized (
-       select id, created from entity_changes where id > ? order by id limit ?
-     ),
-     deleted as (
-       delete from entity_changes c using scanned s, cutoff
-        where c.id = s.id and c.created < cutoff.at
-          and not exists (select 1 from webhooks w where w.entity_change_id = c.id)
-       returning c.id
-     )
-     select (select count(*) from deleted)::int as deleted,
-            (select max(id) from scanned) as last_id,
-            (select count(*) from scanned)::int as scanned,
-            coalesce((select max(created) from scanned) >= (select at from cutoff), false) as recent`,
-    [options.olderThanMs, options.after, options.scan],
+    `select c.relname as name,
+            to_char(to_date(nullif(substring(c.relname from '_([0-9]{8})$'), ''), 'YYYYMMDD'), 'YYYY-MM-DD') as day,
+            case when i.inhrelid is null then 'detached' when i.inhdetachpending then 'detaching'
+                 else 'attached' end as state
+       from pg_class c
+       left join pg_inherits i on i.inhrelid = c.oid and i.inhparent = ?::regclass
+      where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r'
+        and c.relname ~ ('^' || ? || '_([0-9]{8}|initial)$')
+      order by day nulls first`,
+    [table, table],
   );
-  const row = rows[0]!;
-  return {
-    deleted: row.deleted,
-    lastId: row.last_id ?? options.after,
-    done: row.scanned < options.scan || row.recent,
-  };
+  return rows;
+}
+
+/** What `dropExpiredPartitions` did. */
+export interface PartitionPrune {
+  /** Partitions dropped, with their rows as the planner's statistics count them (no count is run). */
+  dropped: { partition: string; rows: number }[];
+  /** Expired partitions of changes kept because webhooks reference them, and how many (1,000 at most). */
+  pinned: { partition: string; webhooks: number }[];
+  /**
+   * Expired partitions left for the next run because a detach waited longer than
+   * PARTITION_LOCK_TIMEOUT_MS for its locks (the first of them; the others were not tried).
+   */
+  busy: string[];
+}
+
+/**
+ * Drops the partitions of `table` whose rows are all older than `olderThanMs`: those of days
+ * before today whose day and newest row (the one with the highest id) are both older than that,
+ * and `<table>_initial` once its newest row is. A partition of `entity_changes` is dropped only
+ * when no webhook references a change in it (the foreign key would refuse the detach anyway): a
+ * Failed webhook, one still open, or a finished one its own retention keeps, pins its change's
+ * partition, which is reported and tried again next run.
+ *
+ * The detach is `concurrently` (reads and writes of the table go on; the foreign key check holds
+ * a SHARE lock on `webhooks` while it runs) and waits at most PARTITION_LOCK_TIMEOUT_MS for a
+ * lock; the drop of the detached table touches nothing else. A detach interrupted between its two
+ * transactions is finished, and a table a dying run detached without dropping is dropped, by the
+ * next run.
+ */
+export async function dropExpiredPartitions(
+  knex: Knex,
+  table: PartitionedTable,
+  options: { olderThanMs: number },
+): Promise<PartitionPrune> {
+  const result: PartitionPrune = { dropped: [], pinned: [], busy: [] };
+  const { rows: clock } = await knex.raw<{ rows: { cutoff: Date; today: string }[] }>(
+    `select now() - make_interval(secs => ? / 1000.0) as cutoff,
+            to_char((now() at time zone 'UTC')::date, 'YYYY-MM-DD') as today`,
+    [options.olderThanMs],
+  );
+  const { cutoff, today } = clock[0]!;
+  for (const partition of await listPartitions(knex, table)) {
+    if (partition.day !== null && partition.day >= today) continue;
+    const { rows } = await knex.raw<{
+      rows: { expired: boolean; low: number | null; high: number | null; rows: number }[];
+    }>(
+      `select coalesce((select created from only ?? order by id desc limit 1) < ?, true)
+                and coalesce((?::date + 1)::timestamp at time zone 'UTC' <= ?, true) as expired,
+              (select min(id) from only ??) as low, (select max(id) from only ??) as high,
+              greatest(c.reltuples, 0)::float8 as rows
+         from pg_class c where c.oid = ?::regclass`,
+      [partition.name, cutoff, partition.day, cutoff, partition.name, partition.name, partition.name],
+    );
+    const facts = rows[0]!;
+    if (!facts.expired) continue;
+    // the lock one detach waited for in vain would keep the next one waiting as long
+    if (result.busy.length > 0) {
+      result.busy.push(partition.name);
+      continue;
+    }
+    if (table === 'entity_changes' && partition.state !== 'detached' && facts.low !== null) {
+      const webhooks = await referencingWebhooks(knex, facts.low, facts.high!);
+      if (webhooks > 0) {
+        result.pinned.push({ partition: partition.name, webhooks });
+        continue;
+      }
+    }
+    try {
+      if (partition.state !== 'detached') await detach(knex, table, partition);
+    } catch (error) {
+      const code = pgErrorCode(error);
+      if (code === PgErrorCode.LockNotAvailable) {
+        result.busy.push(partition.name);
+        continue;
+      }
+      // a replay referenced a change of it since the check above
+      if (code === PgErrorCode.ForeignKeyViolation) {
+        result.pinned.push({
+          partition: partition.name,
+          webhooks: await referencingWebhooks(knex, facts.low!, facts.high!),
+        });
+        continue;
+      }
+      throw error;
+    }
+    await knex.raw(`drop table ??`, [partition.name]);
+    result.dropped.push({ partition: partition.name, rows: facts.rows });
+  }
+  return result;
+}
+
+/** How many webhooks (up to 1,000) reference a change with an id in [low, high], through `webhooks_change`. */
+async function referencingWebhooks(knex: Knex, low: number, high: number): Promise<number> {
+  const { rows } = await knex.raw<{ rows: { n: number }[] }>(
+    `select count(*)::int as n from (select 1 from webhooks where entity_change_id between ? and ? limit 1000) w`,
+    [low, high],
+  );
+  return rows[0]!.n;
+}
+
+/**
+ * Detaches a partition concurrently (or finishes an interrupted detach), on a pooled session of
+ * its own with the lock timeout set: `detach ... concurrently` runs outside a transaction, so
+ * `set local` cannot bound it.
+ */
+async function detach(knex: Knex, table: PartitionedTable, partition: Partition): Promise<void> {
+  const client = (await knex.client.acquireConnection()) as { query(sql: string): Promise<unknown> };
+  try {
+    await client.query(`set lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`);
+    const how = partition.state === 'detaching' ? 'finalize' : 'concurrently';
+    await client.query(
+      knex.raw(`alter table ?? detach partition ?? ${how}`, [table, partition.name]).toQuery(),
+    );
+  } finally {
+    await client.query('reset lock_timeout').catch(() => {});
+    await knex.client.releaseConnection(client);
+  }
 }
