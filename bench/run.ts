@@ -12,6 +12,9 @@
  *   pnpm bench --isolation [--rate R] [--seconds S] healthy targets' p50/p99 with and without a dead
  *                                                   endpoint holding 1,000 due webhooks; writes at R/s
  *                                                   (100) for S s (10), three runs each, interleaved
+ *   pnpm bench --prune [--attempts N]               N attempts (10,000,000) over 9 old days: the old keyset
+ *                                                   delete against the partition drop of the same rows,
+ *                                                   three rounds interleaved
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
  *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
@@ -32,6 +35,7 @@ import { apiMode } from './api-mode';
 import { backlogMode } from './backlog-mode';
 import { groupsMode } from './groups';
 import { isolationMode } from './isolation-mode';
+import { pruneMode } from './prune-mode';
 import { latencyMode } from './latency';
 import { queueMode } from './queue-mode';
 import { startTarget } from './processes';
@@ -49,6 +53,8 @@ const { values } = parseArgs({
     backlog: { type: 'boolean' },
     queue: { type: 'boolean' },
     isolation: { type: 'boolean' },
+    prune: { type: 'boolean' },
+    attempts: { type: 'string' },
     waiting: { type: 'string' },
     changes: { type: 'string' },
     concurrency: { type: 'string' },
@@ -76,7 +82,8 @@ const all =
   !values.api &&
   !values.backlog &&
   !values.queue &&
-  !values.isolation;
+  !values.isolation &&
+  !values.prune;
 const settings = {
   throughput: all || !!values.throughput,
   latency: all || !!values.latency,
@@ -87,6 +94,9 @@ const settings = {
   backlog: !!values.backlog,
   // six runs of a dispatcher each, about a minute and a half: only when asked for
   isolation: !!values.isolation,
+  // seeding ten million attempts twice takes minutes: only when asked for
+  prune: !!values.prune,
+  attempts: positive('attempts', values.attempts, 10_000_000),
   count: positive('n', values.n, 20_000),
   waiting: positive('waiting', values.waiting, 1_000_000),
   rate: positive('rate', values.rate, 200),
@@ -182,6 +192,9 @@ async function main(): Promise<void> {
       seconds: settings.seconds,
     });
     console.log(JSON.stringify(result));
+  }
+  if (settings.prune) {
+    console.log(JSON.stringify(await pruneMode(context, { attempts: settings.attempts })));
   }
   if (settings.api) {
     console.log(JSON.stringify(await apiMode(context, { seconds: settings.seconds, clients: 32 })));
