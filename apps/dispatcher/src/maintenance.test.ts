@@ -307,6 +307,34 @@ describe('the prune job', () => {
     expect(await db.knex('webhooks').where({ id: finished })).toEqual([]);
   });
 
+  it('leaves a partition it cannot attach in time to the next run, and does the rest', async () => {
+    const today = await change(new Date());
+    const missing = partitionOf('entity_changes', new Date(Date.now() + 2 * DAY));
+    await db.knex.raw('alter table entity_changes detach partition ??', [missing]);
+    await db.knex.raw('drop table ??', [missing]);
+    const finished = await webhook({ state: Successful, created: daysAgo(40), completedAt: daysAgo(40) });
+    // an open transaction that wrote a webhook: attaching a change partition waits for it
+    const blocker = new pg.Client({ connectionString: db.url });
+    await blocker.connect();
+    let report;
+    try {
+      await blocker.query('begin');
+      await blocker.query(
+        'insert into webhooks (registration_id, event_id, entity_change_id, state) values ($1, $2, $3, $4)',
+        [registrationId, eventId, today, Created],
+      );
+      report = await maintenance().prune();
+    } finally {
+      await blocker.query('rollback');
+      await blocker.end();
+    }
+    expect(report).toMatchObject({ webhooks: 1 });
+    expect(report!.partitions.busy).toContain('entity_changes');
+    expect(await db.knex('webhooks').where({ id: finished })).toEqual([]);
+    expect(await partitions('entity_changes')).not.toContain(missing);
+    expect((await maintenance().prune())!.partitions).toMatchObject({ created: [missing], busy: [] });
+  });
+
   it('deletes the per-minute attempt figures older than two days, in batches, and keeps the rest', async () => {
     const minutes = [daysAgo(3), daysAgo(2.5), daysAgo(2.01), daysAgo(1.99), daysAgo(0)];
     await db.knex('webhook_attempt_stats').insert(

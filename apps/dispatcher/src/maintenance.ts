@@ -5,6 +5,8 @@ import {
   dropExpiredPartitions,
   ensurePartitions,
   PARTITIONED_TABLES,
+  pgErrorCode,
+  PgErrorCode,
   pruneAttemptStats,
   pruneWebhooksStep,
   repairGroups,
@@ -49,7 +51,10 @@ export interface PruneReport {
     dropped: string[];
     /** Expired partitions of changes that webhooks still reference, and how many (1,000 at most). */
     pinned: PartitionPrune['pinned'];
-    /** Expired partitions whose detach could not get its locks in time: tried again next run. */
+    /**
+     * Expired partitions whose detach could not get its locks in time, and tables whose partitions
+     * ahead could not be attached in time: tried again next run.
+     */
     busy: string[];
   };
 }
@@ -210,7 +215,13 @@ export class Maintenance {
       partitions: { created: [], dropped: [], pinned: [], busy: [] },
     };
     for (const table of PARTITIONED_TABLES) {
-      report.partitions.created.push(...(await ensurePartitions(knex, table)));
+      try {
+        report.partitions.created.push(...(await ensurePartitions(knex, table)));
+      } catch (error) {
+        // the days ahead leave the next runs time to make it
+        if (pgErrorCode(error) !== PgErrorCode.LockNotAvailable) throw error;
+        report.partitions.busy.push(table);
+      }
     }
     report.webhooks = await this.walkWebhooks(webhookRetentionMs, batch);
     // a change is kept as long as its webhooks, so it shares their retention

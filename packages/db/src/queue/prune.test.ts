@@ -1,5 +1,5 @@
 import { WebhookState } from '@platform/shared';
-import { createTestDatabase, seedParty, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, seedParty, seedRegistration, type TestDatabase } from '@platform/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -57,14 +57,9 @@ async function webhook(changeId: number, state: WebhookState): Promise<number> {
 beforeAll(async () => {
   db = await createTestDatabase();
   partyId = await seedParty(db.knex);
-  [{ id: registrationId }] = await db
-    .knex('webhook_registrations')
-    .insert({ party_id: partyId, target_url: 'http://127.0.0.1:9/hook', signing_secret: 'x' })
-    .returning('id');
-  [{ id: eventId }] = await db
-    .knex('webhook_events')
-    .insert({ registration_id: registrationId, entity_name: 'Unit', type: 2 })
-    .returning('id');
+  const registration = await seedRegistration(db.knex, { partyId, targetUrl: 'http://127.0.0.1:9/hook' });
+  registrationId = registration.id;
+  eventId = registration.eventIds[0]!;
 });
 afterAll(() => db.drop());
 beforeEach(async () => {
