@@ -29,6 +29,7 @@ async function partitionWebhooks(knex: Knex): Promise<void> {
     alter table webhooks rename to webhooks_plain;
     create table webhooks (like webhooks_plain including defaults including constraints) partition by range (id);
     alter table webhooks add primary key (id);
+    alter sequence webhooks_id_seq owned by webhooks.id;
   `);
   const { rows } = await knex.raw<{ rows: { definition: string }[] }>(
     `select pg_get_indexdef(indexrelid) as definition from pg_index
@@ -38,7 +39,6 @@ async function partitionWebhooks(knex: Knex): Promise<void> {
   for (const { definition } of rows) {
     await knex.raw(definition.replace('ON public.webhooks_plain', 'ON public.webhooks'));
   }
-  await knex.raw(`alter sequence webhooks_id_seq owned by webhooks.id`);
 }
 
 async function setup(name: string, partitioned: boolean): Promise<Knex> {
