@@ -9,11 +9,13 @@
  *   1,000 due webhooks each)
  *
  * Prints the median execution time of the claim (EXPLAIN ANALYZE in a transaction rolled back),
- * nine runs each, interleaved, and whether both are index scans.
+ * nine runs each, interleaved, and whether both are index scans; then the same for the last
+ * attempt of 20 webhooks (`lastAttemptOf`) on attempts partitioned by day and on one table.
  */
 import { CLAIM_SQL, claimBindings, createKnex, migrate, type Knex } from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import { adminQuery, withDatabase } from '@platform/testkit';
+import { lastAttemptOf } from '../apps/api/src/features/webhooks/webhook-presenter';
 
 const admin = process.env.DATABASE_URL;
 if (!admin) throw new Error('DATABASE_URL is required');
@@ -117,6 +119,44 @@ async function claim(knex: Knex): Promise<{ ms: number; indexScan: boolean }> {
   }
 }
 
+/**
+ * The second question: what a read of attempts by webhook (`lastAttemptOf`, the last attempt of
+ * each webhook of a page) costs now that attempts are partitioned by day. Seeds one attempt per
+ * finished webhook of `knex` (plain `webhooks`) into the partition of its day, copies them into one
+ * unpartitioned table with the same indexes, and times the subquery for the 20 newest finished
+ * webhooks on each.
+ */
+async function lastAttemptSetup(knex: Knex): Promise<void> {
+  const { rows } = await knex.raw<{ rows: { day: string }[] }>(
+    `select distinct created::date::text as day from webhooks where state = ${WebhookState.Successful}`,
+  );
+  for (const { day } of rows) {
+    await knex.raw(`select time_partitions_ensure('webhook_attempts', ?::date, 0)`, [day]);
+    await knex.raw(
+      `insert into webhook_attempts (id, webhook_id, number, started_at, duration_ms, status_code, created)
+       select time_partition_start(?::date) + row_number() over (order by id), id, 1, created, 5, 200, created
+         from webhooks where state = ${WebhookState.Successful} and created::date = ?::date`,
+      [day, day],
+    );
+  }
+  await knex.raw(`
+    create table webhook_attempts_plain as select * from webhook_attempts;
+    alter table webhook_attempts_plain add primary key (id);
+    create index on webhook_attempts_plain (webhook_id, id desc);
+    vacuum analyze webhook_attempts, webhook_attempts_plain;
+  `);
+}
+
+async function lastAttemptMs(knex: Knex, table: string): Promise<number> {
+  const { rows } = await knex.raw<{ rows: Record<string, string>[] }>(
+    `explain (analyze, costs off)
+     select w.id, ${lastAttemptOf('a.status_code').replace('webhook_attempts a', `${table} a`)}
+       from webhooks w where w.state = ${WebhookState.Successful} order by w.id desc limit 20`,
+  );
+  const time = rows.map((row) => row['QUERY PLAN']!).find((line) => line.startsWith('Execution Time'))!;
+  return Number(/([\d.]+) ms/.exec(time)![1]);
+}
+
 const databases = {
   plain: await setup('experiment_claim_plain', false),
   partitioned: await setup('experiment_claim_partitioned', true),
@@ -130,6 +170,15 @@ for (let run = 0; run < RUNS; run++) {
     indexScan[name] &&= result.indexScan;
   }
 }
+await lastAttemptSetup(databases.plain);
+const lastAttempt: Record<string, number[]> = { plain: [], partitioned: [] };
+for (let run = 0; run < RUNS; run++) {
+  lastAttempt.plain!.push(await lastAttemptMs(databases.plain, 'webhook_attempts_plain'));
+  lastAttempt.partitioned!.push(await lastAttemptMs(databases.plain, 'webhook_attempts'));
+}
+const { rows: attemptPartitions } = await databases.plain.raw<{ rows: { n: number }[] }>(
+  `select count(*)::int as n from pg_inherits where inhparent = 'webhook_attempts'::regclass`,
+);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const { rows } = await databases.partitioned.raw<{ rows: { n: number }[] }>(
   `select count(*)::int as n from pg_inherits where inhparent = 'webhooks'::regclass`,
@@ -144,6 +193,12 @@ console.log(
     ratio: Math.round((median(times.partitioned!) / median(times.plain!)) * 100) / 100,
     indexScan,
     runs: times,
+    lastAttemptOf20: {
+      attemptPartitions: attemptPartitions[0]!.n,
+      plainMs: median(lastAttempt.plain!),
+      partitionedMs: median(lastAttempt.partitioned!),
+      runs: lastAttempt,
+    },
   }),
 );
 for (const [name, knex] of Object.entries(databases)) {

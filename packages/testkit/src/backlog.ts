@@ -85,7 +85,7 @@ export async function seedGroupedBacklog(
   // change i belongs to entity (i - 1) % groups + 1, as the (i - 1) / groups + 1-th of its group
   await knex.raw(
     `with grouped as (
-       select w.id, 'Property:' || ((c.id - 1) % :groups + 1) as group_key, (c.id - 1) / :groups + 1 as seq
+       select w.id, 'Property:' || ((c.entity_id - 1) % :groups + 1) as group_key, (c.entity_id - 1) / :groups + 1 as seq
          from webhooks w join entity_changes c on c.id = w.entity_change_id
      )
      update webhooks w
