@@ -5,7 +5,8 @@ import { AppError, type FieldErrors } from './errors';
 import { PageQuery } from './pagination';
 import { queryBoolean } from './validate';
 
-export type FieldType = 'integer' | 'number' | 'string' | 'boolean' | 'timestamp' | 'date';
+/** `bigint`: a bigserial id (webhooks, changes, attempts: changes' ids start at 10^10 × day), any safe whole number. */
+export type FieldType = 'integer' | 'bigint' | 'number' | 'string' | 'boolean' | 'timestamp' | 'date';
 
 /** One attribute a client may sort or filter by: its SQL column (or expression) and type. */
 export interface FieldSpec {
@@ -113,6 +114,8 @@ function checkValue(type: FieldType, value: unknown): string | undefined {
       return Number.isInteger(value) && Math.abs(value as number) <= 2147483647
         ? undefined
         : 'must be a 32-bit whole number';
+    case 'bigint':
+      return Number.isSafeInteger(value) ? undefined : 'must be a whole number';
     case 'number':
       // a `numeric` column: Postgres compares the decimal exactly
       return typeof value === 'number' && Number.isFinite(value) ? undefined : 'must be a number';

@@ -37,14 +37,14 @@ import {
 
 export const WEBHOOK_COLLECTION: CollectionSpec = {
   fields: {
-    id: { column: 'w.id', type: 'integer' },
+    id: { column: 'w.id', type: 'bigint' },
     registrationId: { column: 'w.registration_id', type: 'integer' },
     partyId: { column: 'r.party_id', type: 'integer' },
     state: { column: 'w.state', type: 'integer' },
     eventType: { column: 'c.type', type: 'integer' },
     entityName: { column: 'c.entity_name', type: 'string' },
     entityId: { column: 'c.entity_id', type: 'integer' },
-    entityChangeId: { column: 'w.entity_change_id', type: 'integer' },
+    entityChangeId: { column: 'w.entity_change_id', type: 'bigint' },
     attemptCount: { column: 'w.attempt_count', type: 'integer' },
     groupKey: { column: 'w.group_key', type: 'string' },
     initiatorPartyId: { column: 'c.initiator_party_id', type: 'integer' },

@@ -109,6 +109,13 @@ describe('reading webhooks', () => {
 
     const detail = await readJson<WebhookDetailRead>(await api.fetch(`/api/webhooks/${updated}`, { token }));
     const change = await api.db.knex('entity_changes').where({ entity_name: 'Property', type: 2 }).first();
+    // change ids start at the day's range (10^10 × day): beyond 32 bits
+    expect(change.id).toBeGreaterThan(2 ** 31);
+    expect(
+      await ids(
+        await search({ filters: [{ attribute: 'entityChangeId', operator: 'eq', value: change.id }] }),
+      ),
+    ).toEqual(await api.db.knex('webhooks').where({ entity_change_id: change.id }).orderBy('id').pluck('id'));
     const event = await api.db
       .knex('webhook_events')
       .where({ registration_id: registration.id, type: 2 })
