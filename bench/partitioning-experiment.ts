@@ -1,17 +1,21 @@
 /**
- * An experiment behind docs/decisions.md › Time partitioning: the fair claim (`CLAIM_SQL`) on
- * `webhooks` as it is, against the same rows in a `webhooks` partitioned by day like
- * `entity_changes` and `webhook_attempts` (range of id, `time_partitions_ensure`). Not a bench
- * mode: nothing runs on a partitioned `webhooks`; it shows why.
+ * Experiments behind docs/decisions.md › Time partitioning; not a bench mode.
  *
- *   DATABASE_URL=postgres://… npx tsx bench/claim-on-partitioned-webhooks.ts
- *   (HISTORY finished webhooks over DAYS days, default 100,000 over 33; 50 registrations with
- *   1,000 due webhooks each)
+ *   DATABASE_URL=postgres://… npx tsx bench/partitioning-experiment.ts
  *
- * Prints the median execution time of the claim (EXPLAIN ANALYZE in a transaction rolled back),
- * nine runs each, interleaved, and whether both are index scans; then the same for the last
- * attempt of 20 webhooks (`lastAttemptOf`) on attempts partitioned by day and on one table.
+ * 1. The fair claim (`CLAIM_SQL`) on `webhooks` as it is, against the same rows in a `webhooks`
+ *    partitioned by day like `entity_changes` and `webhook_attempts` (range of id,
+ *    `time_partitions_ensure`): HISTORY finished webhooks over DAYS days (default 100,000 over
+ *    33), 50 registrations with 1,000 due webhooks each. Median execution time (EXPLAIN ANALYZE in
+ *    a transaction rolled back), nine runs each, interleaved, and whether both are index scans.
+ * 2. The last attempt of the 20 newest finished webhooks (`lastAttemptOf`), one attempt per
+ *    finished webhook in the partition of its day, against the same rows in one table.
+ * 3. The hot path's two statements on these tables, as the old shape (one table; attempts with
+ *    their foreign key to `webhooks`) against the new (partitioned, no such key): a flush's insert
+ *    of 16 attempts, and a claim's read of 64 recent changes by id. CPU of the database session
+ *    per statement (/proc/<backend pid>/stat), RUNS blocks of 500 each, interleaved.
  */
+import { readFile } from 'node:fs/promises';
 import { CLAIM_SQL, claimBindings, createKnex, migrate, type Knex } from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import { adminQuery, withDatabase } from '@platform/testkit';
@@ -139,12 +143,6 @@ async function lastAttemptSetup(knex: Knex): Promise<void> {
       [day, day],
     );
   }
-  await knex.raw(`
-    create table webhook_attempts_plain as select * from webhook_attempts;
-    alter table webhook_attempts_plain add primary key (id);
-    create index on webhook_attempts_plain (webhook_id, id desc);
-    vacuum analyze webhook_attempts, webhook_attempts_plain;
-  `);
 }
 
 async function lastAttemptMs(knex: Knex, table: string): Promise<number> {
@@ -155,6 +153,53 @@ async function lastAttemptMs(knex: Knex, table: string): Promise<number> {
   );
   const time = rows.map((row) => row['QUERY PLAN']!).find((line) => line.startsWith('Execution Time'))!;
   return Number(/([\d.]+) ms/.exec(time)![1]);
+}
+
+async function processCpuMs(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Changes over the days of the finished webhooks, and copies of both tables in the old shape. */
+async function hotPathSetup(knex: Knex): Promise<void> {
+  const { rows } = await knex.raw<{ rows: { day: string }[] }>(
+    `select distinct created::date::text as day from webhooks where state = ${WebhookState.Successful} order by 1`,
+  );
+  const party = (await knex('parties').first('id'))!.id;
+  for (const { day } of rows) {
+    await knex.raw(`select time_partitions_ensure('entity_changes', ?::date, 0)`, [day]);
+    await knex.raw(
+      `insert into entity_changes (id, entity_name, type, entity_id, entity, initiator_party_id, created)
+       select time_partition_start(?::date) + g, 'Unit', 2, g, jsonb_build_object('notes', repeat('x', 1000)), ?, ?::date
+         from generate_series(1, 2000) g`,
+      [day, party, day],
+    );
+  }
+  await knex.raw(`
+    create table entity_changes_old (like entity_changes including defaults including constraints);
+    insert into entity_changes_old select * from entity_changes;
+    alter table entity_changes_old add primary key (id);
+    create table webhook_attempts_old (like webhook_attempts including defaults including constraints);
+    insert into webhook_attempts_old select * from webhook_attempts;
+    alter table webhook_attempts_old add primary key (id),
+      add foreign key (webhook_id) references webhooks (id) on delete cascade;
+    create index on webhook_attempts_old (created);
+    create index on webhook_attempts_old (webhook_id, id desc);
+    vacuum analyze entity_changes, entity_changes_old, webhook_attempts, webhook_attempts_old;
+  `);
+}
+
+/** CPU µs of the session per statement, for `statements` runs of `sql`. */
+async function cpuPerStatement(
+  knex: Knex,
+  pid: number,
+  sql: string,
+  bindings: readonly unknown[],
+): Promise<number> {
+  const statements = 500;
+  const before = await processCpuMs(pid);
+  for (let i = 0; i < statements; i++) await knex.raw(sql, bindings as Knex.RawBinding[]);
+  return (((await processCpuMs(pid)) - before) * 1000) / statements;
 }
 
 const databases = {
@@ -171,14 +216,35 @@ for (let run = 0; run < RUNS; run++) {
   }
 }
 await lastAttemptSetup(databases.plain);
+await hotPathSetup(databases.plain);
 const lastAttempt: Record<string, number[]> = { plain: [], partitioned: [] };
 for (let run = 0; run < RUNS; run++) {
-  lastAttempt.plain!.push(await lastAttemptMs(databases.plain, 'webhook_attempts_plain'));
+  lastAttempt.plain!.push(await lastAttemptMs(databases.plain, 'webhook_attempts_old'));
   lastAttempt.partitioned!.push(await lastAttemptMs(databases.plain, 'webhook_attempts'));
 }
 const { rows: attemptPartitions } = await databases.plain.raw<{ rows: { n: number }[] }>(
   `select count(*)::int as n from pg_inherits where inhparent = 'webhook_attempts'::regclass`,
 );
+const session = createKnex(withDatabase(admin, 'experiment_claim_plain'), { pool: { min: 1, max: 1 } });
+const pid = (await session.raw<{ rows: { pid: number }[] }>(`select pg_backend_pid() as pid`)).rows[0]!.pid;
+const webhookIds = (
+  await session.raw<{ rows: { id: number }[] }>(`select id from webhooks order by id desc limit 16`)
+).rows.map((row) => row.id);
+const changeIds = (
+  await session.raw<{ rows: { id: number }[] }>(`select id from entity_changes order by id desc limit 64`)
+).rows.map((row) => row.id);
+const insert = (table: string) =>
+  `insert into ${table} (webhook_id, number, started_at, duration_ms, status_code)
+   select id, 1, now(), 5, 200 from unnest(?::bigint[]) as id`;
+const read = (table: string) => `select c.entity from ${table} c where c.id = any(?::bigint[])`;
+const hotPath: Record<string, number[]> = { insertOld: [], insertNew: [], readOld: [], readNew: [] };
+for (let run = 0; run < RUNS; run++) {
+  hotPath.insertOld!.push(await cpuPerStatement(session, pid, insert('webhook_attempts_old'), [webhookIds]));
+  hotPath.insertNew!.push(await cpuPerStatement(session, pid, insert('webhook_attempts'), [webhookIds]));
+  hotPath.readOld!.push(await cpuPerStatement(session, pid, read('entity_changes_old'), [changeIds]));
+  hotPath.readNew!.push(await cpuPerStatement(session, pid, read('entity_changes'), [changeIds]));
+}
+await session.destroy();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const { rows } = await databases.partitioned.raw<{ rows: { n: number }[] }>(
   `select count(*)::int as n from pg_inherits where inhparent = 'webhooks'::regclass`,
@@ -193,6 +259,11 @@ console.log(
     ratio: Math.round((median(times.partitioned!) / median(times.plain!)) * 100) / 100,
     indexScan,
     runs: times,
+    hotPathCpuMicroseconds: {
+      insert16Attempts: { old: median(hotPath.insertOld!), partitioned: median(hotPath.insertNew!) },
+      read64Changes: { old: median(hotPath.readOld!), partitioned: median(hotPath.readNew!) },
+      runs: hotPath,
+    },
     lastAttemptOf20: {
       attemptPartitions: attemptPartitions[0]!.n,
       plainMs: median(lastAttempt.plain!),
