@@ -185,8 +185,8 @@ async function hotPathSetup(knex: Knex): Promise<void> {
       add foreign key (webhook_id) references webhooks (id) on delete cascade;
     create index on webhook_attempts_old (created);
     create index on webhook_attempts_old (webhook_id, id desc);
-    vacuum analyze entity_changes, entity_changes_old, webhook_attempts, webhook_attempts_old;
   `);
+  await knex.raw(`vacuum analyze entity_changes, entity_changes_old, webhook_attempts, webhook_attempts_old`);
 }
 
 /** CPU µs of the session per statement, for `statements` runs of `sql`. */
