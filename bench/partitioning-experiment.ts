@@ -12,7 +12,8 @@
  *    finished webhook in the partition of its day, against the same rows in one table.
  * 3. The hot path's two statements on these tables, as the old shape (one table; attempts with
  *    their foreign key to `webhooks`) against the new (partitioned, no such key): a flush's insert
- *    of 16 attempts, and a claim's read of 64 recent changes by id. CPU of the database session
+ *    of 16 attempts, a claim's read of 64 recent changes by id, and an enqueue's insert of 10
+ *    webhooks of one change (its foreign key checked against the old or the partitioned table). CPU of the database session
  *    per statement (/proc/<backend pid>/stat), RUNS blocks of 500 each, interleaved.
  */
 import { readFile } from 'node:fs/promises';
@@ -186,6 +187,13 @@ async function hotPathSetup(knex: Knex): Promise<void> {
     create index on webhook_attempts_old (created);
     create index on webhook_attempts_old (webhook_id, id desc);
   `);
+  // the enqueue's webhooks, as far as the foreign key to their change goes
+  await knex.raw(`
+    create table webhooks_fk_old (like webhooks including defaults);
+    alter table webhooks_fk_old add foreign key (entity_change_id) references entity_changes_old (id);
+    create table webhooks_fk_new (like webhooks including defaults);
+    alter table webhooks_fk_new add foreign key (entity_change_id) references entity_changes (id);
+  `);
   await knex.raw(`vacuum analyze entity_changes, entity_changes_old, webhook_attempts, webhook_attempts_old`);
 }
 
@@ -237,12 +245,24 @@ const insert = (table: string) =>
   `insert into ${table} (webhook_id, number, started_at, duration_ms, status_code)
    select id, 1, now(), 5, 200 from unnest(?::bigint[]) as id`;
 const read = (table: string) => `select c.entity from ${table} c where c.id = any(?::bigint[])`;
-const hotPath: Record<string, number[]> = { insertOld: [], insertNew: [], readOld: [], readNew: [] };
+const enqueue = (table: string) =>
+  `insert into ${table} (registration_id, event_id, entity_change_id, state)
+   select 1, 1, ?::bigint, ${WebhookState.Created} from generate_series(1, 10)`;
+const hotPath: Record<string, number[]> = {
+  insertOld: [],
+  insertNew: [],
+  readOld: [],
+  readNew: [],
+  enqueueOld: [],
+  enqueueNew: [],
+};
 for (let run = 0; run < RUNS; run++) {
   hotPath.insertOld!.push(await cpuPerStatement(session, pid, insert('webhook_attempts_old'), [webhookIds]));
   hotPath.insertNew!.push(await cpuPerStatement(session, pid, insert('webhook_attempts'), [webhookIds]));
   hotPath.readOld!.push(await cpuPerStatement(session, pid, read('entity_changes_old'), [changeIds]));
   hotPath.readNew!.push(await cpuPerStatement(session, pid, read('entity_changes'), [changeIds]));
+  hotPath.enqueueOld!.push(await cpuPerStatement(session, pid, enqueue('webhooks_fk_old'), [changeIds[0]]));
+  hotPath.enqueueNew!.push(await cpuPerStatement(session, pid, enqueue('webhooks_fk_new'), [changeIds[0]]));
 }
 await session.destroy();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -262,6 +282,10 @@ console.log(
     hotPathCpuMicroseconds: {
       insert16Attempts: { old: median(hotPath.insertOld!), partitioned: median(hotPath.insertNew!) },
       read64Changes: { old: median(hotPath.readOld!), partitioned: median(hotPath.readNew!) },
+      insert10WebhooksOfAChange: {
+        old: median(hotPath.enqueueOld!),
+        partitioned: median(hotPath.enqueueNew!),
+      },
       runs: hotPath,
     },
     lastAttemptOf20: {
