@@ -70,6 +70,19 @@ describe('statements and round trips per request', () => {
     expect(traffic).toMatchObject({ completed: ['SELECT 1'], roundTrips: 1 });
   });
 
+  it('a statement compiled once answers each caller its own scope, in the order asked', async () => {
+    const ids = async (token: string, query = '') => {
+      const { body } = await counted(`/api/properties?PageSize=100${query}`, { token });
+      return (body as { items: { id: number; partyId: number }[] }).items;
+    };
+    const own = await ids(world.pmc.full.token);
+    expect(own).toHaveLength(PROPERTIES);
+    expect(await ids(world.otherPmc.full.token)).toEqual([]);
+    const all = await ids(world.admin.full.token);
+    expect(all.filter((row) => row.partyId === world.pmc.id)).toEqual(own);
+    expect(await ids(world.pmc.full.token, '&AscendingOrder=false')).toEqual([...own].reverse());
+  });
+
   it('GET by id: one statement', async () => {
     const { traffic, body } = await counted(`/api/properties/${propertyId}`);
     expect(body).toMatchObject({ id: propertyId, partyId: world.pmc.id });
