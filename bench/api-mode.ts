@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import type { Knex } from '@platform/db';
 import { quantile } from '@platform/testkit';
@@ -18,6 +19,24 @@ interface Phase {
   p99Ms: number;
   requests: number;
   errors: number;
+  /** CPU ms of the serving process (API or bare handler) per request, from /proc/<pid>/stat. */
+  cpuMsPerRequest: number;
+  /** CPU ms of the whole machine (every process, Postgres and the dispatcher too) per request. */
+  machineCpuMsPerRequest: number;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICK_MS = 10;
+
+/** CPU ms used so far by process `pid` (user + system), and by the machine (all but idle and iowait). */
+function cpuMs(pid: number): { process: number; machine: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // after the command: state is field 3, utime 14 and stime 15 (1-based, man 5 proc)
+  const own = Number(fields[11]) + Number(fields[12]);
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const busy = cpu.reduce((sum, n) => sum + n, 0) - cpu[3]! - cpu[4]!;
+  return { process: own * TICK_MS, machine: busy * TICK_MS };
 }
 
 /**
@@ -26,6 +45,7 @@ interface Phase {
  */
 async function closedLoop(
   client: ApiClient,
+  pid: number,
   clients: number,
   seconds: number,
   next: () => Parameters<ApiClient['send']>,
@@ -49,7 +69,9 @@ async function closedLoop(
   };
   await run(WARMUP_SECONDS * 1000, false);
   const started = performance.now();
+  const cpuBefore = cpuMs(pid);
   const { latencies, errors } = await run(seconds * 1000, true);
+  const cpuAfter = cpuMs(pid);
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   return {
@@ -59,6 +81,8 @@ async function closedLoop(
     p99Ms: round(quantile(latencies, 0.99), 2),
     requests: latencies.length,
     errors,
+    cpuMsPerRequest: round((cpuAfter.process - cpuBefore.process) / latencies.length, 3),
+    machineCpuMsPerRequest: round((cpuAfter.machine - cpuBefore.machine) / latencies.length, 3),
   };
 }
 
@@ -95,9 +119,10 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
     const properties = await createProperties(client.call, PROPERTIES);
     await checkBaseline(db.knex, client, bare, properties[0]!);
     const list = () => ['GET', '/api/properties?PageSize=20'] as Parameters<ApiClient['send']>;
+    const pidOf = (to: ApiClient) => (to === client ? api : bareApi).child.process.pid!;
     const getPhase = async (name: string, to: ApiClient) => {
       log(`api: ${options.clients} clients, GET /api/properties on the ${name} for ${options.seconds} s`);
-      return closedLoop(to, options.clients, options.seconds, list);
+      return closedLoop(to, pidOf(to), options.clients, options.seconds, list);
     };
     let seq = 0;
     const patchPhase = async (name: string, to: ApiClient) => {
@@ -106,7 +131,7 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
       );
       const webhooksBefore = await countWebhooks(db.knex);
       const patchesBefore = await countPatches(db.knex);
-      const phase = await closedLoop(to, options.clients, options.seconds, () => [
+      const phase = await closedLoop(to, pidOf(to), options.clients, options.seconds, () => [
         'PATCH',
         `/api/properties/${properties[Math.floor(Math.random() * properties.length)]}`,
         { notes: `${name} bench ${++seq}` },
@@ -136,6 +161,14 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
       patchP99Ms: patch.p99Ms,
       webhooksPerPatch: patch.webhooksPerPatch,
       errors: get.errors + patch.errors,
+      getCpuMs: get.cpuMsPerRequest,
+      getMachineCpuMs: get.machineCpuMsPerRequest,
+      patchCpuMs: patch.cpuMsPerRequest,
+      patchMachineCpuMs: patch.machineCpuMsPerRequest,
+      bareGetCpuMs: bareGet.cpuMsPerRequest,
+      bareGetMachineCpuMs: bareGet.machineCpuMsPerRequest,
+      barePatchCpuMs: barePatch.cpuMsPerRequest,
+      barePatchMachineCpuMs: barePatch.machineCpuMsPerRequest,
       bareGetPerSecond: bareGet.perSecond,
       bareGetP50Ms: bareGet.p50Ms,
       bareGetP99Ms: bareGet.p99Ms,

@@ -19,9 +19,10 @@
  * the bench needs: the default sort (id ascending), no filters, platform-scope tokens of parties
  * other than Admin (which would see every party: a 403 here), a PATCH without relations.
  *
- * Round trips: a GET list is one statement (the page with its total as a window count; a second
- * only for a page past the end); a PATCH is BEGIN, the scoped UPDATE … RETURNING, the fan-out
- * statement, COMMIT.
+ * Round trips, the same as the API's (`apps/api/src/resources/round-trips.test.ts` counts those):
+ * a GET list is one statement, the API's page statement shape (`pageStatement`: the total count
+ * joined to the page, so a page past the end still answers its total); a PATCH is BEGIN, the
+ * scoped UPDATE … RETURNING, the fan-out statement, COMMIT.
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -54,9 +55,10 @@ const SCOPE = `properties.deleted is null
    and (properties.party_id = $1
         or properties.party_id in (select id from parties where managed_by_party_id = $1 and deleted is null))`;
 
-const LIST = `select properties.*, count(*) over () as total_count from properties where ${SCOPE}
-  order by properties.id asc limit $2 offset $3`;
-const COUNT = `select count(*) as total_count from properties where ${SCOPE}`;
+const LIST = `select p.*, c.count as total_count
+  from (select count(*) as count from properties where ${SCOPE}) c
+  left join lateral (select properties.* from properties where ${SCOPE}
+                      order by properties.id asc limit $2 offset $3) p on true`;
 
 /**
  * The API's fan-out statement with its knex named bindings (`:name`) turned into positional ones,
@@ -139,16 +141,15 @@ async function list(caller: Caller, url: URL): Promise<[number, unknown]> {
   const pageSize = Number(url.searchParams.get('PageSize') ?? 20);
   const pageNumber = Number(url.searchParams.get('PageNumber') ?? 1);
   if (!(pageSize >= 1 && pageSize <= 100 && pageNumber >= 1)) return [400, null];
-  const { rows } = await pool.query(LIST, [caller.partyId, pageSize, (pageNumber - 1) * pageSize]);
-  const totalCount = Number(
-    rows[0]?.total_count ??
-      (pageNumber > 1 ? (await pool.query(COUNT, [caller.partyId])).rows[0].total_count : 0),
-  );
+  const offset = (pageNumber - 1) * pageSize;
+  const { rows } = await pool.query<Record<string, unknown>>(LIST, [caller.partyId, pageSize, offset]);
+  const totalCount = Number(rows[0]?.total_count ?? 0);
   const totalPages = Math.ceil(totalCount / pageSize);
   return [
     200,
     {
-      items: rows.map(present),
+      // past the last row the statement answers the count alone, on a row of nulls
+      items: totalCount > offset ? rows.map(present) : [],
       pageNumber,
       pageSize,
       totalCount,

@@ -12,27 +12,40 @@ export const PageQuery = z.strictObject({
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 
+/** The column of a page statement's rows that carries the total count. */
+const TOTAL = 'page_total_count';
+
 /**
- * Runs `query` for one page and counts the whole result. `query` must not be ordered by the
- * caller's count; ordering is kept for the page and dropped for the count.
+ * One statement answering a page and the total count of the whole result: `count` (a query of
+ * one row, one column `count`) joined to `page` (the ordered, limited query of the page's rows).
+ * It answers at least one row, so the total arrives even for a page past the last row (a window
+ * `count(*) over ()` over the page's rows would answer nothing there); that row's page columns
+ * are then null, and `pageOf` drops it. The join has no condition, so Postgres runs it as a
+ * nested loop over the one count row and the page's rows keep their order. Count and page read
+ * the same snapshot, so they agree.
  */
-export async function paginate<Row, Out>(
-  query: Knex.QueryBuilder,
+export function pageStatement(count: string, page: string): string {
+  return `select p.*, c.count as ${TOTAL} from (${count}) c left join lateral (${page}) p on true`;
+}
+
+/** Offset of the first row of `page`. */
+export const offsetOf = (page: PageQuery) => (page.PageNumber - 1) * page.PageSize;
+
+/** The page of the rows a `pageStatement` answered. */
+export function pageOf<Row, Out>(
+  rows: Record<string, unknown>[],
   page: PageQuery,
   present: (row: Row) => Out,
-): Promise<Page<Out>> {
-  const countQuery = query.clone().clearSelect().clearOrder().count<{ count: string }[]>({ count: '*' });
-  const [rows, counted] = await Promise.all([
-    query
-      .clone()
-      .limit(page.PageSize)
-      .offset((page.PageNumber - 1) * page.PageSize) as Promise<Row[]>,
-    countQuery,
-  ]);
-  const totalCount = Number(counted[0]?.count ?? 0);
+): Page<Out> {
+  const totalCount = Number(rows[0]?.[TOTAL] ?? 0);
+  // past the last row the statement answers the count alone, on a row of nulls
+  const onPage = totalCount > offsetOf(page) ? rows : [];
   const totalPages = Math.ceil(totalCount / page.PageSize);
   return {
-    items: rows.map(present),
+    items: onPage.map((row) => {
+      delete row[TOTAL];
+      return present(row as Row);
+    }),
     pageNumber: page.PageNumber,
     pageSize: page.PageSize,
     totalCount,
@@ -40,4 +53,35 @@ export async function paginate<Row, Out>(
     hasPreviousPage: page.PageNumber > 1,
     hasNextPage: page.PageNumber < totalPages,
   };
+}
+
+/**
+ * The `pageStatement` of `query` for the rows `limit` and `offset` pick, with its bindings. The
+ * count drops the query's order; the page keeps it.
+ */
+export function pageSql(query: Knex.QueryBuilder, limit: number, offset: number): CompiledSql {
+  const count = query.clone().clearSelect().clearOrder().count({ count: '*' }).toSQL();
+  const rows = query.clone().limit(limit).offset(offset).toSQL();
+  return { sql: pageStatement(count.sql, rows.sql), bindings: [...count.bindings, ...rows.bindings] };
+}
+
+/** SQL with Knex's `?` placeholders and their values. */
+export interface CompiledSql {
+  sql: string;
+  bindings: readonly unknown[];
+}
+
+/**
+ * Runs `query` for one page with its total count, in one statement (`pageStatement`), on the
+ * connection (or transaction) `query` was built on. `query` must not be ordered by the caller's
+ * count; ordering is kept for the page and dropped for the count.
+ */
+export async function paginate<Row, Out>(
+  query: Knex.QueryBuilder,
+  page: PageQuery,
+  present: (row: Row) => Out,
+): Promise<Page<Out>> {
+  const { sql, bindings } = pageSql(query, page.PageSize, offsetOf(page));
+  const { rows } = (await query.client.raw(sql, bindings)) as { rows: Record<string, unknown>[] };
+  return pageOf(rows, page, present);
 }

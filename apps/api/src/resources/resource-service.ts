@@ -1,12 +1,13 @@
-import { PartyType, type Page } from '@platform/shared';
+import { PartyType, TokenScope, type Page } from '@platform/shared';
 import type { Knex } from '@platform/db';
 import type { AppDeps } from '../deps';
 import type { Principal } from '../auth/principal';
 import { runWrite } from '../features/write-path';
 import { applyFilters, applyListSort, applySort, type ListQuery, type SearchBody } from '../http/collection';
 import { AppError, fieldError } from '../http/errors';
-import { paginate, type PageQuery } from '../http/pagination';
+import { offsetOf, pageOf, pageSql, paginate, type PageQuery } from '../http/pagination';
 import { scopeToParties, seesAllParties } from '../http/scope';
+import { compileTemplate, type Compilable, type StatementTemplate } from '../http/statement-template';
 import type { ResourceDefinition, Row } from './resource';
 
 const partyColumnOf = (def: ResourceDefinition) => def.partyColumn ?? 'party_id';
@@ -15,7 +16,8 @@ const returned = (def: ResourceDefinition) => (def.selectColumns ? [...def.selec
 /**
  * Live rows of `def` the caller may see; to `read`, also those whose `readableBy` columns name a
  * party in its scope (a write only ever reaches rows the caller's parties own). Exported for the
- * views built on the registry (Gen1), so they scope exactly as its reads do.
+ * views built on the registry (Gen1), so they scope exactly as its reads do. It depends on the
+ * caller only through `seesAllParties` and its party id: `template` compiles it once per scope.
  */
 export function visible(
   knex: Knex,
@@ -38,6 +40,76 @@ export function visible(
   });
 }
 
+type Purpose = 'read' | 'write';
+
+/** A caller standing for every caller of one scope while a statement is compiled (`template`). */
+function standIn(principal: Principal, partyId: number): Principal {
+  const admin = seesAllParties(principal);
+  return {
+    accountId: 0,
+    partyId,
+    partyName: '',
+    partyType: admin ? PartyType.Admin : PartyType.PropertyManagementCompany,
+    email: '',
+    scope: TokenScope.Platform,
+    permissions: new Set(),
+  };
+}
+
+const templates = new WeakMap<ResourceDefinition, Map<string, StatementTemplate<string>>>();
+
+/**
+ * The statement `key` of `def` for callers of `principal`'s scope (every party but Admin binds
+ * its party id, Admin sees all), compiled on its first use and kept: `build` gets a stand-in
+ * caller whose party id, like every parameter in `parameters`, is a placeholder.
+ */
+function template<P extends string>(
+  knex: Knex,
+  def: ResourceDefinition,
+  principal: Principal,
+  key: string,
+  parameters: readonly P[],
+  build: (caller: Principal, placeholders: Record<P | 'party', number>) => Compilable,
+): StatementTemplate<P | 'party'> {
+  let byKey = templates.get(def);
+  if (!byKey) templates.set(def, (byKey = new Map()));
+  const scopedKey = `${seesAllParties(principal) ? 'all' : 'party'} ${key}`;
+  let compiled = byKey.get(scopedKey);
+  if (!compiled) {
+    compiled = compileTemplate<P | 'party'>(['party', ...parameters], (placeholders) =>
+      build(standIn(principal, placeholders.party), placeholders),
+    );
+    byKey.set(scopedKey, compiled);
+  }
+  return compiled;
+}
+
+/** Runs a compiled statement on `knex` (or a transaction) with `values`; its rows. */
+async function run<P extends string>(
+  knex: Knex,
+  statement: StatementTemplate<P>,
+  values: Record<P, unknown>,
+): Promise<Row[]> {
+  const result = await knex.raw<{ rows: Row[] }>(statement.sql, statement.bind(values) as Knex.RawBinding[]);
+  return result.rows;
+}
+
+/** The visible row `id` (to read, or to write: see `visible`), by a statement compiled once. */
+async function visibleRow(
+  knex: Knex,
+  principal: Principal,
+  def: ResourceDefinition,
+  id: number,
+  purpose: Purpose,
+): Promise<Row> {
+  const statement = template(knex, def, principal, `row ${purpose}`, ['id'], (caller, { id }) =>
+    visible(knex, caller, def, purpose).where(`${def.table}.id`, id).first(),
+  );
+  const [row] = await run(knex, statement, { party: principal.partyId, id });
+  if (!row) throw new AppError('NotFound', `${def.name} ${id} was not found`);
+  return row;
+}
+
 /** Conference resources need the caller's party to have the conference feature (Admin always has it). */
 async function assertFeature(knex: Knex, principal: Principal, def: ResourceDefinition): Promise<void> {
   if (!def.conference || principal.partyType === PartyType.Admin) return;
@@ -54,8 +126,24 @@ export async function listResources(
   list: ListQuery,
 ): Promise<Page<unknown>> {
   await assertFeature(deps.knex, principal, def);
-  const query = applyListSort(visible(deps.knex, principal, def), def.collection, list);
-  return paginate(query, list, def.present);
+  const { knex } = deps;
+  const sort = { SortByAttributeName: list.SortByAttributeName, AscendingOrder: list.AscendingOrder };
+  // one statement per scope and sort order, its page and total count in one (`pageSql`)
+  const statement = template(
+    knex,
+    def,
+    principal,
+    `list ${sort.SortByAttributeName ?? ''} ${sort.AscendingOrder}`,
+    ['limit', 'offset'],
+    (caller, { limit, offset }) =>
+      pageSql(applyListSort(visible(knex, caller, def), def.collection, sort as ListQuery), limit, offset),
+  );
+  const rows = await run(knex, statement, {
+    party: principal.partyId,
+    limit: list.PageSize,
+    offset: offsetOf(list),
+  });
+  return pageOf(rows, list, def.present);
 }
 
 export async function searchResources(
@@ -93,9 +181,7 @@ export async function readResource(
   id: number,
 ): Promise<unknown> {
   await assertFeature(deps.knex, principal, def);
-  const row: Row | undefined = await visible(deps.knex, principal, def).where(`${def.table}.id`, id).first();
-  if (!row) throw new AppError('NotFound', `${def.name} ${id} was not found`);
-  return def.present(row);
+  return def.present(await visibleRow(deps.knex, principal, def, id, 'read'));
 }
 
 /**
@@ -130,6 +216,25 @@ async function lockVisible(
     .where(`${def.table}.id`, id)
     .forUpdate()
     .first();
+  if (!row) throw new AppError('NotFound', `${def.name} ${id} was not found`);
+  return row;
+}
+
+/**
+ * Updates the visible row `id` to `values` and answers it as updated; 404 when the caller cannot
+ * see it. The update is scoped itself, so it needs no read before it to answer the 404.
+ */
+async function updateVisible(
+  trx: Knex.Transaction,
+  principal: Principal,
+  def: ResourceDefinition,
+  id: number,
+  values: Record<string, unknown>,
+): Promise<Row> {
+  const [row] = (await visible(trx, principal, def, 'write')
+    .where(`${def.table}.id`, id)
+    .update(values)
+    .returning(returned(def))) as Row[];
   if (!row) throw new AppError('NotFound', `${def.name} ${id} was not found`);
   return row;
 }
@@ -206,20 +311,28 @@ export async function updateResource(
   patch: Record<string, unknown>,
 ): Promise<unknown> {
   await assertFeature(deps.knex, principal, def);
+  const values = toColumns(def, patch);
+  // an empty merge patch changes nothing, so it records no change either: a read of the row
+  if (Object.keys(values).length === 0) {
+    return def.present(await visibleRow(deps.knex, principal, def, id, 'write'));
+  }
   return runWrite(deps, principal, async (context) => {
     const { trx, now, capture } = context;
-    const current = await lockVisible(trx, principal, def, id);
-    const values = toColumns(def, patch);
-    // an empty merge patch changes nothing, so it records no change either
-    if (Object.keys(values).length === 0) return def.present(current);
-    await checkRelations(trx, principal, def, patch);
-    Object.assign(values, await def.derive?.(values, { ...context, current }));
-    await def.validate?.({ ...current, ...values }, { ...context, current });
-    const [row] = (await trx(def.table)
-      .where({ id })
-      .update({ ...values, last_modified: now })
-      .returning(returned(def))) as Row[];
-    const read = def.present(row!);
+    let row: Row;
+    if (def.derive || def.validate) {
+      // these see the row as it is: read and lock it first
+      const current = await lockVisible(trx, principal, def, id);
+      await checkRelations(trx, principal, def, patch);
+      Object.assign(values, await def.derive?.(values, { ...context, current }));
+      await def.validate?.({ ...current, ...values }, { ...context, current });
+      row = await updateVisible(trx, principal, def, id, { ...values, last_modified: now });
+    } else {
+      // the scoped update answers the 404 (before any 400 of a relation, as above); a refused
+      // relation rolls it back
+      row = await updateVisible(trx, principal, def, id, { ...values, last_modified: now });
+      await checkRelations(trx, principal, def, patch);
+    }
+    const read = def.present(row);
     await capture(def.name, 2, id, read);
     return read;
   });
@@ -234,12 +347,8 @@ export async function deleteResource(
   await assertFeature(deps.knex, principal, def);
   await runWrite(deps, principal, async (context) => {
     const { trx, now, capture } = context;
-    const current = await lockVisible(trx, principal, def, id);
-    await def.beforeDelete?.(current, context);
-    const [row] = (await trx(def.table)
-      .where({ id: current.id })
-      .update({ deleted: now, last_modified: now })
-      .returning(returned(def))) as Row[];
-    await capture(def.name, 3, id, def.present(row!));
+    if (def.beforeDelete) await def.beforeDelete(await lockVisible(trx, principal, def, id), context);
+    const row = await updateVisible(trx, principal, def, id, { deleted: now, last_modified: now });
+    await capture(def.name, 3, id, def.present(row));
   });
 }
