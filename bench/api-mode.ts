@@ -4,15 +4,22 @@ import { quantile } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { connect, createProperties, seedBenchAccount, signIn, type ApiClient } from './api-client';
 import { round } from './drain';
+import { machineBusyMs, processCpuMs } from './processes';
 import { startApi, startBareApi, startDispatcher } from './stack';
 
 /** Registrations subscribed to Property Updated: each PATCH fans out to this many webhooks. */
 const REGISTRATIONS = 10;
 const PROPERTIES = 200;
 const WARMUP_SECONDS = 1;
+/** The read the API mode measures: the first page of 20 properties. */
+export const LIST_REQUEST: Parameters<ApiClient['send']> = ['GET', '/api/properties?PageSize=20'];
 
-interface Phase {
+export interface Phase {
   perSecond: number;
+  /** CPU milliseconds (user + system) the serving process spent per request. */
+  cpuMsPerRequest: number;
+  /** CPU milliseconds the whole machine spent per request (every process: client, database, …). */
+  machineCpuMsPerRequest: number;
   p50Ms: number;
   p95Ms: number;
   p99Ms: number;
@@ -22,9 +29,11 @@ interface Phase {
 
 /**
  * `clients` loops, each sending `next()`'s request as soon as its previous one was answered, for
- * `seconds` (after an untimed warm-up); answers the rate and latency quantiles of what they sent.
+ * `seconds` (after an untimed warm-up); answers the rate and latency quantiles of what they sent,
+ * and the CPU time per request of the process `pid` (the server) and of the machine.
  */
-async function closedLoop(
+export async function closedLoop(
+  pid: number,
   client: ApiClient,
   clients: number,
   seconds: number,
@@ -48,18 +57,37 @@ async function closedLoop(
     return { latencies, errors };
   };
   await run(WARMUP_SECONDS * 1000, false);
+  const [cpuBefore, machineBefore] = [await processCpuMs(pid), await machineBusyMs()];
   const started = performance.now();
   const { latencies, errors } = await run(seconds * 1000, true);
   const elapsed = (performance.now() - started) / 1000;
+  const [cpuAfter, machineAfter] = [await processCpuMs(pid), await machineBusyMs()];
   latencies.sort((a, b) => a - b);
   return {
     perSecond: round(latencies.length / elapsed),
+    cpuMsPerRequest: round((cpuAfter - cpuBefore) / latencies.length, 3),
+    machineCpuMsPerRequest: round((machineAfter - machineBefore) / latencies.length, 3),
     p50Ms: round(quantile(latencies, 0.5), 2),
     p95Ms: round(quantile(latencies, 0.95), 2),
     p99Ms: round(quantile(latencies, 0.99), 2),
     requests: latencies.length,
     errors,
   };
+}
+
+/**
+ * What the API mode's requests work on, made through the API by `client`'s PMC account: 10
+ * registrations of `targetUrl` for Property Updated, and 200 properties, whose ids it answers.
+ */
+export async function seedApiWorkload(client: ApiClient, targetUrl: string): Promise<number[]> {
+  for (let i = 0; i < REGISTRATIONS; i++) {
+    await client.call('POST', '/api/webhook-registrations', {
+      targetUrl,
+      enabledEvents: [{ entityName: 'Property', type: 2 }],
+      targetAuthorization: { type: 0 },
+    });
+  }
+  return createProperties(client.call, PROPERTIES);
 }
 
 /**
@@ -85,19 +113,13 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
   const client = await signIn(api.url, account, options.clients);
   const bare = connect(bareApi.url, options.clients, client.token);
   try {
-    for (let i = 0; i < REGISTRATIONS; i++) {
-      await client.call('POST', '/api/webhook-registrations', {
-        targetUrl: target.url,
-        enabledEvents: [{ entityName: 'Property', type: 2 }],
-        targetAuthorization: { type: 0 },
-      });
-    }
-    const properties = await createProperties(client.call, PROPERTIES);
+    const properties = await seedApiWorkload(client, target.url);
     await checkBaseline(db.knex, client, bare, properties[0]!);
-    const list = () => ['GET', '/api/properties?PageSize=20'] as Parameters<ApiClient['send']>;
+    const list = () => LIST_REQUEST;
+    const pidOf = (to: ApiClient) => (to === client ? api : bareApi).child.process.pid!;
     const getPhase = async (name: string, to: ApiClient) => {
       log(`api: ${options.clients} clients, GET /api/properties on the ${name} for ${options.seconds} s`);
-      return closedLoop(to, options.clients, options.seconds, list);
+      return closedLoop(pidOf(to), to, options.clients, options.seconds, list);
     };
     let seq = 0;
     const patchPhase = async (name: string, to: ApiClient) => {
@@ -106,7 +128,7 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
       );
       const webhooksBefore = await countWebhooks(db.knex);
       const patchesBefore = await countPatches(db.knex);
-      const phase = await closedLoop(to, options.clients, options.seconds, () => [
+      const phase = await closedLoop(pidOf(to), to, options.clients, options.seconds, () => [
         'PATCH',
         `/api/properties/${properties[Math.floor(Math.random() * properties.length)]}`,
         { notes: `${name} bench ${++seq}` },
@@ -130,18 +152,26 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
       getP50Ms: get.p50Ms,
       getP95Ms: get.p95Ms,
       getP99Ms: get.p99Ms,
+      getCpuMs: get.cpuMsPerRequest,
+      getMachineCpuMs: get.machineCpuMsPerRequest,
       patchPerSecond: patch.perSecond,
       patchP50Ms: patch.p50Ms,
       patchP95Ms: patch.p95Ms,
       patchP99Ms: patch.p99Ms,
+      patchCpuMs: patch.cpuMsPerRequest,
+      patchMachineCpuMs: patch.machineCpuMsPerRequest,
       webhooksPerPatch: patch.webhooksPerPatch,
       errors: get.errors + patch.errors,
       bareGetPerSecond: bareGet.perSecond,
       bareGetP50Ms: bareGet.p50Ms,
       bareGetP99Ms: bareGet.p99Ms,
+      bareGetCpuMs: bareGet.cpuMsPerRequest,
+      bareGetMachineCpuMs: bareGet.machineCpuMsPerRequest,
       barePatchPerSecond: barePatch.perSecond,
       barePatchP50Ms: barePatch.p50Ms,
       barePatchP99Ms: barePatch.p99Ms,
+      barePatchCpuMs: barePatch.cpuMsPerRequest,
+      barePatchMachineCpuMs: barePatch.machineCpuMsPerRequest,
       bareWebhooksPerPatch: barePatch.webhooksPerPatch,
       bareErrors: bareGet.errors + barePatch.errors,
       // the API's rate as a share of the bare handler's, per route (issue 17's target: ≥ 0.6)

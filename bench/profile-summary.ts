@@ -8,12 +8,14 @@
  * `--per N` also divides each figure by N (say, the requests the profiled process served), so
  * the columns read as milliseconds per request.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   children?: number[];
 }
 
@@ -36,8 +38,30 @@ export function placeOf(url: string): string {
   return repo >= 0 ? url.slice(repo + 1) : url;
 }
 
-const nameOf = (node: ProfileNode) =>
-  `${node.callFrame.functionName || '(anonymous)'} ${placeOf(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+const sourceMaps = new Map<string, SourceMap | undefined>();
+/** The source map beside a bundle (`main.mjs.map`), if the frame is in one. */
+function sourceMapOf(url: string): SourceMap | undefined {
+  if (!url.startsWith('file://') || !url.endsWith('.mjs')) return undefined;
+  if (!sourceMaps.has(url)) {
+    const file = `${fileURLToPath(url)}.map`;
+    sourceMaps.set(url, existsSync(file) ? new SourceMap(JSON.parse(readFileSync(file, 'utf8'))) : undefined);
+  }
+  return sourceMaps.get(url);
+}
+
+/** A frame in a bundle, mapped back to its source file and line (so `koa`, not `main.mjs`). */
+function originalFrame(node: ProfileNode): { url: string; line: number } {
+  const { url, lineNumber, columnNumber } = node.callFrame;
+  const entry = sourceMapOf(url)?.findEntry(lineNumber, columnNumber);
+  return entry && 'originalSource' in entry
+    ? { url: entry.originalSource, line: entry.originalLine + 1 }
+    : { url, line: lineNumber + 1 };
+}
+
+const nameOf = (node: ProfileNode) => {
+  const { url, line } = originalFrame(node);
+  return `${node.callFrame.functionName || '(anonymous)'} ${placeOf(url)}:${line}`;
+};
 
 /** Self and inclusive milliseconds per function, and self milliseconds per place. */
 export function summarize(profile: Profile) {
@@ -58,7 +82,7 @@ export function summarize(profile: Profile) {
     totalUs += us;
     const name = nameOf(node);
     selfByFunction.set(name, (selfByFunction.get(name) ?? 0) + us);
-    const place = placeOf(node.callFrame.url);
+    const place = placeOf(originalFrame(node).url);
     selfByPlace.set(place, (selfByPlace.get(place) ?? 0) + us);
     // inclusive: each function on the stack once, however often it recurses
     const onStack = new Set<string>();
