@@ -9,7 +9,8 @@
  *
  * A and B are entry files: a bundle (`.mjs`, run with the Node flags of the API's `start` script;
  * build one with `node apps/api/build.mjs` and copy it beside `apps/api/dist/main.mjs`, where it
- * finds its packages) or `apps/api/src/main.ts` (run through tsx). Uses DATABASE_URL or an embedded
+ * finds its packages) or `apps/api/src/main.ts` (run through tsx). Node flags after the file
+ * replace production's: `'apps/api/dist/main.mjs --max-semi-space-size=32'`. Uses DATABASE_URL or an embedded
  * Postgres, as `pnpm bench` does; no dispatcher runs, so PATCH's webhooks stay due. `--profile`
  * writes both processes' CPU profiles into DIR (sum them with bench/profile-summary.ts).
  */
@@ -63,8 +64,14 @@ async function main(): Promise<void> {
       dataDir,
       concurrency: CLIENTS,
     };
-    const a = await startApi(stack, { entry: positionals[0] });
-    const b = await startApi(stack, { entry: positionals[1] });
+    const start = (build: string) => {
+      const words = build.split(' ').filter(Boolean);
+      const flags = words.filter((word) => word.startsWith('--'));
+      const entry = words.find((word) => !word.startsWith('--'))!;
+      return startApi(stack, { entry, ...(flags.length > 0 ? { nodeFlags: flags } : {}) });
+    };
+    const a = await start(positionals[0]!);
+    const b = await start(positionals[1]!);
     const clientA = await signIn(a.url, account, CLIENTS);
     const clientB = connect(b.url, CLIENTS, clientA.token);
     const properties = await seedApiWorkload(clientA, await refusingUrl());

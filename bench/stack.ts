@@ -67,7 +67,7 @@ export async function startDispatcher(
  */
 export async function startApi(
   stack: StackEnv,
-  options: { entry?: string } = {},
+  options: { entry?: string; nodeFlags?: string[] } = {},
 ): Promise<{ url: string; child: NodeProcess }> {
   const child = await startTestApi(stack.databaseUrl, common(stack), {
     bundle: true,

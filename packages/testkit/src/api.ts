@@ -20,6 +20,8 @@ export interface StartApiOptions {
   bundle?: boolean;
   /** Another entry file instead (a bundle built elsewhere, to compare two builds). */
   entry?: string;
+  /** Node flags instead of production's (to compare, say, heap settings). */
+  nodeFlags?: string[];
   /** Every chunk of its output; without it, its stderr is echoed to this process's stderr. */
   onOutput?: SpawnOptions['onOutput'];
   /** How long it may take to answer /healthz 200. */
@@ -42,7 +44,7 @@ export async function startApi(
   const bundled = options.bundle || options.entry?.endsWith('.mjs');
   const child = spawnNode(options.entry ?? (options.bundle ? bundleFile('api') : 'apps/api/src/main.ts'), {
     label: 'api',
-    nodeFlags: bundled ? productionNodeFlags('api') : [],
+    nodeFlags: options.nodeFlags ?? (bundled ? productionNodeFlags('api') : []),
     env: {
       NODE_ENV: 'test',
       LOG_LEVEL: 'warn',
