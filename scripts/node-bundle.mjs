@@ -27,9 +27,10 @@ export function nodeBundleOptions({ entry, outfile, external = [] }) {
     target: 'node20',
     sourcemap: true,
     external: [...UNUSED_KNEX_DRIVERS, ...external],
-    // bundled CommonJS packages call require(); an ES module has none of its own
+    // bundled CommonJS packages call require(); an ES module has none of its own (the import is
+    // renamed so that a bundled module's own `import { createRequire }` does not clash with it)
     banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);",
     },
     logLevel: 'warning',
   };
