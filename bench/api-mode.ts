@@ -99,7 +99,8 @@ export async function seedApiWorkload(client: ApiClient, targetUrl: string): Pro
  * for `seconds` on the API, then on the baseline. Every PATCH writes the property, its entity
  * change and 10 webhooks in one transaction, which the running dispatcher delivers meanwhile.
  * The baseline's answers are checked against the API's first (`checkBaseline`), so a broken
- * baseline fails the run instead of flattering the ratios.
+ * baseline fails the run instead of flattering the ratios. Each phase also reports the CPU time per
+ * request of the serving process and of the machine (`…CpuMs`, `…MachineCpuMs`).
  */
 export async function apiMode(context: BenchContext, options: { seconds: number; clients: number }) {
   const { cluster, target, log } = context;
