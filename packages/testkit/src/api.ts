@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleFile, buildBundle, productionNodeFlags } from './bundle';
+import type { StartDispatcherOptions } from './dispatcher';
 import { freePort } from './ports';
-import { spawnNode, waitForHealthy, type NodeProcess, type SpawnOptions } from './processes';
+import { spawnNode, waitForHealthy, type NodeProcess } from './processes';
 import { TEST_SECRET_KEY } from './seed';
 
 /** The real API as a child process. */
@@ -12,20 +13,12 @@ export interface ApiProcess extends NodeProcess {
   url: string;
 }
 
-export interface StartApiOptions {
-  /**
-   * Run the production bundle (apps/api/dist/main.mjs, built once per process) with production's
-   * Node flags instead of the TypeScript source through tsx.
-   */
-  bundle?: boolean;
+/** The dispatcher's options (`bundle`: apps/api/dist/main.mjs, built once per process), and more. */
+export interface StartApiOptions extends StartDispatcherOptions {
   /** Another entry file instead (a bundle built elsewhere, to compare two builds). */
   entry?: string;
   /** Node flags instead of production's (to compare, say, heap settings). */
   nodeFlags?: string[];
-  /** Every chunk of its output; without it, its stderr is echoed to this process's stderr. */
-  onOutput?: SpawnOptions['onOutput'];
-  /** How long it may take to answer /healthz 200. */
-  timeoutMs?: number;
 }
 
 /**
