@@ -1,51 +1,40 @@
-import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import type { Knex } from '@platform/db';
 import { quantile } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { connect, createProperties, seedBenchAccount, signIn, type ApiClient } from './api-client';
 import { round } from './drain';
+import { machineBusyMs, processCpuMs } from './processes';
 import { startApi, startBareApi, startDispatcher } from './stack';
 
 /** Registrations subscribed to Property Updated: each PATCH fans out to this many webhooks. */
 const REGISTRATIONS = 10;
 const PROPERTIES = 200;
 const WARMUP_SECONDS = 1;
+/** The read the API mode measures: the first page of 20 properties. */
+export const LIST_REQUEST: Parameters<ApiClient['send']> = ['GET', '/api/properties?PageSize=20'];
 
-interface Phase {
+export interface Phase {
   perSecond: number;
+  /** CPU milliseconds (user + system) the serving process spent per request. */
+  cpuMsPerRequest: number;
+  /** CPU milliseconds the whole machine spent per request (every process: client, database, …). */
+  machineCpuMsPerRequest: number;
   p50Ms: number;
   p95Ms: number;
   p99Ms: number;
   requests: number;
   errors: number;
-  /** CPU ms of the serving process (API or bare handler) per request, from /proc/<pid>/stat. */
-  cpuMsPerRequest: number;
-  /** CPU ms of the whole machine (every process, Postgres and the dispatcher too) per request. */
-  machineCpuMsPerRequest: number;
-}
-
-/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
-const TICK_MS = 10;
-
-/** CPU ms used so far by process `pid` (user + system), and by the machine (all but idle and iowait). */
-function cpuMs(pid: number): { process: number; machine: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // after the command: state is field 3, utime 14 and stime 15 (1-based, man 5 proc)
-  const own = Number(fields[11]) + Number(fields[12]);
-  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const busy = cpu.reduce((sum, n) => sum + n, 0) - cpu[3]! - cpu[4]!;
-  return { process: own * TICK_MS, machine: busy * TICK_MS };
 }
 
 /**
  * `clients` loops, each sending `next()`'s request as soon as its previous one was answered, for
- * `seconds` (after an untimed warm-up); answers the rate and latency quantiles of what they sent.
+ * `seconds` (after an untimed warm-up); answers the rate and latency quantiles of what they sent,
+ * and the CPU time per request of the process `pid` (the server) and of the machine.
  */
-async function closedLoop(
-  client: ApiClient,
+export async function closedLoop(
   pid: number,
+  client: ApiClient,
   clients: number,
   seconds: number,
   next: () => Parameters<ApiClient['send']>,
@@ -68,22 +57,37 @@ async function closedLoop(
     return { latencies, errors };
   };
   await run(WARMUP_SECONDS * 1000, false);
+  const [cpuBefore, machineBefore] = [await processCpuMs(pid), await machineBusyMs()];
   const started = performance.now();
-  const cpuBefore = cpuMs(pid);
   const { latencies, errors } = await run(seconds * 1000, true);
-  const cpuAfter = cpuMs(pid);
   const elapsed = (performance.now() - started) / 1000;
+  const [cpuAfter, machineAfter] = [await processCpuMs(pid), await machineBusyMs()];
   latencies.sort((a, b) => a - b);
   return {
     perSecond: round(latencies.length / elapsed),
+    cpuMsPerRequest: round((cpuAfter - cpuBefore) / latencies.length, 3),
+    machineCpuMsPerRequest: round((machineAfter - machineBefore) / latencies.length, 3),
     p50Ms: round(quantile(latencies, 0.5), 2),
     p95Ms: round(quantile(latencies, 0.95), 2),
     p99Ms: round(quantile(latencies, 0.99), 2),
     requests: latencies.length,
     errors,
-    cpuMsPerRequest: round((cpuAfter.process - cpuBefore.process) / latencies.length, 3),
-    machineCpuMsPerRequest: round((cpuAfter.machine - cpuBefore.machine) / latencies.length, 3),
   };
+}
+
+/**
+ * What the API mode's requests work on, made through the API by `client`'s PMC account: 10
+ * registrations of `targetUrl` for Property Updated, and 200 properties, whose ids it answers.
+ */
+export async function seedApiWorkload(client: ApiClient, targetUrl: string): Promise<number[]> {
+  for (let i = 0; i < REGISTRATIONS; i++) {
+    await client.call('POST', '/api/webhook-registrations', {
+      targetUrl,
+      enabledEvents: [{ entityName: 'Property', type: 2 }],
+      targetAuthorization: { type: 0 },
+    });
+  }
+  return createProperties(client.call, PROPERTIES);
 }
 
 /**
@@ -95,7 +99,8 @@ async function closedLoop(
  * for `seconds` on the API, then on the baseline. Every PATCH writes the property, its entity
  * change and 10 webhooks in one transaction, which the running dispatcher delivers meanwhile.
  * The baseline's answers are checked against the API's first (`checkBaseline`), so a broken
- * baseline fails the run instead of flattering the ratios.
+ * baseline fails the run instead of flattering the ratios. Each phase also reports the CPU time per
+ * request of the serving process and of the machine (`…CpuMs`, `…MachineCpuMs`).
  */
 export async function apiMode(context: BenchContext, options: { seconds: number; clients: number }) {
   const { cluster, target, log } = context;
@@ -109,20 +114,13 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
   const client = await signIn(api.url, account, options.clients);
   const bare = connect(bareApi.url, options.clients, client.token);
   try {
-    for (let i = 0; i < REGISTRATIONS; i++) {
-      await client.call('POST', '/api/webhook-registrations', {
-        targetUrl: target.url,
-        enabledEvents: [{ entityName: 'Property', type: 2 }],
-        targetAuthorization: { type: 0 },
-      });
-    }
-    const properties = await createProperties(client.call, PROPERTIES);
+    const properties = await seedApiWorkload(client, target.url);
     await checkBaseline(db.knex, client, bare, properties[0]!);
-    const list = () => ['GET', '/api/properties?PageSize=20'] as Parameters<ApiClient['send']>;
+    const list = () => LIST_REQUEST;
     const pidOf = (to: ApiClient) => (to === client ? api : bareApi).child.process.pid!;
     const getPhase = async (name: string, to: ApiClient) => {
       log(`api: ${options.clients} clients, GET /api/properties on the ${name} for ${options.seconds} s`);
-      return closedLoop(to, pidOf(to), options.clients, options.seconds, list);
+      return closedLoop(pidOf(to), to, options.clients, options.seconds, list);
     };
     let seq = 0;
     const patchPhase = async (name: string, to: ApiClient) => {
@@ -131,7 +129,7 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
       );
       const webhooksBefore = await countWebhooks(db.knex);
       const patchesBefore = await countPatches(db.knex);
-      const phase = await closedLoop(to, pidOf(to), options.clients, options.seconds, () => [
+      const phase = await closedLoop(pidOf(to), to, options.clients, options.seconds, () => [
         'PATCH',
         `/api/properties/${properties[Math.floor(Math.random() * properties.length)]}`,
         { notes: `${name} bench ${++seq}` },
@@ -155,26 +153,26 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
       getP50Ms: get.p50Ms,
       getP95Ms: get.p95Ms,
       getP99Ms: get.p99Ms,
+      getCpuMs: get.cpuMsPerRequest,
+      getMachineCpuMs: get.machineCpuMsPerRequest,
       patchPerSecond: patch.perSecond,
       patchP50Ms: patch.p50Ms,
       patchP95Ms: patch.p95Ms,
       patchP99Ms: patch.p99Ms,
-      webhooksPerPatch: patch.webhooksPerPatch,
-      errors: get.errors + patch.errors,
-      getCpuMs: get.cpuMsPerRequest,
-      getMachineCpuMs: get.machineCpuMsPerRequest,
       patchCpuMs: patch.cpuMsPerRequest,
       patchMachineCpuMs: patch.machineCpuMsPerRequest,
-      bareGetCpuMs: bareGet.cpuMsPerRequest,
-      bareGetMachineCpuMs: bareGet.machineCpuMsPerRequest,
-      barePatchCpuMs: barePatch.cpuMsPerRequest,
-      barePatchMachineCpuMs: barePatch.machineCpuMsPerRequest,
+      webhooksPerPatch: patch.webhooksPerPatch,
+      errors: get.errors + patch.errors,
       bareGetPerSecond: bareGet.perSecond,
       bareGetP50Ms: bareGet.p50Ms,
       bareGetP99Ms: bareGet.p99Ms,
+      bareGetCpuMs: bareGet.cpuMsPerRequest,
+      bareGetMachineCpuMs: bareGet.machineCpuMsPerRequest,
       barePatchPerSecond: barePatch.perSecond,
       barePatchP50Ms: barePatch.p50Ms,
       barePatchP99Ms: barePatch.p99Ms,
+      barePatchCpuMs: barePatch.cpuMsPerRequest,
+      barePatchMachineCpuMs: barePatch.machineCpuMsPerRequest,
       bareWebhooksPerPatch: barePatch.webhooksPerPatch,
       bareErrors: bareGet.errors + barePatch.errors,
       // the API's rate as a share of the bare handler's, per route (issue 17's target: ≥ 0.6)

@@ -56,3 +56,23 @@ export function sampleRss(pid: number, everyMs = 100): { stop(): number } {
     },
   };
 }
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux Node runs on here). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU milliseconds (user + system) a process has used so far, from /proc/<pid>/stat. */
+export async function processCpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // fields after the command name, which is in parentheses and may hold spaces
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** CPU milliseconds all cores of the machine have spent busy (not idle or waiting) so far, from /proc/stat. */
+export async function machineBusyMs(): Promise<number> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!;
+  const [, ...ticks] = line.trim().split(/\s+/).map(Number);
+  // user nice system idle iowait irq softirq steal …
+  const busy = ticks.slice(0, 8).reduce((sum, t, i) => (i === 3 || i === 4 ? sum : sum + t), 0);
+  return (busy * 1000) / TICKS_PER_SECOND;
+}

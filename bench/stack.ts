@@ -1,6 +1,7 @@
 import {
   freePort,
   spawnNode,
+  startApi as startTestApi,
   startDispatcher as startTestDispatcher,
   waitForHealthy,
   type NodeProcess,
@@ -59,16 +60,22 @@ export async function startDispatcher(
   };
 }
 
-/** The real API (apps/api/src/main.ts) on a free 127.0.0.1 port; resolves with its base URL once healthy. */
-export async function startApi(stack: StackEnv): Promise<{ url: string; child: NodeProcess }> {
-  const port = await freePort();
-  const child = spawnNode('apps/api/src/main.ts', {
-    env: { ...common(stack), API_PORT: String(port), API_HOST: '127.0.0.1' },
-    label: 'api',
+/**
+ * The real API as production runs it, the bundle `pnpm --filter @platform/api build` makes with
+ * the Node flags of its `start` script (or `entry`, another build of it), on a free 127.0.0.1
+ * port; resolves with its base URL once healthy.
+ */
+export async function startApi(
+  stack: StackEnv,
+  options: { entry?: string; nodeFlags?: string[] } = {},
+): Promise<{ url: string; child: NodeProcess }> {
+  const child = await startTestApi(stack.databaseUrl, common(stack), {
+    bundle: true,
+    ...options,
+    // its output is kept for an error message, not echoed
+    onOutput: () => {},
   });
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHealthy(`${url}/healthz`, child);
-  return { url, child };
+  return { url: child.url, child };
 }
 
 /**

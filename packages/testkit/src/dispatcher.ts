@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { bundleFile, buildBundle, productionNodeFlags } from './bundle';
 import { freePort } from './ports';
-import { ROOT, spawnNode, waitForHealthy, type NodeProcess, type SpawnOptions } from './processes';
+import { spawnNode, waitForHealthy, type NodeProcess, type SpawnOptions } from './processes';
 import { TEST_SECRET_KEY } from './seed';
 
 /** The real dispatcher as a child process. */
@@ -16,23 +15,6 @@ export interface DispatcherProcess extends NodeProcess {
   /** Everything it wrote to stdout and stderr so far, raw (log lines or not), in order of arrival. */
   readonly output: string;
 }
-
-/**
- * The Node flags production starts the bundle with (`start` in apps/dispatcher/package.json):
- * they bound the young generation and the heap (docs/performance.md, "Memory").
- */
-const BUNDLE_NODE_FLAGS = (
-  JSON.parse(readFileSync(join(ROOT, 'apps/dispatcher/package.json'), 'utf8')) as {
-    scripts: { start: string };
-  }
-).scripts.start
-  .split(' ')
-  .filter((word) => word.startsWith('--'));
-
-let built: Promise<unknown> | undefined;
-/** Builds the production bundle (apps/dispatcher/dist/main.mjs) once per process. */
-const buildBundle = () =>
-  (built ??= promisify(execFile)(process.execPath, ['apps/dispatcher/build.mjs'], { cwd: ROOT }));
 
 export interface StartDispatcherOptions {
   /** Run the production bundle with production's Node flags instead of the TypeScript source. */
@@ -56,14 +38,14 @@ export async function startDispatcher(
   env: Record<string, string | undefined> = {},
   options: StartDispatcherOptions = {},
 ): Promise<DispatcherProcess> {
-  const [port] = await Promise.all([freePort(), options.bundle ? buildBundle() : undefined]);
+  const [port] = await Promise.all([freePort(), options.bundle ? buildBundle('dispatcher') : undefined]);
   const dataDir = mkdtempSync(join(tmpdir(), 'dispatcher-test-'));
   const logs: Record<string, unknown>[] = [];
   let output = '';
   let pending = '';
-  const child = spawnNode(options.bundle ? 'apps/dispatcher/dist/main.mjs' : 'apps/dispatcher/src/main.ts', {
+  const child = spawnNode(options.bundle ? bundleFile('dispatcher') : 'apps/dispatcher/src/main.ts', {
     label: 'dispatcher',
-    nodeFlags: options.bundle ? BUNDLE_NODE_FLAGS : [],
+    nodeFlags: options.bundle ? productionNodeFlags('dispatcher') : [],
     env: {
       NODE_ENV: 'test',
       LOG_LEVEL: 'debug',

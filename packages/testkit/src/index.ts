@@ -1,4 +1,6 @@
+export * from './api';
 export * from './backlog';
+export * from './bundle';
 export * from './databases';
 export * from './dispatcher';
 export * from './isolation';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { Middleware } from 'koa';
-import swaggerUi from 'swagger-ui-dist';
 
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css',
@@ -21,9 +21,15 @@ const PAGE = `<!doctype html>
 
 const INIT = `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
 
-/** Serves Swagger UI for `/api/openapi.json` at `/docs`, from the bundled swagger-ui-dist. */
+/**
+ * The folder of the swagger-ui-dist package. Found, not imported: its main module evaluates the
+ * whole browser bundle of Swagger UI in the server (about 0.4 s of start-up and its heap).
+ */
+const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+
+/** Serves Swagger UI for `/api/openapi.json` at `/docs`, from the swagger-ui-dist package's files. */
 export function docsMiddleware(): Middleware {
-  const root = swaggerUi.getAbsoluteFSPath();
+  const root = SWAGGER_UI_DIR;
   return async (ctx, next) => {
     if (ctx.method !== 'GET' || !(ctx.path === '/docs' || ctx.path.startsWith('/docs/'))) return next();
     const name = ctx.path.slice('/docs/'.length);

@@ -23,6 +23,26 @@ function unwrap(schema: AnySchema): AnySchema {
   }
 }
 
+interface ObjectFields {
+  /** Field name → schema; own keys only: `constructor` or `__proto__` never find Object.prototype's members. */
+  fields: Map<string, AnySchema>;
+  /** Lower-cased field name → field name. */
+  byLowerCase: Map<string, string>;
+}
+
+const fieldsBySchema = new WeakMap<AnySchema, ObjectFields>();
+
+/** The fields of an object schema, worked out once per schema rather than on every request. */
+function fieldsOf(schema: AnySchema, shape: Record<string, AnySchema>): ObjectFields {
+  let known = fieldsBySchema.get(schema);
+  if (!known) {
+    const fields = new Map(Object.entries(shape));
+    known = { fields, byLowerCase: new Map([...fields.keys()].map((key) => [key.toLowerCase(), key])) };
+    fieldsBySchema.set(schema, known);
+  }
+  return known;
+}
+
 /** A field given more than once under spellings that differ only in case (`email` and `Email`). */
 export interface KeyClash {
   path: Path;
@@ -50,10 +70,7 @@ export function normalizeKeys(
   }
   if (def.type !== 'object' || typeof value !== 'object' || value === null || Array.isArray(value))
     return value;
-  const shape = def.shape as Record<string, AnySchema>;
-  // own keys only: `constructor`, `toString` or `__proto__` must not find Object.prototype's members
-  const fields = new Map(Object.entries(shape));
-  const byLowerCase = new Map([...fields.keys()].map((key) => [key.toLowerCase(), key]));
+  const { fields, byLowerCase } = fieldsOf(inner, def.shape as Record<string, AnySchema>);
   const entries = new Map<string, unknown>();
   const spellings = new Map<string, string[]>();
   for (const [key, item] of Object.entries(value)) {

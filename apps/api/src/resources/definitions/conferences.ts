@@ -31,7 +31,7 @@ import type { Knex } from '@platform/db';
 import type { z } from 'zod';
 import type { FieldType } from '../../http/collection';
 import { AppError, fieldError } from '../../http/errors';
-import { decimal, entityMeta, iso } from '../present';
+import { decimal, withMeta, iso } from '../present';
 import { defineResource, type ResourceDefinition, type Row } from '../resource';
 
 type Owner = NonNullable<ResourceDefinition['owner']>;
@@ -91,13 +91,13 @@ function defineConferenceResource({ fields, sortable, ...spec }: ConferenceResou
       sortable: ['id', ...sortable, 'created', 'lastModified'],
       tieBreaker: `${spec.table}.id`,
     },
-    present: (row) => ({
-      ...entityMeta(row),
-      partyId: row.party_id as number,
-      ...Object.fromEntries(
-        Object.entries(fields).map(([field, type]) => [field, presentValue(type, row[snake(field)])]),
-      ),
-    }),
+    present: (row) =>
+      withMeta(row, {
+        partyId: row.party_id as number,
+        ...Object.fromEntries(
+          Object.entries(fields).map(([field, type]) => [field, presentValue(type, row[snake(field)])]),
+        ),
+      }),
   });
 }
 

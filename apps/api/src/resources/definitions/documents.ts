@@ -5,7 +5,7 @@ import { AppError, fieldError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 import { pathId, wholeNumberText } from '../../http/validate';
 import { downloadFile, uploadFile, type FileUploadFields } from '../file-service';
-import { entityMeta, isoDate } from '../present';
+import { withMeta, isoDate } from '../present';
 import { DEFAULT_READERS, DEFAULT_WRITERS, defineResource, type ResourceDefinition } from '../resource';
 
 /**
@@ -73,18 +73,18 @@ export const documentResource = defineResource({
     sortable: ['id', 'title', 'category', 'documentDate', 'propertyId', 'created', 'lastModified'],
     tieBreaker: 'documents.id',
   },
-  present: (row) => ({
-    ...entityMeta(row),
-    partyId: row.party_id as number,
-    title: row.title as string,
-    category: row.category as DocumentRead['category'],
-    description: row.description as string | null,
-    documentDate: isoDate(row.document_date),
-    propertyId: row.property_id as number | null,
-    unitId: row.unit_id as number | null,
-    processId: row.process_id as number | null,
-    fileId: row.file_id as number | null,
-  }),
+  present: (row) =>
+    withMeta(row, {
+      partyId: row.party_id as number,
+      title: row.title as string,
+      category: row.category as DocumentRead['category'],
+      description: row.description as string | null,
+      documentDate: isoDate(row.document_date),
+      propertyId: row.property_id as number | null,
+      unitId: row.unit_id as number | null,
+      processId: row.process_id as number | null,
+      fileId: row.file_id as number | null,
+    }),
   // checked on the merged row, so a patch of the property alone is held to the stored unit and process
   async validate(values, { trx }) {
     const propertyId = values.property_id as number | null | undefined;
@@ -177,16 +177,16 @@ export const fileResource = defineResource({
     sortable: ['id', 'fileName', 'contentType', 'sizeBytes', 'documentId', 'created', 'lastModified'],
     tieBreaker: 'files.id',
   },
-  present: (row) => ({
-    ...entityMeta(row),
-    partyId: row.party_id as number,
-    fileName: row.file_name as string,
-    contentType: row.content_type as string,
-    sizeBytes: row.size_bytes as number,
-    sha256: row.sha256 as string,
-    documentId: row.document_id as number | null,
-    propertyId: row.property_id as number | null,
-  }),
+  present: (row) =>
+    withMeta(row, {
+      partyId: row.party_id as number,
+      fileName: row.file_name as string,
+      contentType: row.content_type as string,
+      sizeBytes: row.size_bytes as number,
+      sha256: row.sha256 as string,
+      documentId: row.document_id as number | null,
+      propertyId: row.property_id as number | null,
+    }),
   async validate(values, { trx }) {
     if (values.id === undefined || values.document_id == null) return;
     // the file of a live document stays attached to that document (or to none)

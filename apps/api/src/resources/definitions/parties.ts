@@ -11,32 +11,30 @@ import {
 } from '@platform/shared';
 import type { Knex } from '@platform/db';
 import { AppError, fieldError } from '../../http/errors';
-import { entityMeta } from '../present';
+import { withMeta } from '../present';
 import { defineResource, type ResourceDefinition, type Row } from '../resource';
 
 const isManagedType = (type: unknown) => (MANAGED_PARTY_TYPES as readonly unknown[]).includes(type);
 
 /** A party row as its read shape (the PartyRead of GET /api/accounts/{id}/party). */
 function presentParty(row: Row): PartyRead {
-  return {
-    ...entityMeta(row),
+  return withMeta(row, {
     type: row.type as number,
     name: row.name as string,
     managedByPartyId: row.managed_by_party_id as number | null,
     conferenceEnabled: row.conference_enabled as boolean,
-  };
+  });
 }
 
 /** A contact_details row as its read shape. */
 function presentContactDetails(row: Row): ContactDetailsRead {
-  return {
-    ...entityMeta(row),
+  return withMeta(row, {
     partyId: row.party_id as number,
     type: row.type as PartyContactDetailType,
     value: row.value as string,
     label: row.label as string | null,
     isPrimary: row.is_primary as boolean,
-  };
+  });
 }
 
 /**

@@ -14,7 +14,7 @@ import {
 } from '@platform/shared';
 import type { Knex } from '@platform/db';
 import { fieldError } from '../../http/errors';
-import { decimal, entityMeta, iso, isoDate } from '../present';
+import { decimal, withMeta, iso, isoDate } from '../present';
 import { defineResource, type ResourceDefinition, type Row } from '../resource';
 
 const isSet = (value: unknown) => value !== null && value !== undefined;
@@ -101,19 +101,19 @@ export const processResource = defineResource({
     sortable: ['id', 'title', 'status', 'priority', 'dueDate', 'completedAt', 'created', 'lastModified'],
     tieBreaker: 'processes.id',
   },
-  present: (row) => ({
-    ...entityMeta(row),
-    partyId: row.party_id as number,
-    title: row.title as string,
-    description: row.description as string | null,
-    status: row.status as ProcessRead['status'],
-    priority: row.priority as number,
-    propertyId: row.property_id as number | null,
-    unitId: row.unit_id as number | null,
-    assigneeAccountId: row.assignee_account_id as number | null,
-    dueDate: isoDate(row.due_date),
-    completedAt: iso(row.completed_at),
-  }),
+  present: (row) =>
+    withMeta(row, {
+      partyId: row.party_id as number,
+      title: row.title as string,
+      description: row.description as string | null,
+      status: row.status as ProcessRead['status'],
+      priority: row.priority as number,
+      propertyId: row.property_id as number | null,
+      unitId: row.unit_id as number | null,
+      assigneeAccountId: row.assignee_account_id as number | null,
+      dueDate: isoDate(row.due_date),
+      completedAt: iso(row.completed_at),
+    }),
   derive: (values, { current, now }) => completion(values, current, now),
   async validate(values, { trx }) {
     await assertUnitInProperty(trx, values.unit_id, values.property_id, 'unitId');
@@ -160,14 +160,14 @@ export const processFeedResource = defineResource({
     sortable: ['id', 'processId', 'kind', 'created', 'lastModified'],
     tieBreaker: 'process_feed.id',
   },
-  present: (row) => ({
-    ...entityMeta(row),
-    partyId: row.party_id as number,
-    processId: row.process_id as number,
-    kind: row.kind as ProcessFeedRead['kind'],
-    text: row.text as string,
-    authorAccountId: row.author_account_id as number | null,
-  }),
+  present: (row) =>
+    withMeta(row, {
+      partyId: row.party_id as number,
+      processId: row.process_id as number,
+      kind: row.kind as ProcessFeedRead['kind'],
+      text: row.text as string,
+      authorAccountId: row.author_account_id as number | null,
+    }),
 });
 
 /**
@@ -230,21 +230,21 @@ export const workOrderResource = defineResource({
     ],
     tieBreaker: 'work_orders.id',
   },
-  present: (row) => ({
-    ...entityMeta(row),
-    partyId: row.party_id as number,
-    processId: row.process_id as number | null,
-    contractorPartyId: row.contractor_party_id as number,
-    propertyId: row.property_id as number | null,
-    unitId: row.unit_id as number | null,
-    title: row.title as string,
-    description: row.description as string | null,
-    status: row.status as WorkOrderRead['status'],
-    scheduledFor: iso(row.scheduled_for),
-    completedAt: iso(row.completed_at),
-    cost: decimal(row.cost),
-    currency: row.currency as string,
-  }),
+  present: (row) =>
+    withMeta(row, {
+      partyId: row.party_id as number,
+      processId: row.process_id as number | null,
+      contractorPartyId: row.contractor_party_id as number,
+      propertyId: row.property_id as number | null,
+      unitId: row.unit_id as number | null,
+      title: row.title as string,
+      description: row.description as string | null,
+      status: row.status as WorkOrderRead['status'],
+      scheduledFor: iso(row.scheduled_for),
+      completedAt: iso(row.completed_at),
+      cost: decimal(row.cost),
+      currency: row.currency as string,
+    }),
   derive: (values, { current, now }) => completion(values, current, now),
   async validate(values, { trx }) {
     const contractor = await trx('parties').where({ id: values.contractor_party_id }).first('type');
@@ -424,16 +424,16 @@ export const noticeResource = defineResource({
     sortable: ['id', 'title', 'audience', 'publishedAt', 'expiresAt', 'created', 'lastModified'],
     tieBreaker: 'notices.id',
   },
-  present: (row) => ({
-    ...entityMeta(row),
-    partyId: row.party_id as number,
-    title: row.title as string,
-    body: row.body as string,
-    propertyId: row.property_id as number | null,
-    publishedAt: iso(row.published_at),
-    expiresAt: iso(row.expires_at),
-    audience: row.audience as NoticeRead['audience'],
-  }),
+  present: (row) =>
+    withMeta(row, {
+      partyId: row.party_id as number,
+      title: row.title as string,
+      body: row.body as string,
+      propertyId: row.property_id as number | null,
+      publishedAt: iso(row.published_at),
+      expiresAt: iso(row.expires_at),
+      audience: row.audience as NoticeRead['audience'],
+    }),
 });
 
 export const processResources: ResourceDefinition[] = [

@@ -1,5 +1,5 @@
 import { PropertyRead, PropertyWrite } from '@platform/shared';
-import { entityMeta } from '../present';
+import { withMeta } from '../present';
 import { defineResource } from '../resource';
 
 /** Property: a building (Gen1 "object"), spec 4.4 and 4.5. */
@@ -38,17 +38,17 @@ export const propertyResource = defineResource({
     sortable: ['id', 'name', 'city', 'postalCode', 'street', 'yearBuilt', 'created', 'lastModified'],
     tieBreaker: 'properties.id',
   },
-  present: (row) => ({
-    ...entityMeta(row),
-    partyId: row.party_id as number,
-    name: row.name as string,
-    street: row.street as string,
-    houseNumber: row.house_number as string | null,
-    postalCode: row.postal_code as string,
-    city: row.city as string,
-    country: row.country as string,
-    propertyType: row.property_type as PropertyRead['propertyType'],
-    yearBuilt: row.year_built as number | null,
-    notes: row.notes as string | null,
-  }),
+  present: (row) =>
+    withMeta(row, {
+      partyId: row.party_id as number,
+      name: row.name as string,
+      street: row.street as string,
+      houseNumber: row.house_number as string | null,
+      postalCode: row.postal_code as string,
+      city: row.city as string,
+      country: row.country as string,
+      propertyType: row.property_type as PropertyRead['propertyType'],
+      yearBuilt: row.year_built as number | null,
+      notes: row.notes as string | null,
+    }),
 });

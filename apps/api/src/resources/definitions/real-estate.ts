@@ -8,7 +8,7 @@ import {
 } from '@platform/shared';
 import type { Knex } from '@platform/db';
 import { AppError, fieldError } from '../../http/errors';
-import { decimal, entityMeta, isoDate } from '../present';
+import { decimal, withMeta, isoDate } from '../present';
 import { defineResource, type ResourceDefinition } from '../resource';
 
 /**
@@ -72,17 +72,17 @@ export const entranceResource = defineResource({
     sortable: ['id', 'propertyId', 'name', 'street', 'postalCode', 'city', 'created', 'lastModified'],
     tieBreaker: 'entrances.id',
   },
-  present: (row) => ({
-    ...entityMeta(row),
-    partyId: row.party_id as number,
-    propertyId: row.property_id as number,
-    name: row.name as string,
-    street: row.street as string | null,
-    houseNumber: row.house_number as string | null,
-    postalCode: row.postal_code as string | null,
-    city: row.city as string | null,
-    notes: row.notes as string | null,
-  }),
+  present: (row) =>
+    withMeta(row, {
+      partyId: row.party_id as number,
+      propertyId: row.property_id as number,
+      name: row.name as string,
+      street: row.street as string | null,
+      houseNumber: row.house_number as string | null,
+      postalCode: row.postal_code as string | null,
+      city: row.city as string | null,
+      notes: row.notes as string | null,
+    }),
   async validate(values, { trx }) {
     await assertUniqueInProperty(trx, 'entrances', 'name', values, 'Entrance');
     // an entrance cannot move away from its units: they would sit in one property and an entrance of another
@@ -151,18 +151,18 @@ export const unitResource = defineResource({
     ],
     tieBreaker: 'units.id',
   },
-  present: (row) => ({
-    ...entityMeta(row),
-    partyId: row.party_id as number,
-    propertyId: row.property_id as number,
-    entranceId: row.entrance_id as number | null,
-    number: row.number as string,
-    floor: row.floor as number | null,
-    unitType: row.unit_type as UnitRead['unitType'],
-    livingArea: decimal(row.living_area),
-    rooms: decimal(row.rooms),
-    notes: row.notes as string | null,
-  }),
+  present: (row) =>
+    withMeta(row, {
+      partyId: row.party_id as number,
+      propertyId: row.property_id as number,
+      entranceId: row.entrance_id as number | null,
+      number: row.number as string,
+      floor: row.floor as number | null,
+      unitType: row.unit_type as UnitRead['unitType'],
+      livingArea: decimal(row.living_area),
+      rooms: decimal(row.rooms),
+      notes: row.notes as string | null,
+    }),
   async validate(values, { trx }) {
     await assertUniqueInProperty(trx, 'units', 'number', values, 'Unit');
     if (values.entrance_id === null || values.entrance_id === undefined) return;
@@ -227,18 +227,18 @@ export const unitContractResource = defineResource({
     ],
     tieBreaker: 'unit_contracts.id',
   },
-  present: (row) => ({
-    ...entityMeta(row),
-    partyId: row.party_id as number,
-    unitId: row.unit_id as number,
-    contractPartyId: row.contract_party_id as number | null,
-    contractType: row.contract_type as UnitContractRead['contractType'],
-    startDate: isoDate(row.start_date)!,
-    endDate: isoDate(row.end_date),
-    monthlyRent: decimal(row.monthly_rent),
-    currency: row.currency as string,
-    notes: row.notes as string | null,
-  }),
+  present: (row) =>
+    withMeta(row, {
+      partyId: row.party_id as number,
+      unitId: row.unit_id as number,
+      contractPartyId: row.contract_party_id as number | null,
+      contractType: row.contract_type as UnitContractRead['contractType'],
+      startDate: isoDate(row.start_date)!,
+      endDate: isoDate(row.end_date),
+      monthlyRent: decimal(row.monthly_rent),
+      currency: row.currency as string,
+      notes: row.notes as string | null,
+    }),
   async validate(values) {
     // checked on the merged row, so a patch of either date alone is held to the other's stored value
     const start = isoDate(values.start_date);
