@@ -9,6 +9,8 @@
  *   pnpm bench --backlog [--waiting N]              N webhooks waiting (1,000,000); the first 50,000 drained
  *   pnpm bench --api [--seconds S]                  GET and PATCH /api/properties, 32 clients, S s each (10), against a bare handler
  *   pnpm bench --queue [-n N]                       the queue statements alone, no HTTP: the database's ceiling
+ *   pnpm bench --capacity [-n N]                    one Postgres's cost per webhook (WAL, CPU, bytes, rows) for
+ *                                                   docs/scaling.md; N webhooks per scenario (10,000)
  *   pnpm bench --isolation [--rate R] [--seconds S] healthy targets' p50/p99 with and without a dead
  *                                                   endpoint holding 1,000 due webhooks; writes at R/s
  *                                                   (100) for S s (10), three runs each, interleaved
@@ -30,6 +32,7 @@ import type { BenchContext } from './context';
 import { openCluster, type BenchCluster } from './database';
 import { apiMode } from './api-mode';
 import { backlogMode } from './backlog-mode';
+import { capacityMode } from './capacity-mode';
 import { groupsMode } from './groups';
 import { isolationMode } from './isolation-mode';
 import { latencyMode } from './latency';
@@ -49,6 +52,7 @@ const { values } = parseArgs({
     backlog: { type: 'boolean' },
     queue: { type: 'boolean' },
     isolation: { type: 'boolean' },
+    capacity: { type: 'boolean' },
     waiting: { type: 'string' },
     changes: { type: 'string' },
     concurrency: { type: 'string' },
@@ -76,7 +80,8 @@ const all =
   !values.api &&
   !values.backlog &&
   !values.queue &&
-  !values.isolation;
+  !values.isolation &&
+  !values.capacity;
 const settings = {
   throughput: all || !!values.throughput,
   latency: all || !!values.latency,
@@ -87,8 +92,11 @@ const settings = {
   backlog: !!values.backlog,
   // six runs of a dispatcher each, about a minute and a half: only when asked for
   isolation: !!values.isolation,
+  // four scenarios of N webhooks, each through every phase: only when asked for
+  capacity: !!values.capacity,
   count: positive('n', values.n, 20_000),
   waiting: positive('waiting', values.waiting, 1_000_000),
+  capacityWebhooks: positive('n', values.n, 10_000),
   rate: positive('rate', values.rate, 200),
   isolationRate: positive('rate', values.rate, 100),
   seconds: positive('seconds', values.seconds, all ? 5 : 10),
@@ -182,6 +190,9 @@ async function main(): Promise<void> {
       seconds: settings.seconds,
     });
     console.log(JSON.stringify(result));
+  }
+  if (settings.capacity) {
+    console.log(JSON.stringify(await capacityMode(context, { webhooks: settings.capacityWebhooks })));
   }
   if (settings.api) {
     console.log(JSON.stringify(await apiMode(context, { seconds: settings.seconds, clients: 32 })));
