@@ -53,6 +53,7 @@ const QUEUE_TABLES = [
   'webhook_targets',
   'webhook_registrations',
 ] as const;
+type QueueTable = (typeof QUEUE_TABLES)[number];
 
 /** Entities (so groups per grouped registration), as the queue and groups modes use. */
 const GROUPS = 100;
@@ -224,6 +225,20 @@ async function scenario(
     const delivering = [enqueue, claim, complete];
     const sum = (pick: (phase: Phase) => number | null) =>
       delivering.some((p) => pick(p) === null) ? null : delivering.reduce((total, p) => total + pick(p)!, 0);
+    const tables = {} as Record<QueueTable, Record<keyof TableFigures, number | null>>;
+    for (const table of QUEUE_TABLES) {
+      const [b, d] = [before[table], delivery[table]];
+      tables[table] = {
+        heapBytes: per(d.heapBytes - b.heapBytes, 0),
+        indexBytes: per(d.indexBytes - b.indexBytes, 0),
+        liveRows: per(d.liveRows, 3),
+        // dead versions not yet pruned; a pruned one still leaves its index entries to vacuum
+        deadTuples: per(d.deadTuples, 3),
+        inserts: per(d.inserts - b.inserts, 3),
+        updates: per(d.updates - b.updates, 3),
+        hotUpdates: per(d.hotUpdates - b.hotUpdates, 3),
+      };
+    }
     const result = {
       grouped,
       registrations,
@@ -265,24 +280,7 @@ async function scenario(
       seconds: Object.fromEntries(
         Object.entries(phases).map(([key, phase]) => [key, round(phase.seconds, 3)]),
       ),
-      tables: Object.fromEntries(
-        QUEUE_TABLES.map((table) => {
-          const [b, d] = [before[table]!, delivery[table]!];
-          return [
-            table,
-            {
-              heapBytes: per(d.heapBytes - b.heapBytes, 0),
-              indexBytes: per(d.indexBytes - b.indexBytes, 0),
-              liveRows: per(d.liveRows, 3),
-              // dead versions not yet pruned; a pruned one still leaves its index entries to vacuum
-              deadTuples: per(d.deadTuples, 3),
-              inserts: per(d.inserts - b.inserts, 3),
-              updates: per(d.updates - b.updates, 3),
-              hotUpdates: per(d.hotUpdates - b.hotUpdates, 3),
-            },
-          ];
-        }),
-      ),
+      tables,
     };
     context.log(
       `capacity (${name}): per webhook ${result.perWebhook.walBytes.delivered} B of WAL ` +
@@ -442,9 +440,9 @@ interface TableFigures {
 }
 
 /** Per queue table (summed over its partitions): sizes, cumulative counters and, when asked, exact row counts. */
-async function tableFigures(knex: Knex, rows: boolean): Promise<Record<string, TableFigures>> {
+async function tableFigures(knex: Knex, rows: boolean): Promise<Record<QueueTable, TableFigures>> {
   await knex.raw('select pg_stat_clear_snapshot()');
-  const figures: Record<string, TableFigures> = {};
+  const figures = {} as Record<QueueTable, TableFigures>;
   for (const table of QUEUE_TABLES) {
     const total: TableFigures = {
       heapBytes: 0,
