@@ -53,6 +53,8 @@ describe('the capacity mode', () => {
       }
       const { enqueue, claim, complete, delivered } = s.perWebhook.walBytes;
       expect(Math.abs(delivered! - (enqueue! + claim! + complete!))).toBeLessThanOrEqual(2);
+      expect(s.enqueuePlan.planningMs).toBeGreaterThan(0);
+      expect(s.enqueuePlan.executionMs).toBeGreaterThan(0);
       // the test's Postgres runs on this machine, so its processes' CPU is readable
       expect(s.perWebhook.databaseCpuMs.delivered).toBeGreaterThan(0);
       expect(s.perWebhook.backendCpuMs.delivered).toBeGreaterThan(0);

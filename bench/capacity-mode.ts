@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   createKnex,
+  ENQUEUE_ENTITY_CHANGE_SQL,
+  enqueueBindings,
   enqueueEntityChange,
   pruneAttempts,
   pruneAttemptStats,
@@ -12,6 +14,7 @@ import {
   type PruneStep,
 } from '@platform/db';
 import { WebhookState } from '@platform/shared';
+import { quantile } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { round } from './drain';
 import { CLAIM, claimAsBench, FLUSH, recordSuccesses } from './queue-mode';
@@ -81,7 +84,9 @@ export async function capacityMode(context: BenchContext, options: CapacityOptio
 
 interface Phase {
   walBytes: number;
-  fpiBytes: number;
+  fpiBytes: number | null;
+  /** Checkpoints that began during the phase: after one, each page's first change logs the whole page. */
+  checkpoints: number;
   /** Every Postgres process's CPU, background ones included; null when the server is not local. */
   databaseCpuMs: number | null;
   /** The client backends of this database alone. */
@@ -215,6 +220,7 @@ async function scenario(
     pruned.attempts = webhooks - (await count(probe, 'select count(*) from webhook_attempts'));
     const pruneVacuum = await meter.phase([dispatcher], () => vacuumQueue(dispatcher.knex));
     const phases = { enqueue, claim, complete, vacuum, prune, pruneVacuum };
+    const enqueuePlan = await explainEnqueue(writers.knex, partyId, grouped);
 
     const per = (value: number | null, digits = 1) =>
       value === null ? null : round(value / webhooks, digits);
@@ -245,6 +251,7 @@ async function scenario(
       changes,
       webhooks,
       pruned,
+      enqueuePlan,
       perWebhook: {
         walBytes: {
           ...perPhase((p) => p.walBytes, 0),
@@ -275,8 +282,10 @@ async function scenario(
           ),
         },
         statements: perPhase((p) => p.statements, 3),
+
         roundTrips: perPhase((p) => p.roundTrips, 3),
       },
+      checkpoints: Object.fromEntries(Object.entries(phases).map(([key, phase]) => [key, phase.checkpoints])),
       seconds: Object.fromEntries(
         Object.entries(phases).map(([key, phase]) => [key, round(phase.seconds, 3)]),
       ),
@@ -320,6 +329,16 @@ async function openMeter(probe: Knex) {
           where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()`,
       )
     ).rows.map((row) => row.pid);
+  // pg_stat_checkpointer from Postgres 17, pg_stat_bgwriter before
+  const checkpointer =
+    (await count(probe, `select to_regclass('pg_catalog.pg_stat_checkpointer') is not null`)) === 1;
+  const checkpoints = () =>
+    count(
+      probe,
+      checkpointer
+        ? 'select num_timed + num_requested from pg_stat_checkpointer'
+        : 'select checkpoints_timed + checkpoints_req from pg_stat_bgwriter',
+    );
   const lsn = async () =>
     (await probe.raw<{ rows: { lsn: string }[] }>('select pg_current_wal_insert_lsn()::text as lsn')).rows[0]!
       .lsn;
@@ -328,6 +347,7 @@ async function openMeter(probe: Knex) {
       const pids = await backends();
       const trips = sessions.map((s) => [s.roundTrips, s.statements] as const);
       const cpu0 = postmaster === null ? null : [clusterCpuNs(postmaster), sumCpuNs(pids)];
+      const checkpoints0 = await checkpoints();
       const from = await lsn();
       const started = performance.now();
       await work();
@@ -338,6 +358,7 @@ async function openMeter(probe: Knex) {
       const phase: Phase = {
         walBytes,
         fpiBytes: 0,
+        checkpoints: (await checkpoints()) - checkpoints0,
         databaseCpuMs: cpu0 && cpu1 ? (cpu1[0]! - cpu0[0]!) / 1e6 : null,
         backendCpuMs: cpu0 && cpu1 ? (cpu1[1]! - cpu0[1]!) / 1e6 : null,
         roundTrips: sessions.reduce((total, s, i) => total + s.roundTrips - trips[i]![0], 0),
@@ -349,10 +370,15 @@ async function openMeter(probe: Knex) {
       while ((await count(probe, `select pg_wal_lsn_diff(pg_current_wal_flush_lsn(), '${to}')`)) < 0) {
         await sleep(20);
       }
+      // On a shared server other sessions' checkpoints may have recycled the phase's first
+      // segments already: then the split is unknown (null), the WAL volume still measured.
       phase.fpiBytes =
         to === from
           ? 0
-          : await count(probe, `select coalesce(sum(fpi_size), 0) from pg_get_wal_stats('${from}', '${to}')`);
+          : await count(
+              probe,
+              `select coalesce(sum(fpi_size), 0) from pg_get_wal_stats('${from}', '${to}')`,
+            ).catch(() => null);
       return phase;
     },
   };
@@ -476,6 +502,50 @@ async function tableFigures(knex: Knex, rows: boolean): Promise<Record<QueueTabl
     figures[table] = total;
   }
   return figures;
+}
+
+/** Explained enqueues of one change, each rolled back. */
+const EXPLAINED = 50;
+
+/**
+ * Where an enqueue's time goes inside Postgres: the median planning and execution time of the
+ * enqueue statement as sent (unprepared, so planned every time), over `EXPLAINED` changes, from
+ * EXPLAIN (ANALYZE, SUMMARY) in a transaction that is rolled back.
+ */
+async function explainEnqueue(knex: Knex, partyId: number, grouped: boolean) {
+  const planning: number[] = [];
+  const execution: number[] = [];
+  const at = new Date().toISOString();
+  for (let i = 0; i < EXPLAINED; i++) {
+    const entityId = grouped ? (i % GROUPS) + 1 : 1_000_000 + i;
+    const bindings = enqueueBindings({
+      entityName: 'Property',
+      type: 2,
+      entityId,
+      entity: benchEntity(entityId, i, partyId, at),
+      initiatorPartyId: partyId,
+      initiatorAccountId: null,
+    });
+    const trx = await knex.transaction();
+    try {
+      const { rows } = await trx.raw<{
+        rows: { 'QUERY PLAN': { 'Planning Time': number; 'Execution Time': number }[] }[];
+      }>(`explain (analyze, summary, format json) ${ENQUEUE_ENTITY_CHANGE_SQL}`, bindings);
+      planning.push(rows[0]!['QUERY PLAN'][0]!['Planning Time']);
+      execution.push(rows[0]!['QUERY PLAN'][0]!['Execution Time']);
+    } finally {
+      await trx.rollback();
+    }
+  }
+  const median = (values: number[]) =>
+    round(
+      quantile(
+        [...values].sort((a, b) => a - b),
+        0.5,
+      ),
+      3,
+    );
+  return { planningMs: median(planning), executionMs: median(execution) };
 }
 
 const vacuumQueue = (knex: Knex) => knex.raw(`vacuum ${QUEUE_TABLES.join(', ')}`);
