@@ -85,6 +85,8 @@ export async function capacityMode(context: BenchContext, options: CapacityOptio
 interface Phase {
   walBytes: number;
   fpiBytes: number | null;
+  /** WAL of records that touched only other databases' relations, left out of walBytes. */
+  otherDatabasesWalBytes: number;
   /** Checkpoints that began during the phase: after one, each page's first change logs the whole page. */
   checkpoints: number;
   /** Every Postgres process's CPU, background ones included; null when the server is not local. */
@@ -281,6 +283,7 @@ async function scenario(
             4,
           ),
         },
+        otherDatabasesWalBytes: perPhase((p) => p.otherDatabasesWalBytes, 0),
         statements: perPhase((p) => p.statements, 3),
 
         roundTrips: perPhase((p) => p.roundTrips, 3),
@@ -342,6 +345,48 @@ async function openMeter(probe: Knex) {
   const lsn = async () =>
     (await probe.raw<{ rows: { lsn: string }[] }>('select pg_current_wal_insert_lsn()::text as lsn')).rows[0]!
       .lsn;
+  // pg_get_wal_block_info (Postgres 16+) names each block's database
+  const blockInfo =
+    (await count(
+      probe,
+      `select to_regprocedure('pg_get_wal_block_info(pg_lsn,pg_lsn,boolean)') is not null`,
+    )) === 1;
+  /**
+   * Sets the phase's full-page-image bytes, and takes out of its WAL the records that only touched
+   * other databases (another mode's leftover tables being autovacuumed meanwhile, another
+   * session's work on a shared server). Commit records name no block and stay counted.
+   */
+  const attributeWal = async (phase: Phase, from: string, to: string) => {
+    if (from === to) return;
+    try {
+      if (!blockInfo) {
+        phase.fpiBytes = await count(
+          probe,
+          `select coalesce(sum(fpi_size), 0) from pg_get_wal_stats('${from}', '${to}')`,
+        );
+        return;
+      }
+      const { rows } = await probe.raw<{ rows: { others: string; fpi: string }[] }>(
+        `with blocks as (
+           select start_lsn, record_length, block_fpi_length,
+                  reldatabase in (0, (select oid from pg_database where datname = current_database())) as ours
+             from pg_get_wal_block_info('${from}', '${to}')
+         ),
+         records as (
+           select start_lsn, max(record_length) as record_length, bool_or(ours) as ours from blocks group by start_lsn
+         )
+         select (select coalesce(sum(record_length), 0) from records where not ours) as others,
+                (select coalesce(sum(block_fpi_length), 0) from blocks where ours) as fpi`,
+      );
+      phase.otherDatabasesWalBytes = Number(rows[0]!.others);
+      phase.walBytes -= phase.otherDatabasesWalBytes;
+      phase.fpiBytes = Number(rows[0]!.fpi);
+    } catch {
+      // a shared server's checkpoints may have recycled the phase's first segments already:
+      // the split is then unknown, the volume still measured
+      phase.fpiBytes = null;
+    }
+  };
   return {
     async phase(sessions: Counted[], work: () => Promise<unknown>): Promise<Phase> {
       const pids = await backends();
@@ -358,6 +403,7 @@ async function openMeter(probe: Knex) {
       const phase: Phase = {
         walBytes,
         fpiBytes: 0,
+        otherDatabasesWalBytes: 0,
         checkpoints: (await checkpoints()) - checkpoints0,
         databaseCpuMs: cpu0 && cpu1 ? (cpu1[0]! - cpu0[0]!) / 1e6 : null,
         backendCpuMs: cpu0 && cpu1 ? (cpu1[1]! - cpu0[1]!) / 1e6 : null,
@@ -370,15 +416,7 @@ async function openMeter(probe: Knex) {
       while ((await count(probe, `select pg_wal_lsn_diff(pg_current_wal_flush_lsn(), '${to}')`)) < 0) {
         await sleep(20);
       }
-      // On a shared server other sessions' checkpoints may have recycled the phase's first
-      // segments already: then the split is unknown (null), the WAL volume still measured.
-      phase.fpiBytes =
-        to === from
-          ? 0
-          : await count(
-              probe,
-              `select coalesce(sum(fpi_size), 0) from pg_get_wal_stats('${from}', '${to}')`,
-            ).catch(() => null);
+      await attributeWal(phase, from, to);
       return phase;
     },
   };
