@@ -12,8 +12,8 @@ import { round } from './drain';
 import { seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
 
 /** The dispatcher's claim size and the results one flush carries under load (docs/performance.md). */
-const CLAIM = 64;
-const FLUSH = 16;
+export const CLAIM = 64;
+export const FLUSH = 16;
 
 /**
  * The queue mode: the database's own ceiling, with no HTTP and no dispatcher process. One
@@ -78,57 +78,64 @@ async function drainWithoutHttp(knex: Knex, total: number) {
   const started = performance.now();
   while (done < total) {
     if (buffer.length < CLAIM / 2) {
-      buffer.push(
-        ...(
-          await claimWebhooks(knex, {
-            batch: CLAIM - buffer.length,
-            leaseMs: 60_000,
-            dispatcherId: 'bench',
-            rooms: new Map(),
-            defaultRoom: CLAIM,
-          })
-        ).leased,
-      );
+      buffer.push(...(await claimAsBench(knex, CLAIM - buffer.length)));
       claims++;
     }
     const batch = buffer.splice(0, FLUSH);
     if (batch.length === 0) throw new Error(`nothing left to claim after ${done} of ${total}`);
-    const startedAt = new Date();
-    const results: AttemptResult[] = batch.map((webhook) => ({
-      webhookId: webhook.id,
-      registrationId: webhook.registration_id,
-      targetId: webhook.target_id,
-      groupKey: webhook.group_key,
-      attempt: webhook.attempt,
-      startedAt,
-      durationMs: 1,
-      statusCode: 200,
-      errorKind: null,
-      responseBody: '',
-      state: WebhookState.Successful,
-      retryDelayMs: null,
-      releasesGroup: true,
-    }));
-    const { applied, leased } = await completeWebhooks(
-      knex,
-      {
-        dispatcherId: 'bench',
-        leaseMs: 60_000,
-        // the dispatcher's defaults; all successes here, so only their cost matters
-        policy: {
-          breakerFailures: 5,
-          breakerCooldownMs: 30_000,
-          breakerMaxCooldownMs: 600_000,
-          disableAfterMs: 5 * 86_400_000,
-          disableMinAttempts: 10,
-        },
-      },
-      results,
-    );
+    const { applied, leased } = await recordSuccesses(knex, batch);
     completions++;
     done += applied.length;
     buffer.push(...leased);
   }
   const seconds = (performance.now() - started) / 1000;
   return { done, seconds, statements: { claims, completions } };
+}
+
+/** One claim of up to `batch` webhooks as the bench's dispatcher ("bench"), holding nothing yet. */
+export async function claimAsBench(knex: Knex, batch: number): Promise<ClaimedWebhook[]> {
+  const claim = await claimWebhooks(knex, {
+    batch,
+    leaseMs: 60_000,
+    dispatcherId: 'bench',
+    rooms: new Map(),
+    defaultRoom: CLAIM,
+  });
+  return claim.leased;
+}
+
+/** Records every webhook of `batch` as delivered (a 200 with an attempt row), as the dispatcher would. */
+export async function recordSuccesses(knex: Knex, batch: readonly ClaimedWebhook[]) {
+  const startedAt = new Date();
+  const results: AttemptResult[] = batch.map((webhook) => ({
+    webhookId: webhook.id,
+    registrationId: webhook.registration_id,
+    targetId: webhook.target_id,
+    groupKey: webhook.group_key,
+    attempt: webhook.attempt,
+    startedAt,
+    durationMs: 1,
+    statusCode: 200,
+    errorKind: null,
+    responseBody: '',
+    state: WebhookState.Successful,
+    retryDelayMs: null,
+    releasesGroup: true,
+  }));
+  return completeWebhooks(
+    knex,
+    {
+      dispatcherId: 'bench',
+      leaseMs: 60_000,
+      // the dispatcher's defaults; all successes here, so only their cost matters
+      policy: {
+        breakerFailures: 5,
+        breakerCooldownMs: 30_000,
+        breakerMaxCooldownMs: 600_000,
+        disableAfterMs: 5 * 86_400_000,
+        disableMinAttempts: 10,
+      },
+    },
+    results,
+  );
 }

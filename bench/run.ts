@@ -9,6 +9,8 @@
  *   pnpm bench --backlog [--waiting N]              N webhooks waiting (1,000,000); the first 50,000 drained
  *   pnpm bench --api [--seconds S]                  GET and PATCH /api/properties, 32 clients, S s each (10), against a bare handler
  *   pnpm bench --queue [-n N]                       the queue statements alone, no HTTP: the database's ceiling
+ *   pnpm bench --capacity [-n N]                    one Postgres's cost per webhook (WAL, CPU, bytes, rows) for
+ *                                                   docs/scaling.md; N webhooks per scenario (10,000)
  *   pnpm bench --isolation [--rate R] [--seconds S] healthy targets' p50/p99 with and without a dead
  *                                                   endpoint holding 1,000 due webhooks; writes at R/s
  *                                                   (100) for S s (10), three runs each, interleaved
@@ -33,6 +35,7 @@ import type { BenchContext } from './context';
 import { openCluster, type BenchCluster } from './database';
 import { apiMode } from './api-mode';
 import { backlogMode } from './backlog-mode';
+import { capacityMode } from './capacity-mode';
 import { groupsMode } from './groups';
 import { isolationMode } from './isolation-mode';
 import { pruneMode } from './prune-mode';
@@ -55,6 +58,7 @@ const { values } = parseArgs({
     isolation: { type: 'boolean' },
     prune: { type: 'boolean' },
     attempts: { type: 'string' },
+    capacity: { type: 'boolean' },
     waiting: { type: 'string' },
     changes: { type: 'string' },
     concurrency: { type: 'string' },
@@ -83,7 +87,8 @@ const all =
   !values.backlog &&
   !values.queue &&
   !values.isolation &&
-  !values.prune;
+  !values.prune &&
+  !values.capacity;
 const settings = {
   throughput: all || !!values.throughput,
   latency: all || !!values.latency,
@@ -97,8 +102,11 @@ const settings = {
   // seeding ten million attempts twice takes minutes: only when asked for
   prune: !!values.prune,
   attempts: positive('attempts', values.attempts, 10_000_000),
+  // four scenarios of N webhooks, each through every phase: only when asked for
+  capacity: !!values.capacity,
   count: positive('n', values.n, 20_000),
   waiting: positive('waiting', values.waiting, 1_000_000),
+  capacityWebhooks: positive('n', values.n, 10_000),
   rate: positive('rate', values.rate, 200),
   isolationRate: positive('rate', values.rate, 100),
   seconds: positive('seconds', values.seconds, all ? 5 : 10),
@@ -195,6 +203,9 @@ async function main(): Promise<void> {
   }
   if (settings.prune) {
     console.log(JSON.stringify(await pruneMode(context, { attempts: settings.attempts })));
+  }
+  if (settings.capacity) {
+    console.log(JSON.stringify(await capacityMode(context, { webhooks: settings.capacityWebhooks })));
   }
   if (settings.api) {
     console.log(JSON.stringify(await apiMode(context, { seconds: settings.seconds, clients: 32 })));
