@@ -24,7 +24,7 @@ interface Phase {
  * `clients` loops, each sending `next()`'s request as soon as its previous one was answered, for
  * `seconds` (after an untimed warm-up); answers the rate and latency quantiles of what they sent.
  */
-async function closedLoop(
+export async function closedLoop(
   client: ApiClient,
   clients: number,
   seconds: number,

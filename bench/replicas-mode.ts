@@ -1,0 +1,314 @@
+import { readFile } from 'node:fs/promises';
+import { pauseRegistration, resumeRegistration } from '@platform/db';
+import type { BenchContext } from './context';
+import type { BenchDatabase } from './database';
+import { connect, createProperties, seedBenchAccount, signIn, type ApiClient } from './api-client';
+import { closedLoop } from './api-mode';
+import { drainFigures, round, waitForDrain } from './drain';
+import { seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
+import { startApi, startDispatcher, type RunningDispatcher } from './stack';
+
+/** How the replicas of one drain are configured. */
+export type ReplicaVariant =
+  /** the bench's concurrency split between the processes (32 → 16 + 16, 8 × 4): the same total */
+  | 'split'
+  /** every process at the bench's concurrency: the total grows with the count */
+  | 'per-process'
+  /** as `split`, over G ordered groups, the target checking each group's order */
+  | 'grouped';
+
+export const REPLICA_VARIANTS: readonly ReplicaVariant[] = ['split', 'per-process', 'grouped'];
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux this runs on). */
+const TICK_MS = 10;
+
+/** Busy and total ticks of the whole machine, all cores (the `cpu` line of /proc/stat). */
+async function machineTicks(): Promise<{ busy: number; total: number }> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0]!;
+  // user nice system idle iowait irq softirq steal (guest time is already inside user)
+  const fields = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  return { busy: total - fields[3]! - fields[4]!, total };
+}
+
+/** User plus system ticks of one process (fields 14 and 15 of /proc/<pid>/stat). */
+async function processTicks(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // the command name (field 2) may hold spaces: count from after its closing parenthesis
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Transactions of `db`'s database so far, as the statistics collector has them. */
+async function commits(db: BenchDatabase): Promise<number> {
+  const { rows } = await db.knex.raw<{ rows: { n: number }[] }>(
+    `select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`,
+  );
+  return Number(rows[0]?.n ?? NaN);
+}
+
+/** One drain by `processes` dispatchers, and what it cost. */
+interface ReplicaRun {
+  processes: number;
+  perSecond: number;
+  seconds: number;
+  /** Busy CPU of the whole machine (all processes, all cores) per delivery, over the drain. */
+  machineCpuMsPerDelivery: number;
+  /** The dispatchers' own CPU (user + system, all of them) per delivery. */
+  dispatcherCpuMsPerDelivery: number;
+  /** Transactions the database committed per delivery (claims, result flushes, the bench's polls). */
+  transactionsPerDelivery: number;
+  /** Deliveries the target received beyond one per webhook. */
+  duplicates: number;
+  /** Attempt rows beyond one per webhook. */
+  extraAttempts: number;
+  /** Grouped only: deliveries that arrived before an earlier change of their group. */
+  orderViolations: number | null;
+}
+
+/**
+ * One drain: `count` webhooks seeded by SQL behind a paused registration (so no replica starts
+ * before the others), `processes` dispatchers started and healthy, then the registration resumed
+ * (one NOTIFY wakes them all) and drained. CPU is read from /proc at the resume and when the
+ * last webhook is Successful.
+ */
+async function drainWith(
+  context: BenchContext,
+  options: { variant: ReplicaVariant; processes: number; count: number; groups: number; label: string },
+): Promise<ReplicaRun> {
+  const { cluster, target } = context;
+  const { variant, processes, count, groups } = options;
+  const grouped = variant === 'grouped';
+  const db = await cluster.create(options.label);
+  try {
+    const partyId = await seedParty(db.knex);
+    const registration = await seedRegistration(db.knex, {
+      partyId,
+      targetUrl: target.url,
+      shouldGroup: grouped,
+      secrets: context.secrets,
+      signingSecret: context.signingSecret,
+    });
+    await db.knex.transaction((trx) => pauseRegistration(trx, registration.registrationId, new Date()));
+    if (grouped) await seedGroupedBacklog(db.knex, registration, groups, Math.ceil(count / groups));
+    else await seedBacklog(db.knex, registration, count);
+    const total = Number((await db.knex('webhooks').count<{ n: string }[]>('* as n'))[0]!.n);
+    await db.knex.raw('analyze');
+    await target.reset(grouped);
+
+    const concurrency =
+      variant === 'per-process'
+        ? context.concurrency
+        : Math.max(1, Math.floor(context.concurrency / processes));
+    const stack = { ...context.stack(db.url), concurrency };
+    const dispatchers: RunningDispatcher[] = await Promise.all(
+      Array.from({ length: processes }, () => startDispatcher(stack)),
+    );
+    const pids = dispatchers.map((d) => d.child.process.pid!);
+    try {
+      const commitsBefore = await commits(db);
+      const machineBefore = await machineTicks();
+      const dispatchersBefore = await Promise.all(pids.map(processTicks));
+      await db.knex.transaction((trx) => resumeRegistration(trx, registration.registrationId, new Date()));
+      await waitForDrain(db.knex, target, total, context.timeoutMs);
+      const machineAfter = await machineTicks();
+      const dispatchersAfter = await Promise.all(pids.map(processTicks));
+      const drain = await drainFigures(db.knex);
+      const stats = await target.stats();
+      await Promise.all(dispatchers.map((d) => d.stop()));
+      // a backend's statistics reach pg_stat_database when it ends
+      const commitsAfter = await commits(db);
+      const dispatcherTicks = dispatchersAfter.reduce((sum, t, i) => sum + t - dispatchersBefore[i]!, 0);
+      const perDelivery = (ticks: number) => round((ticks * TICK_MS) / drain.deliveries, 3);
+      return {
+        processes,
+        perSecond: round(drain.perSecond),
+        seconds: round(drain.seconds, 3),
+        machineCpuMsPerDelivery: perDelivery(machineAfter.busy - machineBefore.busy),
+        dispatcherCpuMsPerDelivery: perDelivery(dispatcherTicks),
+        transactionsPerDelivery: round((commitsAfter - commitsBefore) / drain.deliveries, 2),
+        // the inspecting target counts a webhook id it saw before; the plain one only counts
+        duplicates: grouped ? stats.duplicates : stats.received - drain.deliveries,
+        extraAttempts: drain.attempts - drain.deliveries,
+        orderViolations: grouped ? stats.orderViolations : null,
+      };
+    } finally {
+      await Promise.all(dispatchers.map((d) => d.child.stop()));
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+
+/** Per process count: the median of each figure over the rounds, and its ratio to the first count's. */
+function summarize(runs: ReplicaRun[], counts: number[]) {
+  const base = runs.filter((r) => r.processes === counts[0]);
+  const baseRate = median(base.map((r) => r.perSecond));
+  const baseCpu = median(base.map((r) => r.machineCpuMsPerDelivery));
+  return counts.map((processes) => {
+    const mine = runs.filter((r) => r.processes === processes);
+    const perSecond = median(mine.map((r) => r.perSecond));
+    const machineCpu = median(mine.map((r) => r.machineCpuMsPerDelivery));
+    return {
+      processes,
+      perSecond,
+      ratio: round(perSecond / baseRate, 3),
+      machineCpuMsPerDelivery: machineCpu,
+      machineCpuRatio: round(machineCpu / baseCpu, 3),
+      dispatcherCpuMsPerDelivery: median(mine.map((r) => r.dispatcherCpuMsPerDelivery)),
+      transactionsPerDelivery: median(mine.map((r) => r.transactionsPerDelivery)),
+      // over every round, not a median: one duplicate anywhere is one too many
+      duplicates: mine.reduce((sum, r) => sum + r.duplicates, 0),
+      extraAttempts: mine.reduce((sum, r) => sum + r.extraAttempts, 0),
+      orderViolations: mine.some((r) => r.orderViolations !== null)
+        ? mine.reduce((sum, r) => sum + (r.orderViolations ?? 0), 0)
+        : null,
+      rates: mine.map((r) => r.perSecond),
+    };
+  });
+}
+
+/**
+ * The replicas mode: the drain of `count` webhooks by each number of dispatcher processes in
+ * `counts` (the production bundle, on one database), in interleaved rounds (1, 2, 4, 1, 2, 4, …),
+ * for each variant; medians of the rounds. Then the API with one process against two (two ports,
+ * the clients split between them), interleaved the same way, for GET and PATCH.
+ */
+export async function replicasMode(
+  context: BenchContext,
+  options: {
+    counts: number[];
+    count: number;
+    groups: number;
+    rounds: number;
+    variants: readonly ReplicaVariant[];
+    api: boolean;
+    apiSeconds: number;
+    clients: number;
+  },
+) {
+  const { log } = context;
+  const result: Record<string, unknown> = {
+    mode: 'replicas',
+    counts: options.counts,
+    deliveries: options.count,
+    rounds: options.rounds,
+    concurrency: context.concurrency,
+  };
+  for (const variant of options.variants) {
+    const runs: ReplicaRun[] = [];
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const processes of options.counts) {
+        log(
+          `replicas: ${variant}, round ${round}, ${processes} dispatcher process(es), ${options.count} webhooks`,
+        );
+        const run = await drainWith(context, {
+          variant,
+          processes,
+          count: options.count,
+          groups: options.groups,
+          label: `replicas_${variant.replace('-', '_')}_${round}_${processes}`,
+        });
+        log(
+          `replicas: ${run.perSecond}/s, machine ${run.machineCpuMsPerDelivery} ms, dispatchers ${run.dispatcherCpuMsPerDelivery} ms per delivery`,
+        );
+        runs.push(run);
+      }
+    }
+    result[variant] = summarize(runs, options.counts);
+  }
+  if (options.api) result.api = await apiReplicas(context, options);
+  result.database = context.cluster.server;
+  return result;
+}
+
+/**
+ * One API process against two on the same database, the same `clients` closed loops in total
+ * (split evenly between the two ports), GET /api/properties and PATCH /api/properties/{id} with
+ * 10 subscribed registrations and a dispatcher delivering, interleaved rounds, medians.
+ */
+async function apiReplicas(
+  context: BenchContext,
+  options: { rounds: number; apiSeconds: number; clients: number },
+) {
+  const { cluster, target, log } = context;
+  const db = await cluster.create('replicas_api');
+  const account = await seedBenchAccount(db.knex);
+  await target.reset(false);
+  const stack = context.stack(db.url);
+  // one after the other: the first generates the signing key (DATA_DIR) the second reads
+  const first = await startApi(stack);
+  const second = await startApi(stack);
+  const dispatcher = await startDispatcher(stack);
+  const one = await signIn(first.url, account, options.clients);
+  const half = Math.ceil(options.clients / 2);
+  const pair = [connect(first.url, half, one.token), connect(second.url, half, one.token)];
+  // every other request to the other port: with closed loops, half the clients on each process
+  let turn = 0;
+  const both: ApiClient = {
+    token: one.token,
+    send: (...args) => pair[turn++ % 2]!.send(...args),
+    call: (...args) => pair[turn++ % 2]!.call(...args),
+    close: async () => {},
+  };
+  try {
+    for (let i = 0; i < 10; i++) {
+      await one.call('POST', '/api/webhook-registrations', {
+        targetUrl: target.url,
+        enabledEvents: [{ entityName: 'Property', type: 2 }],
+        targetAuthorization: { type: 0 },
+      });
+    }
+    const properties = await createProperties(one.call, 200);
+    let seq = 0;
+    const routes = {
+      get: () => ['GET', '/api/properties?PageSize=20'] as Parameters<ApiClient['send']>,
+      patch: () =>
+        [
+          'PATCH',
+          `/api/properties/${properties[Math.floor(Math.random() * properties.length)]}`,
+          { notes: `replicas bench ${++seq}` },
+        ] as Parameters<ApiClient['send']>,
+    };
+    const figures: Record<string, unknown> = {};
+    for (const [route, next] of Object.entries(routes)) {
+      const rates: Record<1 | 2, number[]> = { 1: [], 2: [] };
+      const p50: Record<1 | 2, number[]> = { 1: [], 2: [] };
+      let errors = 0;
+      for (let round = 1; round <= options.rounds; round++) {
+        for (const processes of [1, 2] as const) {
+          log(`replicas: API ${route}, round ${round}, ${processes} process(es), ${options.clients} clients`);
+          const phase = await closedLoop(
+            processes === 1 ? one : both,
+            options.clients,
+            options.apiSeconds,
+            next,
+          );
+          rates[processes].push(phase.perSecond);
+          p50[processes].push(phase.p50Ms);
+          errors += phase.errors;
+        }
+      }
+      figures[route] = {
+        onePerSecond: median(rates[1]),
+        twoPerSecond: median(rates[2]),
+        ratio: round(median(rates[2]) / median(rates[1]), 3),
+        oneP50Ms: median(p50[1]),
+        twoP50Ms: median(p50[2]),
+        rates,
+        errors,
+      };
+    }
+    return { clients: options.clients, seconds: options.apiSeconds, ...figures };
+  } finally {
+    await one.close();
+    await Promise.all(pair.map((c) => c.close()));
+    await Promise.all([first.child.stop(), second.child.stop(), dispatcher.stop()]);
+    await db.drop();
+  }
+}
