@@ -107,7 +107,7 @@ export async function startPgBouncer(
       'pool_mode = transaction',
       'ignore_startup_parameters = options',
       'max_client_conn = 200',
-      'default_pool_size = 10',
+      'default_pool_size = 20',
       'server_check_delay = 0',
     ].join('\n') + '\n',
   );
