@@ -4,7 +4,9 @@ import type { BenchContext } from './context';
 import type { BenchDatabase } from './database';
 import { connect, createProperties, seedBenchAccount, signIn, type ApiClient } from './api-client';
 import { closedLoop } from './api-mode';
+import { eventually } from '@platform/testkit';
 import { drainFigures, round, waitForDrain } from './drain';
+import type { Target } from './processes';
 import { seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
 import { startApi, startDispatcher, type RunningDispatcher } from './stack';
 
@@ -47,6 +49,77 @@ async function commits(db: BenchDatabase): Promise<number> {
   return Number(rows[0]?.n ?? NaN);
 }
 
+/** CPU and deliveries at one moment of a drain. */
+interface Sample {
+  at: number;
+  received: number;
+  machine: number;
+  dispatchers: number;
+  /** Per process of the database server serving the dispatchers, and the target: its ticks. */
+  others: Map<number, number>;
+}
+
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+
+async function sample(target: Target, pids: number[], others: number[]): Promise<Sample> {
+  const [stats, machine, dispatchers, otherTicks] = await Promise.all([
+    target.stats(),
+    machineTicks(),
+    Promise.all(pids.map(processTicks)),
+    // a backend that has ended since counts as missing
+    Promise.all(others.map((pid) => processTicks(pid).catch(() => NaN))),
+  ]);
+  return {
+    at: performance.now(),
+    received: stats.received,
+    machine: machine.busy,
+    dispatchers: sum(dispatchers),
+    others: new Map(others.map((pid, i) => [pid, otherTicks[i]!])),
+  };
+}
+
+/** Ticks of the processes both samples have (backends that lived through the window). */
+function othersTicks(from: Sample, to: Sample): number {
+  return sum(
+    [...from.others].map(([pid, ticks]) => (to.others.get(pid) ?? NaN) - ticks).filter(Number.isFinite),
+  );
+}
+
+/**
+ * Samples when the target has received `from` of `total` deliveries and again at `to`: the
+ * steady part of a drain, without each process's start (its code not yet optimised by V8, its
+ * pools and connections opening) or the tail. Polls the target every 20 ms.
+ */
+async function steadyWindow(
+  db: BenchDatabase,
+  target: Target,
+  pids: number[],
+  total: number,
+  timeoutMs: number,
+): Promise<[Sample, Sample]> {
+  let others: number[] = [];
+  const at = async (share: number) => {
+    let last: Sample | undefined;
+    await eventually(async () => (last = await sample(target, pids, others)).received >= share * total, {
+      timeoutMs,
+      what: `the target did not receive ${share * 100} % of ${total} deliveries`,
+    });
+    return last!;
+  };
+  await at(STEADY_FROM / 2);
+  // the dispatchers' backends, their pools grown by now (the server runs on this machine)
+  const { rows } = await db.knex.raw<{ rows: { pid: number }[] }>(
+    `select pid from pg_stat_activity where datname = current_database() and application_name like 'platform-dispatcher%'`,
+  );
+  others = [...rows.map((row) => row.pid), target.child.process.pid!];
+  const start = await at(STEADY_FROM);
+  return [start, await at(STEADY_TO)];
+}
+
+/** The steady window: from this share of the deliveries received to that one. */
+const STEADY_FROM = 0.2;
+const STEADY_TO = 0.9;
+
 /** One drain by `processes` dispatchers, and what it cost. */
 interface ReplicaRun {
   processes: number;
@@ -56,6 +129,12 @@ interface ReplicaRun {
   machineCpuMsPerDelivery: number;
   /** The dispatchers' own CPU (user + system, all of them) per delivery. */
   dispatcherCpuMsPerDelivery: number;
+  /** The same three over the steady window (20 % to 90 % received), by the target's count and clock. */
+  steadyPerSecond: number;
+  steadyMachineCpuMsPerDelivery: number;
+  steadyDispatcherCpuMsPerDelivery: number;
+  /** Over the steady window: the dispatchers, their database backends and the target, per delivery. */
+  steadyStackCpuMsPerDelivery: number;
   /** Transactions the database committed per delivery (claims, result flushes, the bench's polls). */
   transactionsPerDelivery: number;
   /** Deliveries the target received beyond one per webhook. */
@@ -110,6 +189,7 @@ async function drainWith(
       const machineBefore = await machineTicks();
       const dispatchersBefore = await Promise.all(pids.map(processTicks));
       await db.knex.transaction((trx) => resumeRegistration(trx, registration.registrationId, new Date()));
+      const [from, to] = await steadyWindow(db, target, pids, total, context.timeoutMs);
       await waitForDrain(db.knex, target, total, context.timeoutMs);
       const machineAfter = await machineTicks();
       const dispatchersAfter = await Promise.all(pids.map(processTicks));
@@ -126,6 +206,20 @@ async function drainWith(
         seconds: round(drain.seconds, 3),
         machineCpuMsPerDelivery: perDelivery(machineAfter.busy - machineBefore.busy),
         dispatcherCpuMsPerDelivery: perDelivery(dispatcherTicks),
+        steadyPerSecond: round(((to.received - from.received) * 1000) / (to.at - from.at)),
+        steadyMachineCpuMsPerDelivery: round(
+          ((to.machine - from.machine) * TICK_MS) / (to.received - from.received),
+          3,
+        ),
+        steadyDispatcherCpuMsPerDelivery: round(
+          ((to.dispatchers - from.dispatchers) * TICK_MS) / (to.received - from.received),
+          3,
+        ),
+        steadyStackCpuMsPerDelivery: round(
+          ((to.dispatchers - from.dispatchers + othersTicks(from, to)) * TICK_MS) /
+            (to.received - from.received),
+          3,
+        ),
         transactionsPerDelivery: round((commitsAfter - commitsBefore) / drain.deliveries, 2),
         // the inspecting target counts a webhook id it saw before; the plain one only counts
         duplicates: grouped ? stats.duplicates : stats.received - drain.deliveries,
@@ -150,6 +244,7 @@ function summarize(runs: ReplicaRun[], counts: number[]) {
   const base = runs.filter((r) => r.processes === counts[0]);
   const baseRate = median(base.map((r) => r.perSecond));
   const baseCpu = median(base.map((r) => r.machineCpuMsPerDelivery));
+  const baseSteady = median(base.map((r) => r.steadyPerSecond));
   return counts.map((processes) => {
     const mine = runs.filter((r) => r.processes === processes);
     const perSecond = median(mine.map((r) => r.perSecond));
@@ -161,6 +256,11 @@ function summarize(runs: ReplicaRun[], counts: number[]) {
       machineCpuMsPerDelivery: machineCpu,
       machineCpuRatio: round(machineCpu / baseCpu, 3),
       dispatcherCpuMsPerDelivery: median(mine.map((r) => r.dispatcherCpuMsPerDelivery)),
+      steadyPerSecond: median(mine.map((r) => r.steadyPerSecond)),
+      steadyRatio: round(median(mine.map((r) => r.steadyPerSecond)) / baseSteady, 3),
+      steadyMachineCpuMsPerDelivery: median(mine.map((r) => r.steadyMachineCpuMsPerDelivery)),
+      steadyDispatcherCpuMsPerDelivery: median(mine.map((r) => r.steadyDispatcherCpuMsPerDelivery)),
+      steadyStackCpuMsPerDelivery: median(mine.map((r) => r.steadyStackCpuMsPerDelivery)),
       transactionsPerDelivery: median(mine.map((r) => r.transactionsPerDelivery)),
       // over every round, not a median: one duplicate anywhere is one too many
       duplicates: mine.reduce((sum, r) => sum + r.duplicates, 0),
@@ -215,7 +315,8 @@ export async function replicasMode(
           label: `replicas_${variant.replace('-', '_')}_${round}_${processes}`,
         });
         log(
-          `replicas: ${run.perSecond}/s, machine ${run.machineCpuMsPerDelivery} ms, dispatchers ${run.dispatcherCpuMsPerDelivery} ms per delivery`,
+          `replicas: ${run.perSecond}/s, machine ${run.machineCpuMsPerDelivery} ms, dispatchers ${run.dispatcherCpuMsPerDelivery} ms per delivery; ` +
+            `steady ${run.steadyPerSecond}/s, machine ${run.steadyMachineCpuMsPerDelivery} ms, stack ${run.steadyStackCpuMsPerDelivery} ms, dispatchers ${run.steadyDispatcherCpuMsPerDelivery} ms`,
         );
         runs.push(run);
       }
