@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { pauseRegistration, resumeRegistration } from '@platform/db';
+import { enqueueEntityChange, pauseRegistration, resumeRegistration } from '@platform/db';
 import type { BenchContext } from './context';
 import type { BenchDatabase } from './database';
 import { connect, createProperties, seedBenchAccount, signIn, type ApiClient } from './api-client';
@@ -7,7 +7,7 @@ import { closedLoop } from './api-mode';
 import { eventually } from '@platform/testkit';
 import { drainFigures, round, waitForDrain } from './drain';
 import type { Target } from './processes';
-import { seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
+import { benchEntity, seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
 import { startApi, startDispatcher, type RunningDispatcher } from './stack';
 
 /** How the replicas of one drain are configured. */
@@ -17,9 +17,15 @@ export type ReplicaVariant =
   /** every process at the bench's concurrency: the total grows with the count */
   | 'per-process'
   /** as `split`, over G ordered groups, the target checking each group's order */
-  | 'grouped';
+  | 'grouped'
+  /** no backlog: changes written one per transaction at a steady rate, each waking every replica */
+  | 'live';
 
-export const REPLICA_VARIANTS: readonly ReplicaVariant[] = ['split', 'per-process', 'grouped'];
+export const REPLICA_VARIANTS: readonly ReplicaVariant[] = ['split', 'per-process', 'grouped', 'live'];
+
+/** The live variant's writes per second and seconds of writing. */
+const LIVE_RATE = 200;
+const LIVE_SECONDS = 5;
 
 /** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux this runs on). */
 const TICK_MS = 10;
@@ -120,6 +126,29 @@ async function steadyWindow(
 const STEADY_FROM = 0.2;
 const STEADY_TO = 0.9;
 
+/**
+ * Counts calls of the queue's functions in `db` from now on (`track_functions`, for the sessions
+ * opened after it): a claim calls `webhooks_lease` once, a result flush `webhooks_complete` once.
+ * Needs a superuser; false without one.
+ */
+async function trackCalls(db: BenchDatabase): Promise<boolean> {
+  try {
+    await db.knex.raw(`alter database ?? set track_functions = 'pl'`, [db.name]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Calls of `webhooks_lease` (claims) and `webhooks_complete` (flushes) so far in `db`. */
+async function queueCalls(db: BenchDatabase): Promise<{ claims: number; flushes: number }> {
+  const { rows } = await db.knex.raw<{ rows: { funcname: string; calls: number }[] }>(
+    `select funcname, calls from pg_stat_user_functions where funcname in ('webhooks_lease', 'webhooks_complete')`,
+  );
+  const calls = (name: string) => Number(rows.find((row) => row.funcname === name)?.calls ?? 0);
+  return { claims: calls('webhooks_lease'), flushes: calls('webhooks_complete') };
+}
+
 /** One drain by `processes` dispatchers, and what it cost. */
 interface ReplicaRun {
   processes: number;
@@ -137,6 +166,9 @@ interface ReplicaRun {
   steadyStackCpuMsPerDelivery: number;
   /** Transactions the database committed per delivery (claims, result flushes, the bench's polls). */
   transactionsPerDelivery: number;
+  /** Deliveries per claim and per result flush (null without `track_functions`). */
+  deliveriesPerClaim: number | null;
+  deliveriesPerFlush: number | null;
   /** Deliveries the target received beyond one per webhook. */
   duplicates: number;
   /** Attempt rows beyond one per webhook. */
@@ -173,6 +205,7 @@ async function drainWith(
     else await seedBacklog(db.knex, registration, count);
     const total = Number((await db.knex('webhooks').count<{ n: string }[]>('* as n'))[0]!.n);
     await db.knex.raw('analyze');
+    const tracked = await trackCalls(db);
     await target.reset(grouped);
 
     const concurrency =
@@ -186,6 +219,7 @@ async function drainWith(
     const pids = dispatchers.map((d) => d.child.process.pid!);
     try {
       const commitsBefore = await commits(db);
+      const callsBefore = await queueCalls(db);
       const machineBefore = await machineTicks();
       const dispatchersBefore = await Promise.all(pids.map(processTicks));
       await db.knex.transaction((trx) => resumeRegistration(trx, registration.registrationId, new Date()));
@@ -198,6 +232,8 @@ async function drainWith(
       await Promise.all(dispatchers.map((d) => d.stop()));
       // a backend's statistics reach pg_stat_database when it ends
       const commitsAfter = await commits(db);
+      const callsAfter = await queueCalls(db);
+      const per = (calls: number) => (tracked && calls > 0 ? round(drain.deliveries / calls, 1) : null);
       const dispatcherTicks = dispatchersAfter.reduce((sum, t, i) => sum + t - dispatchersBefore[i]!, 0);
       const perDelivery = (ticks: number) => round((ticks * TICK_MS) / drain.deliveries, 3);
       return {
@@ -221,10 +257,110 @@ async function drainWith(
           3,
         ),
         transactionsPerDelivery: round((commitsAfter - commitsBefore) / drain.deliveries, 2),
+        deliveriesPerClaim: per(callsAfter.claims - callsBefore.claims),
+        deliveriesPerFlush: per(callsAfter.flushes - callsBefore.flushes),
         // the inspecting target counts a webhook id it saw before; the plain one only counts
         duplicates: grouped ? stats.duplicates : stats.received - drain.deliveries,
         extraAttempts: drain.attempts - drain.deliveries,
         orderViolations: grouped ? stats.orderViolations : null,
+      };
+    } finally {
+      await Promise.all(dispatchers.map((d) => d.child.stop()));
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+/**
+ * The live variant: `processes` dispatchers (the bench's concurrency split between them) idle on
+ * an empty queue, then LIVE_RATE changes a second for LIVE_SECONDS, each in a transaction of its
+ * own through the real enqueue statement (whose NOTIFY wakes every replica), as the API writes.
+ * What it shows is the cost of those wake-ups: claims per delivery, and CPU per delivery of the
+ * dispatchers and of the stack (the dispatchers, every backend they opened, the target).
+ */
+async function liveWith(
+  context: BenchContext,
+  options: { processes: number; label: string },
+): Promise<ReplicaRun> {
+  const { cluster, target } = context;
+  const { processes } = options;
+  const db = await cluster.create(options.label);
+  try {
+    const partyId = await seedParty(db.knex);
+    await seedRegistration(db.knex, {
+      partyId,
+      targetUrl: target.url,
+      shouldGroup: false,
+      secrets: context.secrets,
+      signingSecret: context.signingSecret,
+    });
+    const tracked = await trackCalls(db);
+    await target.reset(false);
+    const concurrency = Math.max(1, Math.floor(context.concurrency / processes));
+    const dispatchers = await Promise.all(
+      Array.from({ length: processes }, () => startDispatcher({ ...context.stack(db.url), concurrency })),
+    );
+    const pids = dispatchers.map((d) => d.child.process.pid!);
+    const backends = async () =>
+      (
+        await db.knex.raw<{ rows: { pid: number }[] }>(
+          `select pid from pg_stat_activity where datname = current_database() and application_name like 'platform-dispatcher%'`,
+        )
+      ).rows.map((row) => row.pid);
+    try {
+      const others = [...(await backends()), target.child.process.pid!];
+      const from = await sample(target, pids, others);
+      const callsBefore = await queueCalls(db);
+      const writes = LIVE_RATE * LIVE_SECONDS;
+      const started = performance.now();
+      const pending: Promise<unknown>[] = [];
+      for (let i = 1; i <= writes; i++) {
+        const due = started + (i * 1000) / LIVE_RATE;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        pending.push(
+          db.knex.transaction((trx) =>
+            enqueueEntityChange(trx, {
+              entityName: 'Property',
+              type: 2,
+              entityId: i,
+              entity: benchEntity(i, i, partyId, new Date().toISOString()),
+              initiatorPartyId: partyId,
+              initiatorAccountId: null,
+            }),
+          ),
+        );
+      }
+      await Promise.all(pending);
+      await waitForDrain(db.knex, target, writes, context.timeoutMs);
+      // backends the dispatchers opened meanwhile count whole: their database was made for this run
+      const later = (await backends()).filter((pid) => !from.others.has(pid));
+      from.others = new Map([...from.others, ...later.map((pid) => [pid, 0] as const)]);
+      const to = await sample(target, pids, [...from.others.keys()]);
+      const drain = await drainFigures(db.knex);
+      await Promise.all(dispatchers.map((d) => d.stop()));
+      const calls = await queueCalls(db);
+      const perDelivery = (ticks: number) => round((ticks * TICK_MS) / drain.deliveries, 3);
+      const stats = await target.stats();
+      const claims = calls.claims - callsBefore.claims;
+      const flushes = calls.flushes - callsBefore.flushes;
+      return {
+        processes,
+        perSecond: round(drain.perSecond),
+        seconds: round(drain.seconds, 3),
+        machineCpuMsPerDelivery: perDelivery(to.machine - from.machine),
+        dispatcherCpuMsPerDelivery: perDelivery(to.dispatchers - from.dispatchers),
+        steadyPerSecond: round(drain.perSecond),
+        steadyMachineCpuMsPerDelivery: perDelivery(to.machine - from.machine),
+        steadyDispatcherCpuMsPerDelivery: perDelivery(to.dispatchers - from.dispatchers),
+        steadyStackCpuMsPerDelivery: perDelivery(to.dispatchers - from.dispatchers + othersTicks(from, to)),
+        transactionsPerDelivery: NaN,
+        deliveriesPerClaim: tracked && claims > 0 ? round(drain.deliveries / claims, 2) : null,
+        deliveriesPerFlush: tracked && flushes > 0 ? round(drain.deliveries / flushes, 2) : null,
+        duplicates: stats.received - drain.deliveries,
+        extraAttempts: drain.attempts - drain.deliveries,
+        orderViolations: null,
       };
     } finally {
       await Promise.all(dispatchers.map((d) => d.child.stop()));
@@ -262,6 +398,10 @@ function summarize(runs: ReplicaRun[], counts: number[]) {
       steadyDispatcherCpuMsPerDelivery: median(mine.map((r) => r.steadyDispatcherCpuMsPerDelivery)),
       steadyStackCpuMsPerDelivery: median(mine.map((r) => r.steadyStackCpuMsPerDelivery)),
       transactionsPerDelivery: median(mine.map((r) => r.transactionsPerDelivery)),
+      deliveriesPerClaim:
+        mine[0]!.deliveriesPerClaim === null ? null : median(mine.map((r) => r.deliveriesPerClaim!)),
+      deliveriesPerFlush:
+        mine[0]!.deliveriesPerFlush === null ? null : median(mine.map((r) => r.deliveriesPerFlush!)),
       // over every round, not a median: one duplicate anywhere is one too many
       duplicates: mine.reduce((sum, r) => sum + r.duplicates, 0),
       extraAttempts: mine.reduce((sum, r) => sum + r.extraAttempts, 0),
@@ -307,16 +447,20 @@ export async function replicasMode(
         log(
           `replicas: ${variant}, round ${round}, ${processes} dispatcher process(es), ${options.count} webhooks`,
         );
-        const run = await drainWith(context, {
-          variant,
-          processes,
-          count: options.count,
-          groups: options.groups,
-          label: `replicas_${variant.replace('-', '_')}_${round}_${processes}`,
-        });
+        const label = `replicas_${variant.replace('-', '_')}_${round}_${processes}`;
+        const run =
+          variant === 'live'
+            ? await liveWith(context, { processes, label })
+            : await drainWith(context, {
+                variant,
+                processes,
+                count: options.count,
+                groups: options.groups,
+                label,
+              });
         log(
           `replicas: ${run.perSecond}/s, machine ${run.machineCpuMsPerDelivery} ms, dispatchers ${run.dispatcherCpuMsPerDelivery} ms per delivery; ` +
-            `steady ${run.steadyPerSecond}/s, machine ${run.steadyMachineCpuMsPerDelivery} ms, stack ${run.steadyStackCpuMsPerDelivery} ms, dispatchers ${run.steadyDispatcherCpuMsPerDelivery} ms`,
+            `${run.deliveriesPerClaim} per claim, ${run.deliveriesPerFlush} per flush; steady ${run.steadyPerSecond}/s, machine ${run.steadyMachineCpuMsPerDelivery} ms, stack ${run.steadyStackCpuMsPerDelivery} ms, dispatchers ${run.steadyDispatcherCpuMsPerDelivery} ms`,
         );
         runs.push(run);
       }

@@ -15,7 +15,8 @@
  *   pnpm bench --replicas 1,2,4 [-n N] [--rounds R] [--replica-groups G] [--replica-variants V,…]
  *                                                   the drain by 1, 2 and 4 dispatcher processes, interleaved
  *                                                   rounds (R: 3), variants split, per-process, grouped (G
- *                                                   groups: 100) and api (one API process against two)
+ *                                                   groups: 100), live (200 writes/s, each waking every
+ *                                                   replica) and api (one API process against two)
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
  *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
