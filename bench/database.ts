@@ -11,6 +11,8 @@ export interface BenchDatabase {
   name: string;
   url: string;
   knex: Knex;
+  /** Closes its pool and drops it now, not at the end of the run (a mode making many). */
+  drop(): Promise<void>;
 }
 
 /** The Postgres the bench runs on and the databases it made there. */
@@ -77,7 +79,13 @@ export async function openCluster(databaseUrl: string | undefined): Promise<Benc
       created.push(name);
       const modeKnex = createKnex(url, { pool: { max: 8 }, applicationName: 'platform-bench' });
       open.push(modeKnex);
-      return { name, url, knex: modeKnex };
+      const drop = async () => {
+        open.splice(open.indexOf(modeKnex), 1);
+        created.splice(created.indexOf(name), 1);
+        await modeKnex.destroy();
+        await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
+      };
+      return { name, url, knex: modeKnex, drop };
     },
     close: async () => {
       await Promise.all(open.map((k) => k.destroy()));

@@ -17,6 +17,11 @@
  *   pnpm bench --prune [--attempts N]               N attempts (10,000,000) over 9 old days: the old keyset
  *                                                   delete against the partition drop of the same rows,
  *                                                   three rounds interleaved
+ *   pnpm bench --replicas 1,2,4 [-n N] [--rounds R] [--replica-groups G] [--replica-variants V,…]
+ *                                                   the drain by 1, 2 and 4 dispatcher processes, interleaved
+ *                                                   rounds (R: 3), variants split, per-process, grouped (G
+ *                                                   groups: 100), live (200 writes/s, each waking every
+ *                                                   replica) and api (one API process against two)
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
  *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
@@ -41,6 +46,7 @@ import { isolationMode } from './isolation-mode';
 import { pruneMode } from './prune-mode';
 import { latencyMode } from './latency';
 import { queueMode } from './queue-mode';
+import { REPLICA_VARIANTS, replicasMode, type ReplicaVariant } from './replicas-mode';
 import { startTarget } from './processes';
 import { throughputMode } from './throughput';
 
@@ -64,6 +70,10 @@ const { values } = parseArgs({
     concurrency: { type: 'string' },
     timeout: { type: 'string' },
     profile: { type: 'string' },
+    replicas: { type: 'string' },
+    rounds: { type: 'string' },
+    'replica-groups': { type: 'string' },
+    'replica-variants': { type: 'string' },
   },
 });
 
@@ -77,6 +87,21 @@ function positive(name: string, text: string | undefined, fallback: number): num
   return value;
 }
 
+/** The variants `--replica-variants` names (default: all, and the API's). */
+function replicaVariants(text: string | undefined): { drains: ReplicaVariant[]; api: boolean } {
+  const names = text?.split(',') ?? [...REPLICA_VARIANTS, 'api'];
+  const unknown = names.filter(
+    (name) => name !== 'api' && !REPLICA_VARIANTS.includes(name as ReplicaVariant),
+  );
+  if (unknown.length > 0) {
+    console.error(
+      `--replica-variants takes ${[...REPLICA_VARIANTS, 'api'].join(', ')}, not "${unknown.join(',')}"`,
+    );
+    process.exit(2);
+  }
+  return { drains: names.filter((name) => name !== 'api') as ReplicaVariant[], api: names.includes('api') };
+}
+
 // no mode named: all but the backlog, the latency, groups and API runs short enough for the whole
 // to stay within about two minutes on the 2-core machine
 const all =
@@ -88,7 +113,8 @@ const all =
   !values.queue &&
   !values.isolation &&
   !values.prune &&
-  !values.capacity;
+  !values.capacity &&
+  values.replicas === undefined;
 const settings = {
   throughput: all || !!values.throughput,
   latency: all || !!values.latency,
@@ -118,6 +144,11 @@ const settings = {
     values.changes,
     Math.ceil(positive('n', values.n, 20_000) / positive('groups', values.groups, 100)),
   ),
+  // a whole run is about 10 drains per variant and round: only when asked for
+  replicas: values.replicas?.split(',').map((text) => positive('replicas', text, 1)),
+  rounds: positive('rounds', values.rounds, 3),
+  replicaGroups: positive('replica-groups', values['replica-groups'], 100),
+  replicaVariants: replicaVariants(values['replica-variants']),
   concurrency: positive('concurrency', values.concurrency, 32),
   timeoutMs: positive('timeout', values.timeout, 60) * 1000,
 };
@@ -206,6 +237,19 @@ async function main(): Promise<void> {
   }
   if (settings.capacity) {
     console.log(JSON.stringify(await capacityMode(context, { webhooks: settings.capacityWebhooks })));
+  }
+  if (settings.replicas) {
+    const result = await replicasMode(context, {
+      counts: settings.replicas,
+      count: settings.count,
+      groups: settings.replicaGroups,
+      rounds: settings.rounds,
+      variants: settings.replicaVariants.drains,
+      api: settings.replicaVariants.api,
+      apiSeconds: settings.seconds,
+      clients: 32,
+    });
+    console.log(JSON.stringify(result));
   }
   if (settings.api) {
     console.log(JSON.stringify(await apiMode(context, { seconds: settings.seconds, clients: 32 })));

@@ -3,6 +3,7 @@ import {
   createKnex,
   createSecretBox,
   loadSigningKey,
+  missingSessionSettings,
   resolvePrivateKeyPem,
   resolveSecretKey,
 } from '@platform/db';
@@ -20,6 +21,17 @@ async function main(): Promise<void> {
     pool: { max: config.DB_POOL_MAX },
     applicationName: 'platform-api',
   });
+  // in the background: the API starts whether or not the database answers yet
+  void missingSessionSettings(knex).then(
+    (missing) => {
+      if (missing.length > 0)
+        logger.warn(
+          { missing },
+          'session settings not in effect (a pooler dropped them?): set them on the role, see docs/dispatcher.md › Behind PgBouncer',
+        );
+    },
+    () => {},
+  );
   const now = () => new Date();
   const pem = resolvePrivateKeyPem({
     pem: config.JWT_PRIVATE_KEY,

@@ -4,6 +4,7 @@ import {
   createSecretBox,
   loadSigningKey,
   migrate,
+  missingSessionSettings,
   resolvePrivateKeyPem,
   resolveSecretKey,
 } from '@platform/db';
@@ -15,15 +16,23 @@ import { createLogger } from './logger';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.LOG_LEVEL, dispatcherId: config.DISPATCHER_ID });
-  const knex = createKnex(config.DATABASE_URL, {
+  const knexOptions = {
     // claims and result writes (the loop), scrapes, and the statements of two maintenance jobs
     pool: { max: 10 },
     applicationName: 'platform-dispatcher',
     synchronousCommit: false,
-  });
+  };
+  const knex = createKnex(config.DATABASE_URL, knexOptions);
   // A dispatcher may start before anything else touched the database; the migration lock makes
   // this safe next to an API or other dispatchers doing the same.
   await migrate(knex);
+  const missing = await missingSessionSettings(knex, knexOptions);
+  if (missing.length > 0) {
+    logger.warn(
+      { missing },
+      'session settings not in effect (a pooler dropped them?): set them on the role, see docs/dispatcher.md › Behind PgBouncer',
+    );
+  }
   const production = config.NODE_ENV === 'production';
   const secrets = createSecretBox(
     resolveSecretKey({

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
-import { createKnex } from './knex';
+import { createKnex, missingSessionSettings } from './knex';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -21,5 +21,22 @@ it('opens sessions with JIT off, and synchronous_commit off only when asked', as
     expect(await setting(dispatcher, 'synchronous_commit')).toBe('off');
   } finally {
     await Promise.all([api.destroy(), dispatcher.destroy()]);
+  }
+});
+
+it('names the session settings a session lacks (as behind a pooler that drops startup options)', async () => {
+  const dispatcher = createKnex(db.url, { pool: { max: 1 }, synchronousCommit: false });
+  try {
+    expect(await missingSessionSettings(dispatcher, { synchronousCommit: false })).toEqual([]);
+    // one connection: the pool's session, now without what its startup packet asked for
+    await dispatcher.raw('set jit = on');
+    await dispatcher.raw('set synchronous_commit = on');
+    expect(await missingSessionSettings(dispatcher, { synchronousCommit: false })).toEqual([
+      'jit=off',
+      'synchronous_commit=off',
+    ]);
+    expect(await missingSessionSettings(dispatcher)).toEqual(['jit=off']);
+  } finally {
+    await dispatcher.destroy();
   }
 });

@@ -18,6 +18,29 @@ export interface CreateKnexOptions {
   synchronousCommit?: boolean;
 }
 
+/** The settings createKnex's sessions start with (sent as the startup packet's `options`). */
+function sessionSettings(options: CreateKnexOptions): Record<string, string> {
+  return { jit: 'off', ...(options.synchronousCommit === false ? { synchronous_commit: 'off' } : {}) };
+}
+
+/**
+ * The session settings createKnex asked for (`name=value`) that a session of `knex` does not
+ * have. A connection pooler may drop the startup packet's `options` (PgBouncer refuses them
+ * unless told to ignore them); then they belong on the role (`alter role … set jit = off`,
+ * docs/dispatcher.md › Behind PgBouncer). Empty when every one is in effect.
+ */
+export async function missingSessionSettings(knex: Knex, options: CreateKnexOptions = {}): Promise<string[]> {
+  const wanted = sessionSettings(options);
+  const { rows } = await knex.raw<{ rows: { name: string; setting: string }[] }>(
+    'select name, setting from pg_settings where name = any(?)',
+    [Object.keys(wanted)],
+  );
+  const actual = new Map(rows.map((row) => [row.name, row.setting]));
+  return Object.entries(wanted)
+    .filter(([name, value]) => actual.get(name) !== value)
+    .map(([name, value]) => `${name}=${value}`);
+}
+
 /**
  * A Knex instance on `connectionString`. Its sessions run with JIT compilation off: every
  * statement of the API and the dispatcher is short, and JIT's compile time (20–40 ms) buys
@@ -26,10 +49,7 @@ export interface CreateKnexOptions {
  * took 45 ms instead of 2.6 ms until the next vacuum.
  */
 export function createKnex(connectionString: string, options: CreateKnexOptions = {}): Knex {
-  const settings = [
-    '-c jit=off',
-    ...(options.synchronousCommit === false ? ['-c synchronous_commit=off'] : []),
-  ];
+  const settings = Object.entries(sessionSettings(options)).map(([name, value]) => `-c ${name}=${value}`);
   return knexFactory({
     client: 'pg',
     connection: {

@@ -4,6 +4,7 @@ export * from './bundle';
 export * from './databases';
 export * from './dispatcher';
 export * from './isolation';
+export * from './pgbouncer';
 export * from './ports';
 export * from './processes';
 export * from './quantile';
