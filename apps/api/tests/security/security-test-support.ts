@@ -63,7 +63,10 @@ export async function recordWrites(api: TestApi): Promise<{
         old_row jsonb := case when tg_op <> 'INSERT' then to_jsonb(old) end;
       begin
         insert into fuzz_writes (table_name, op, changed, row) values (
-          tg_table_name, tg_op,
+          -- a partition's rows count as its table's (a trigger on a partitioned table fires on the partition)
+          coalesce((select p.relname from pg_inherits i join pg_class p on p.oid = i.inhparent
+                     where i.inhrelid = tg_relid), tg_table_name),
+          tg_op,
           case when tg_op = 'UPDATE'
             then array(select key from jsonb_each(new_row) where value is distinct from old_row -> key order by key)
             else '{}' end,
@@ -72,9 +75,11 @@ export async function recordWrites(api: TestApi): Promise<{
       end $$;
   `);
   const { rows } = await knex.raw<{ rows: { name: string }[] }>(
-    `select table_name as name from information_schema.tables
-     where table_schema = 'public' and table_type = 'BASE TABLE' and table_name <> 'fuzz_writes'
-     order by table_name`,
+    // tables and partitioned tables, not their partitions (a partitioned table's trigger is theirs)
+    `select c.relname as name from pg_class c
+      where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p')
+        and not c.relispartition and c.relname <> 'fuzz_writes'
+      order by c.relname`,
   );
   const tables = rows.map((row) => row.name).filter((name) => !MIGRATION_TABLES.has(name));
   for (const name of tables) {
