@@ -25,38 +25,9 @@ const FLUSH = 16;
  * faster than these rates, whatever the HTTP side costs.
  */
 export async function queueMode(context: BenchContext, count: number) {
-  const { cluster, log } = context;
-  const figures = async (grouped: boolean) => {
-    const db = await cluster.create(grouped ? 'queue_grouped' : 'queue');
-    const partyId = await seedParty(db.knex);
-    const registration = await seedRegistration(db.knex, {
-      partyId,
-      targetUrl: 'http://127.0.0.1:9/',
-      shouldGroup: grouped,
-      secrets: context.secrets,
-      signingSecret: context.signingSecret,
-    });
-    const groups = 100;
-    if (grouped) {
-      await seedGroupedBacklog(db.knex, registration, groups, Math.ceil(count / groups));
-    } else {
-      await seedBacklog(db.knex, registration, count);
-    }
-    await db.knex.raw('analyze');
-    const total = (await db.knex('webhooks').count<{ n: string }[]>('* as n'))[0]!.n;
-    log(`queue: recording ${total} ${grouped ? 'grouped' : 'ungrouped'} results on one connection`);
-    // one connection with the dispatcher's session settings (asynchronous commit of its writes)
-    const knex = createKnex(db.url, {
-      pool: { max: 1 },
-      synchronousCommit: false,
-      applicationName: 'platform-bench',
-    });
-    const run = await drainWithoutHttp(knex, Number(total)).finally(() => knex.destroy());
-    return { perSecond: round(run.done / run.seconds, 0), seconds: round(run.seconds, 3), ...run.statements };
-  };
-  log(`queue: ${count} webhooks, no HTTP`);
-  const unordered = await figures(false);
-  const ordered = await figures(true);
+  context.log(`queue: ${count} webhooks, no HTTP`);
+  const unordered = await queueFigures(context, count, false);
+  const ordered = await queueFigures(context, count, true);
   return {
     mode: 'queue',
     webhooks: count,
@@ -65,8 +36,48 @@ export async function queueMode(context: BenchContext, count: number) {
     orderedRatio: round(ordered.perSecond / unordered.perSecond, 3),
     unordered,
     ordered,
-    database: cluster.server,
+    database: context.cluster.server,
   };
+}
+
+/**
+ * One queue drain without HTTP: `count` webhooks (over 100 groups if `grouped`) in a fresh
+ * database (`database`, a name of the run's), claimed and completed on one connection; its rate
+ * and statement counts.
+ */
+export async function queueFigures(
+  context: BenchContext,
+  count: number,
+  grouped: boolean,
+  database = grouped ? 'queue_grouped' : 'queue',
+) {
+  const { cluster, log } = context;
+  const db = await cluster.create(database);
+  const partyId = await seedParty(db.knex);
+  const registration = await seedRegistration(db.knex, {
+    partyId,
+    targetUrl: 'http://127.0.0.1:9/',
+    shouldGroup: grouped,
+    secrets: context.secrets,
+    signingSecret: context.signingSecret,
+  });
+  const groups = 100;
+  if (grouped) {
+    await seedGroupedBacklog(db.knex, registration, groups, Math.ceil(count / groups));
+  } else {
+    await seedBacklog(db.knex, registration, count);
+  }
+  await db.knex.raw('analyze');
+  const total = (await db.knex('webhooks').count<{ n: string }[]>('* as n'))[0]!.n;
+  log(`queue: recording ${total} ${grouped ? 'grouped' : 'ungrouped'} results on one connection`);
+  // one connection with the dispatcher's session settings (asynchronous commit of its writes)
+  const knex = createKnex(db.url, {
+    pool: { max: 1 },
+    synchronousCommit: false,
+    applicationName: 'platform-bench',
+  });
+  const run = await drainWithoutHttp(knex, Number(total)).finally(() => knex.destroy());
+  return { perSecond: round(run.done / run.seconds, 0), seconds: round(run.seconds, 3), ...run.statements };
 }
 
 /** Claims and completes until `total` are Successful; one connection, one statement at a time. */

@@ -12,6 +12,8 @@
  *   pnpm bench --isolation [--rate R] [--seconds S] healthy targets' p50/p99 with and without a dead
  *                                                   endpoint holding 1,000 due webhooks; writes at R/s
  *                                                   (100) for S s (10), three runs each, interleaved
+ *   pnpm bench --peers [--rounds R] [-n N]          our dispatcher beside graphile-worker and pg-boss in the
+ *                                                   peer benchmark (../shared/bench-peers), R rounds (3)
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
  *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
@@ -33,6 +35,7 @@ import { backlogMode } from './backlog-mode';
 import { groupsMode } from './groups';
 import { isolationMode } from './isolation-mode';
 import { latencyMode } from './latency';
+import { peersMode } from './peers-mode';
 import { queueMode } from './queue-mode';
 import { startTarget } from './processes';
 import { throughputMode } from './throughput';
@@ -49,6 +52,8 @@ const { values } = parseArgs({
     backlog: { type: 'boolean' },
     queue: { type: 'boolean' },
     isolation: { type: 'boolean' },
+    peers: { type: 'boolean' },
+    rounds: { type: 'string' },
     waiting: { type: 'string' },
     changes: { type: 'string' },
     concurrency: { type: 'string' },
@@ -76,7 +81,8 @@ const all =
   !values.api &&
   !values.backlog &&
   !values.queue &&
-  !values.isolation;
+  !values.isolation &&
+  !values.peers;
 const settings = {
   throughput: all || !!values.throughput,
   latency: all || !!values.latency,
@@ -87,6 +93,9 @@ const settings = {
   backlog: !!values.backlog,
   // six runs of a dispatcher each, about a minute and a half: only when asked for
   isolation: !!values.isolation,
+  // three harness runs of about a minute each: only when asked for
+  peers: !!values.peers,
+  rounds: positive('rounds', values.rounds, 3),
   count: positive('n', values.n, 20_000),
   waiting: positive('waiting', values.waiting, 1_000_000),
   rate: positive('rate', values.rate, 200),
@@ -182,6 +191,9 @@ async function main(): Promise<void> {
       seconds: settings.seconds,
     });
     console.log(JSON.stringify(result));
+  }
+  if (settings.peers) {
+    console.log(JSON.stringify(await peersMode(context, { rounds: settings.rounds, count: settings.count })));
   }
   if (settings.api) {
     console.log(JSON.stringify(await apiMode(context, { seconds: settings.seconds, clients: 32 })));

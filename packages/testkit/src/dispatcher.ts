@@ -30,8 +30,11 @@ const BUNDLE_NODE_FLAGS = (
   .filter((word) => word.startsWith('--'));
 
 let built: Promise<unknown> | undefined;
-/** Builds the production bundle (apps/dispatcher/dist/main.mjs) once per process. */
-const buildBundle = () =>
+/** The production bundle of the dispatcher, relative to ROOT. */
+export const DISPATCHER_BUNDLE = 'apps/dispatcher/dist/main.mjs';
+
+/** Builds the production bundle (DISPATCHER_BUNDLE) once per process. */
+export const buildBundle = () =>
   (built ??= promisify(execFile)(process.execPath, ['apps/dispatcher/build.mjs'], { cwd: ROOT }));
 
 export interface StartDispatcherOptions {
@@ -61,7 +64,7 @@ export async function startDispatcher(
   const logs: Record<string, unknown>[] = [];
   let output = '';
   let pending = '';
-  const child = spawnNode(options.bundle ? 'apps/dispatcher/dist/main.mjs' : 'apps/dispatcher/src/main.ts', {
+  const child = spawnNode(options.bundle ? DISPATCHER_BUNDLE : 'apps/dispatcher/src/main.ts', {
     label: 'dispatcher',
     nodeFlags: options.bundle ? BUNDLE_NODE_FLAGS : [],
     env: {
