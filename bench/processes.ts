@@ -56,3 +56,25 @@ export function sampleRss(pid: number, everyMs = 100): { stop(): number } {
     },
   };
 }
+
+/** User + system CPU time of a local process so far, from /proc (ms); NaN if it cannot be read. */
+export async function processCpuMs(pid: number): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in USER_HZ (100/s) ticks
+  } catch {
+    return NaN;
+  }
+}
+
+/** The whole machine's busy CPU time so far (user, nice, system, irq, softirq), from /proc/stat (ms). */
+export async function machineCpuMs(): Promise<number> {
+  const [user, nice, system, , , irq, softirq] = (await readFile('/proc/stat', 'utf8'))
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return (user! + nice! + system! + irq! + softirq!) * 10;
+}

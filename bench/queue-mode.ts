@@ -9,6 +9,7 @@ import {
 import { WebhookState } from '@platform/shared';
 import type { BenchContext } from './context';
 import { round } from './drain';
+import { processCpuMs } from './processes';
 import { seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
 
 /** The dispatcher's claim size and the results one flush carries under load (docs/performance.md). */
@@ -86,6 +87,10 @@ async function drainWithoutHttp(knex: Knex, total: number) {
   let done = 0;
   let claims = 0;
   let completions = 0;
+  const { rows } = await knex.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
+  const backend = rows[0]!.pid;
+  const backendBefore = await processCpuMs(backend);
+  const clientBefore = process.cpuUsage();
   const started = performance.now();
   while (done < total) {
     if (buffer.length < CLAIM / 2) {
@@ -141,5 +146,18 @@ async function drainWithoutHttp(knex: Knex, total: number) {
     buffer.push(...leased);
   }
   const seconds = (performance.now() - started) / 1000;
-  return { done, seconds, statements: { claims, completions } };
+  const client = process.cpuUsage(clientBefore);
+  const backendMs = (await processCpuMs(backend)) - backendBefore;
+  return {
+    done,
+    seconds,
+    statements: {
+      claims,
+      completions,
+      // CPU per webhook: less sensitive to other load than the rate. The backend's CPU is read
+      // from /proc, so it is NaN when the database runs on another machine.
+      backendCpuMsPerWebhook: round(backendMs / done, 4),
+      clientCpuMsPerWebhook: round((client.user + client.system) / 1000 / done, 4),
+    },
+  };
 }
