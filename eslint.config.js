@@ -25,7 +25,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['scripts/*.mjs', 'apps/*/build.mjs'],
+    files: ['scripts/*.mjs', 'apps/*/build.mjs', 'bench/peers/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
 );

@@ -19,6 +19,8 @@ export interface BenchDatabase {
 export interface BenchCluster {
   /** `embedded` or the server of DATABASE_URL (without credentials). */
   server: string;
+  /** A URL of the server's `postgres` database, for a role that may create databases. */
+  adminUrl: string;
   /** A fresh migrated database `bench_<run>_<mode>`, cloned from the run's template. */
   create(mode: string): Promise<BenchDatabase>;
   /** Drops every database of the run and stops an embedded cluster. */
@@ -73,6 +75,7 @@ export async function openCluster(databaseUrl: string | undefined): Promise<Benc
   const open: Knex[] = [];
   return {
     server,
+    adminUrl,
     create: async (mode) => {
       const name = `${run}_${mode}`;
       const url = await cloneDatabase(adminUrl, template, name);

@@ -12,6 +12,11 @@ export interface DrainFigures {
   /** From the first attempt's start to the last webhook's Successful. */
   seconds: number;
   perSecond: number;
+  /**
+   * Transactions that wrote attempt rows (distinct `created`, the transaction's now()): the
+   * dispatcher's result flushes. Attempts per flush is how many results share one round trip.
+   */
+  flushes: number;
 }
 
 /**
@@ -49,19 +54,20 @@ async function successful(knex: Knex): Promise<number> {
  */
 export async function drainFigures(knex: Knex, sinceId = 0): Promise<DrainFigures> {
   const { rows } = await knex.raw<{
-    rows: { deliveries: number; attempts: number; seconds: number | null }[];
+    rows: { deliveries: number; attempts: number; flushes: number; seconds: number | null }[];
   }>(
     `select count(*) filter (where w.state = ${WebhookState.Successful})::int as deliveries,
             (select count(*)::int from webhook_attempts a where a.webhook_id > :sinceId) as attempts,
+            (select count(distinct a.created)::int from webhook_attempts a where a.webhook_id > :sinceId) as flushes,
             extract(epoch from max(w.completed_at) -
               (select min(a.started_at) from webhook_attempts a where a.webhook_id > :sinceId))::float8 as seconds
        from webhooks w
       where w.id > :sinceId`,
     { sinceId },
   );
-  const { deliveries, attempts, seconds } = rows[0]!;
+  const { deliveries, attempts, flushes, seconds } = rows[0]!;
   const elapsed = seconds ?? NaN;
-  return { deliveries, attempts, seconds: elapsed, perSecond: deliveries / elapsed };
+  return { deliveries, attempts, flushes, seconds: elapsed, perSecond: deliveries / elapsed };
 }
 
 /** `value` rounded to `digits` decimals, for printing. */

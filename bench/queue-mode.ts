@@ -9,6 +9,7 @@ import {
 import { WebhookState } from '@platform/shared';
 import type { BenchContext } from './context';
 import { round } from './drain';
+import { processCpuMs } from './processes';
 import { seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
 
 /** The dispatcher's claim size and the results one flush carries under load (docs/performance.md). */
@@ -25,38 +26,9 @@ export const FLUSH = 16;
  * faster than these rates, whatever the HTTP side costs.
  */
 export async function queueMode(context: BenchContext, count: number) {
-  const { cluster, log } = context;
-  const figures = async (grouped: boolean) => {
-    const db = await cluster.create(grouped ? 'queue_grouped' : 'queue');
-    const partyId = await seedParty(db.knex);
-    const registration = await seedRegistration(db.knex, {
-      partyId,
-      targetUrl: 'http://127.0.0.1:9/',
-      shouldGroup: grouped,
-      secrets: context.secrets,
-      signingSecret: context.signingSecret,
-    });
-    const groups = 100;
-    if (grouped) {
-      await seedGroupedBacklog(db.knex, registration, groups, Math.ceil(count / groups));
-    } else {
-      await seedBacklog(db.knex, registration, count);
-    }
-    await db.knex.raw('analyze');
-    const total = (await db.knex('webhooks').count<{ n: string }[]>('* as n'))[0]!.n;
-    log(`queue: recording ${total} ${grouped ? 'grouped' : 'ungrouped'} results on one connection`);
-    // one connection with the dispatcher's session settings (asynchronous commit of its writes)
-    const knex = createKnex(db.url, {
-      pool: { max: 1 },
-      synchronousCommit: false,
-      applicationName: 'platform-bench',
-    });
-    const run = await drainWithoutHttp(knex, Number(total)).finally(() => knex.destroy());
-    return { perSecond: round(run.done / run.seconds, 0), seconds: round(run.seconds, 3), ...run.statements };
-  };
-  log(`queue: ${count} webhooks, no HTTP`);
-  const unordered = await figures(false);
-  const ordered = await figures(true);
+  context.log(`queue: ${count} webhooks, no HTTP`);
+  const unordered = await queueFigures(context, count, false);
+  const ordered = await queueFigures(context, count, true);
   return {
     mode: 'queue',
     webhooks: count,
@@ -65,8 +37,48 @@ export async function queueMode(context: BenchContext, count: number) {
     orderedRatio: round(ordered.perSecond / unordered.perSecond, 3),
     unordered,
     ordered,
-    database: cluster.server,
+    database: context.cluster.server,
   };
+}
+
+/**
+ * One queue drain without HTTP: `count` webhooks (over 100 groups if `grouped`) in a fresh
+ * database (`database`, a name of the run's), claimed and completed on one connection; its rate
+ * and statement counts.
+ */
+export async function queueFigures(
+  context: BenchContext,
+  count: number,
+  grouped: boolean,
+  database = grouped ? 'queue_grouped' : 'queue',
+) {
+  const { cluster, log } = context;
+  const db = await cluster.create(database);
+  const partyId = await seedParty(db.knex);
+  const registration = await seedRegistration(db.knex, {
+    partyId,
+    targetUrl: 'http://127.0.0.1:9/',
+    shouldGroup: grouped,
+    secrets: context.secrets,
+    signingSecret: context.signingSecret,
+  });
+  const groups = 100;
+  if (grouped) {
+    await seedGroupedBacklog(db.knex, registration, groups, Math.ceil(count / groups));
+  } else {
+    await seedBacklog(db.knex, registration, count);
+  }
+  await db.knex.raw('analyze');
+  const total = (await db.knex('webhooks').count<{ n: string }[]>('* as n'))[0]!.n;
+  log(`queue: recording ${total} ${grouped ? 'grouped' : 'ungrouped'} results on one connection`);
+  // one connection with the dispatcher's session settings (asynchronous commit of its writes)
+  const knex = createKnex(db.url, {
+    pool: { max: 1 },
+    synchronousCommit: false,
+    applicationName: 'platform-bench',
+  });
+  const run = await drainWithoutHttp(knex, Number(total)).finally(() => knex.destroy());
+  return { perSecond: round(run.done / run.seconds, 0), seconds: round(run.seconds, 3), ...run.statements };
 }
 
 /** Claims and completes until `total` are Successful; one connection, one statement at a time. */
@@ -75,6 +87,10 @@ async function drainWithoutHttp(knex: Knex, total: number) {
   let done = 0;
   let claims = 0;
   let completions = 0;
+  const { rows } = await knex.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
+  const backend = rows[0]!.pid;
+  const backendBefore = await processCpuMs(backend);
+  const clientBefore = process.cpuUsage();
   const started = performance.now();
   while (done < total) {
     if (buffer.length < CLAIM / 2) {
@@ -89,7 +105,20 @@ async function drainWithoutHttp(knex: Knex, total: number) {
     buffer.push(...leased);
   }
   const seconds = (performance.now() - started) / 1000;
-  return { done, seconds, statements: { claims, completions } };
+  const client = process.cpuUsage(clientBefore);
+  const backendMs = (await processCpuMs(backend)) - backendBefore;
+  return {
+    done,
+    seconds,
+    statements: {
+      claims,
+      completions,
+      // CPU per webhook: less sensitive to other load than the rate. The backend's CPU is read
+      // from /proc, so it is NaN when the database runs on another machine.
+      backendCpuMsPerWebhook: round(backendMs / done, 4),
+      clientCpuMsPerWebhook: round((client.user + client.system) / 1000 / done, 4),
+    },
+  };
 }
 
 /** One claim of up to `batch` webhooks as the bench's dispatcher ("bench"), holding nothing yet. */

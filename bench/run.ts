@@ -22,6 +22,8 @@
  *                                                   rounds (R: 3), variants split, per-process, grouped (G
  *                                                   groups: 100), live (200 writes/s, each waking every
  *                                                   replica) and api (one API process against two)
+ *   pnpm bench --peers [--rounds R] [-n N]          our dispatcher beside graphile-worker and pg-boss in the
+ *                                                   peer benchmark (../shared/bench-peers), R rounds (3)
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
  *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
@@ -45,6 +47,7 @@ import { groupsMode } from './groups';
 import { isolationMode } from './isolation-mode';
 import { pruneMode } from './prune-mode';
 import { latencyMode } from './latency';
+import { peersMode } from './peers-mode';
 import { queueMode } from './queue-mode';
 import { REPLICA_VARIANTS, replicasMode, type ReplicaVariant } from './replicas-mode';
 import { startTarget } from './processes';
@@ -65,6 +68,7 @@ const { values } = parseArgs({
     prune: { type: 'boolean' },
     attempts: { type: 'string' },
     capacity: { type: 'boolean' },
+    peers: { type: 'boolean' },
     waiting: { type: 'string' },
     changes: { type: 'string' },
     concurrency: { type: 'string' },
@@ -114,7 +118,8 @@ const all =
   !values.isolation &&
   !values.prune &&
   !values.capacity &&
-  values.replicas === undefined;
+  values.replicas === undefined &&
+  !values.peers;
 const settings = {
   throughput: all || !!values.throughput,
   latency: all || !!values.latency,
@@ -130,6 +135,8 @@ const settings = {
   attempts: positive('attempts', values.attempts, 10_000_000),
   // four scenarios of N webhooks, each through every phase: only when asked for
   capacity: !!values.capacity,
+  // three harness runs of about a minute each: only when asked for
+  peers: !!values.peers,
   count: positive('n', values.n, 20_000),
   waiting: positive('waiting', values.waiting, 1_000_000),
   capacityWebhooks: positive('n', values.n, 10_000),
@@ -250,6 +257,9 @@ async function main(): Promise<void> {
       clients: 32,
     });
     console.log(JSON.stringify(result));
+  }
+  if (settings.peers) {
+    console.log(JSON.stringify(await peersMode(context, { rounds: settings.rounds, count: settings.count })));
   }
   if (settings.api) {
     console.log(JSON.stringify(await apiMode(context, { seconds: settings.seconds, clients: 32 })));

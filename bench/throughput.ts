@@ -5,6 +5,7 @@ import type { BenchContext } from './context';
 import { drainFigures, round, waitForDrain } from './drain';
 import { measureRawHttp, type RawRequest } from './raw-http';
 import { seedBacklog, seedParty, seedRegistration } from './seed';
+import { machineBusyMs, processCpuMs } from './processes';
 import { startDispatcher } from './stack';
 
 /**
@@ -60,7 +61,17 @@ export async function throughputMode(context: BenchContext, count: number) {
   log('throughput: draining with the dispatcher');
   await target.reset(false);
   const dispatcher = await startDispatcher(context.stack(db.url));
+  // CPU from here (it is healthy, started up) to the end of the drain, over the deliveries made
+  // meanwhile: the dispatcher process's, and the whole machine's (Postgres and the target included)
+  const pid = dispatcher.child.process.pid!;
+  const [cpuBefore, machineBefore, receivedBefore] = [
+    await processCpuMs(pid),
+    await machineBusyMs(),
+    (await target.stats()).received,
+  ];
   await waitForDrain(db.knex, target, count, context.timeoutMs);
+  const [cpuAfter, machineAfter] = [await processCpuMs(pid), await machineBusyMs()];
+  const measured = count - receivedBefore;
   const rssMb = await dispatcher.stop();
   const drain = await drainFigures(db.knex);
   const received = (await target.stats()).received;
@@ -71,8 +82,11 @@ export async function throughputMode(context: BenchContext, count: number) {
     perSecond: round(drain.perSecond),
     rawHttpPerSecond: round(raw.perSecond),
     ratio: round(drain.perSecond / raw.perSecond, 3),
+    dispatcherCpuMsPerDelivery: round((cpuAfter - cpuBefore) / measured, 3),
+    machineCpuMsPerDelivery: round((machineAfter - machineBefore) / measured, 3),
     rssMb,
     attempts: drain.attempts,
+    attemptsPerFlush: round(drain.attempts / drain.flushes, 1),
     // deliveries the target saw more than once (a lease that ran out): 0 in a healthy run
     redeliveries: received - drain.deliveries,
     concurrency: context.concurrency,
