@@ -125,7 +125,7 @@ export default {
     return {
       async delivered() {
         const { rows } = await counter.query(
-          'select count(*)::int as n, max(id)::int as last from webhook_attempts where id > $1',
+          'select count(*)::int as n, max(id)::float8 as last from webhook_attempts where id > $1',
           [lastId],
         );
         seen += rows[0].n;
