@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { createKnex, dropExpiredPartitions, ensurePartitions, type Knex } from '@platform/db';
 import { PRUNE_BATCH } from '../apps/dispatcher/src/maintenance';
 import type { BenchContext } from './context';
 import { round } from './drain';
+import { machineBusyMs, processCpuMs } from './processes';
 
 const DAY = 86_400_000;
 /** Days of expired attempts, oldest first, this many days ago and the ones after it. */
@@ -33,19 +33,6 @@ async function keysetDelete(knex: Knex, cutoff: Date): Promise<number> {
   }
 }
 
-/** Busy and total CPU time of the machine so far, in ms (/proc/stat, USER_HZ = 100). */
-async function machineCpu(): Promise<{ busyMs: number }> {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!;
-  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-  return { busyMs: (user! + nice! + system! + irq! + softirq! + steal!) * 10 };
-}
-
-/** CPU time of a process so far, in ms (utime + stime of /proc/<pid>/stat). */
-async function processCpu(pid: number): Promise<number> {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 interface Measured {
   ms: number;
   /** CPU of the database session that ran it. */
@@ -64,13 +51,13 @@ async function measure<T>(
   const { rows: before } = await knex.raw<{ rows: { lsn: string }[] }>(
     `select pg_current_wal_lsn()::text as lsn`,
   );
-  const backendBefore = await processCpu(pid);
-  const machineBefore = await machineCpu();
+  const backendBefore = await processCpuMs(pid);
+  const machineBefore = await machineBusyMs();
   const started = performance.now();
   const result = await work();
   const ms = performance.now() - started;
-  const backendCpuMs = (await processCpu(pid)) - backendBefore;
-  const machineCpuMs = (await machineCpu()).busyMs - machineBefore.busyMs;
+  const backendCpuMs = (await processCpuMs(pid)) - backendBefore;
+  const machineCpuMs = (await machineBusyMs()) - machineBefore;
   const { rows } = await knex.raw<{ rows: { bytes: number }[] }>(
     `select pg_wal_lsn_diff(pg_current_wal_lsn(), ?::pg_lsn)::float8 as bytes`,
     [before[0]!.lsn],

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { enqueueEntityChange, pauseRegistration, resumeRegistration } from '@platform/db';
 import type { BenchContext } from './context';
 import type { BenchDatabase } from './database';
@@ -6,7 +5,7 @@ import { connect, createProperties, seedBenchAccount, signIn, type ApiClient } f
 import { closedLoop } from './api-mode';
 import { eventually } from '@platform/testkit';
 import { drainFigures, round, waitForDrain } from './drain';
-import type { Target } from './processes';
+import { machineBusyMs, processCpuMs, type Target } from './processes';
 import { benchEntity, seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
 import { startApi, startDispatcher, type RunningDispatcher } from './stack';
 
@@ -30,22 +29,9 @@ const LIVE_SECONDS = 5;
 /** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux this runs on). */
 const TICK_MS = 10;
 
-/** Busy and total ticks of the whole machine, all cores (the `cpu` line of /proc/stat). */
-async function machineTicks(): Promise<{ busy: number; total: number }> {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0]!;
-  // user nice system idle iowait irq softirq steal (guest time is already inside user)
-  const fields = line.trim().split(/\s+/).slice(1, 9).map(Number);
-  const total = fields.reduce((sum, value) => sum + value, 0);
-  return { busy: total - fields[3]! - fields[4]!, total };
-}
-
-/** User plus system ticks of one process (fields 14 and 15 of /proc/<pid>/stat). */
-async function processTicks(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // the command name (field 2) may hold spaces: count from after its closing parenthesis
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
+/** Busy ticks of the whole machine, all cores, and user plus system ticks of one process. */
+const machineTicks = async () => ({ busy: (await machineBusyMs()) / TICK_MS });
+const processTicks = async (pid: number) => (await processCpuMs(pid)) / TICK_MS;
 
 /** Transactions of `db`'s database so far, as the statistics collector has them. */
 async function commits(db: BenchDatabase): Promise<number> {
