@@ -241,6 +241,11 @@ async function scenario(
     const delivering = [enqueue, claim, complete];
     const sum = (pick: (phase: Phase) => number | null) =>
       delivering.some((p) => pick(p) === null) ? null : delivering.reduce((total, p) => total + pick(p)!, 0);
+    /** Per phase, and `delivered`: the three phases of a delivery together (null if one is). */
+    const withDelivered = (pick: (phase: Phase) => number | null, digits: number) => ({
+      ...perPhase(pick, digits),
+      delivered: per(sum(pick), digits),
+    });
     const tables = {} as Record<QueueTable, Record<keyof TableFigures, number | null>>;
     for (const table of QUEUE_TABLES) {
       const [b, d] = [before[table], delivery[table]];
@@ -263,37 +268,12 @@ async function scenario(
       pruned,
       enqueuePlan,
       perWebhook: {
-        walBytes: {
-          ...perPhase((p) => p.walBytes, 0),
-          delivered: per(
-            sum((p) => p.walBytes),
-            0,
-          ),
-        },
-        fpiBytes: {
-          ...perPhase((p) => p.fpiBytes, 0),
-          delivered: per(
-            sum((p) => p.fpiBytes),
-            0,
-          ),
-        },
-        databaseCpuMs: {
-          ...perPhase((p) => p.databaseCpuMs, 4),
-          delivered: per(
-            sum((p) => p.databaseCpuMs),
-            4,
-          ),
-        },
-        backendCpuMs: {
-          ...perPhase((p) => p.backendCpuMs, 4),
-          delivered: per(
-            sum((p) => p.backendCpuMs),
-            4,
-          ),
-        },
+        walBytes: withDelivered((p) => p.walBytes, 0),
+        fpiBytes: withDelivered((p) => p.fpiBytes, 0),
+        databaseCpuMs: withDelivered((p) => p.databaseCpuMs, 4),
+        backendCpuMs: withDelivered((p) => p.backendCpuMs, 4),
         otherDatabasesWalBytes: perPhase((p) => p.otherDatabasesWalBytes, 0),
         statements: perPhase((p) => p.statements, 3),
-
         roundTrips: perPhase((p) => p.roundTrips, 3),
       },
       checkpoints: Object.fromEntries(Object.entries(phases).map(([key, phase]) => [key, phase.checkpoints])),
