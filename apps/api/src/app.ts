@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { adminStatic } from './admin-static';
 import type { AppDeps } from './deps';
+import { buildGen1OpenApiDocument } from './gen1/gen1-openapi';
 import { gen1Api } from './gen1/gen1-router';
 import { docsMiddleware } from './http/docs';
 import { errorMiddleware } from './http/error-middleware';
@@ -16,6 +17,7 @@ export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = RO
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are logged by the error middleware, once
   const openApi = buildOpenApiDocument(routes);
+  const gen1OpenApi = buildGen1OpenApiDocument();
 
   const meta = new Router();
   meta.get('/.well-known/jwks.json', (ctx) => {
@@ -24,6 +26,9 @@ export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = RO
   });
   meta.get('/api/openapi.json', (ctx) => {
     ctx.body = openApi;
+  });
+  meta.get('/openapi.gen1.json', (ctx) => {
+    ctx.body = gen1OpenApi;
   });
   meta.get('/healthz', async (ctx) => {
     await deps.knex.raw('select 1');

@@ -6,7 +6,7 @@ import { AppError, fieldError } from '../http/errors';
 import { paginate } from '../http/pagination';
 import { RESOURCES } from '../resources/index';
 import type { ResourceDefinition, Row } from '../resources/resource';
-import { updateResource, visible } from '../resources/resource-service';
+import { createResource, deleteResource, updateResource, visible } from '../resources/resource-service';
 import { entranceFields, flatsView, orderTimelineView, type Gen1View } from './gen1-views';
 
 /** A record as a Gen1 view shows it. */
@@ -62,9 +62,10 @@ function gen1Name(view: Gen1View, gen2: string): string {
  * An error of the Gen2 write path, told in Gen1 terms: the field names of `errors` (and of a
  * detail that starts with one) and the record's noun. Everything else passes unchanged.
  */
-function inGen1Terms(view: Gen1View, id: number, error: unknown): unknown {
+function inGen1Terms(view: Gen1View, id: number | undefined, error: unknown): unknown {
   if (!(error instanceof AppError)) return error;
-  if (error.code === 'NotFound') return new AppError('NotFound', `${view.noun} ${id} was not found`);
+  if (error.code === 'NotFound' && id !== undefined)
+    return new AppError('NotFound', `${view.noun} ${id} was not found`);
   if (!error.errors) return error;
   const errors = Object.fromEntries(
     Object.entries(error.errors).map(([field, messages]) => [gen1Name(view, field), messages]),
@@ -209,24 +210,64 @@ export async function readView(
   return record;
 }
 
+/** The Gen2 resource a view writes through; only views that have one get write routes. */
+function writableDefinition(view: Gen1View): ResourceDefinition {
+  const def = view.source.definition;
+  if (!def) throw new Error(`${view.name} is not writable`);
+  return def;
+}
+
+/** Runs a Gen2 write for a Gen1 view, telling its errors in Gen1 terms. */
+async function inGen1<T>(view: Gen1View, id: number | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    throw inGen1Terms(view, id, error);
+  }
+}
+
 /**
- * A Gen1 write (PUT or PATCH): the body under Gen2 names, through the Gen2 write path of the
- * view's resource, so scope, rules, change capture and webhooks are the Gen2 ones. Answers the
+ * A Gen1 create (POST): the body under Gen2 names, through the Gen2 create of the view's
+ * resource, so scope, rules, change capture and webhooks are the Gen2 ones. Answers the new
  * record as the view's list shows it (no embeds).
  */
-export async function writeView(
+export function createView(
+  deps: AppDeps,
+  principal: Principal,
+  view: Gen1View,
+  body: Record<string, unknown>,
+): Promise<Gen1Record> {
+  const def = writableDefinition(view);
+  return inGen1(view, undefined, async () =>
+    toGen1(
+      view.fields,
+      (await createResource(deps, principal, def, toGen2(view, body))) as Record<string, unknown>,
+    ),
+  );
+}
+
+/**
+ * A Gen1 update (PUT or PATCH): the body under Gen2 names, through the Gen2 update of the view's
+ * resource. Answers the record as the view's list shows it (no embeds).
+ */
+export function writeView(
   deps: AppDeps,
   principal: Principal,
   view: Gen1View,
   id: number,
   body: Record<string, unknown>,
 ): Promise<Gen1Record> {
-  const def = view.source.definition;
-  if (!def) throw new Error(`${view.name} is not writable`);
-  try {
-    const read = await updateResource(deps, principal, def, id, toGen2(view, body));
-    return toGen1(view.fields, read as Record<string, unknown>);
-  } catch (error) {
-    throw inGen1Terms(view, id, error);
-  }
+  const def = writableDefinition(view);
+  return inGen1(view, id, async () =>
+    toGen1(
+      view.fields,
+      (await updateResource(deps, principal, def, id, toGen2(view, body))) as Record<string, unknown>,
+    ),
+  );
+}
+
+/** A Gen1 delete: the Gen2 (soft) delete of the view's resource. */
+export function deleteView(deps: AppDeps, principal: Principal, view: Gen1View, id: number): Promise<void> {
+  const def = writableDefinition(view);
+  return inGen1(view, id, () => deleteResource(deps, principal, def, id));
 }

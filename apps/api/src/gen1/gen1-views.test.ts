@@ -1,4 +1,4 @@
-import { permissionByName } from '@platform/shared';
+import { ALL_PARTY_TYPES, permissionByName } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../http/test-support';
 import {
@@ -9,6 +9,7 @@ import {
   type TestApi,
   type World,
 } from '../test-support';
+import { UNSERVED_VIEWS } from './gen1-routes';
 import { gen1Login, getJson } from './gen1-test-support';
 import { TIMELINE_EMBED_LIMIT, toGen1, type Gen1Record } from './gen1-view-service';
 import { entranceFields, flatsView, GEN1_VIEWS, orderTimelineView, type Gen1View } from './gen1-views';
@@ -377,14 +378,81 @@ describe('the Gen2 rules of scope and access, unchanged', () => {
   });
 });
 
-describe('/todo', () => {
-  it('answers an empty, unpaginated list: Gen1 UserTask has no Gen2 table', async () => {
-    expect(await getJson(api, '/todo', gen1.pmc)).toEqual({ data: [], total: 0, paginated: false });
-    expect(await getJson(api, '/todo?page=2&page_size=10', gen1.pmc)).toEqual({
-      data: [],
-      total: 0,
+describe('views without a Gen2 resource (spec 9.8)', () => {
+  it('answer every verb with a 501 ProblemDetails naming the missing Gen2 resource', async () => {
+    for (const [name, gen2] of Object.entries(UNSERVED_VIEWS)) {
+      for (const [method, path] of [
+        ['GET', `/${name}`],
+        ['POST', `/${name}`],
+        ['GET', `/${name}/1`],
+        ['PUT', `/${name}/1`],
+        ['PATCH', `/${name}/1`],
+        ['DELETE', `/${name}/1`],
+      ] as const) {
+        const json = method === 'GET' || method === 'DELETE' ? undefined : {};
+        const response = await api.fetch(path, { method, token: gen1.pmc, json });
+        const problem = await expectProblem(response, 501);
+        expect(problem.detail, `${method} ${path}`).toContain(`Gen2 resource ${gen2}`);
+      }
+    }
+    expect(Object.keys(UNSERVED_VIEWS).sort()).toEqual([
+      'measurements',
+      'objectaccess',
+      'projects',
+      'properties',
+      'todo',
+    ]);
+  });
+
+  it('still need a Gen1 token (401 without one)', async () => {
+    expect((await api.fetch('/projects')).status).toBe(401);
+  });
+});
+
+describe('/companytype (Gen2 AccountRole)', () => {
+  it('lists the party types of spec 2.2, whole, the same for every caller', async () => {
+    const expected = {
+      data: [
+        { id: 1, name: 'Admin' },
+        { id: 2, name: 'Property Management Company' },
+        { id: 3, name: 'Pool Manager' },
+        { id: 5, name: 'Contractor' },
+        { id: 7, name: 'User' },
+        { id: 13, name: 'Insurance Broker' },
+        { id: 14, name: 'Insurer' },
+      ],
+      total: 7,
       paginated: false,
+    };
+    for (const token of [gen1.pmc, gen1.user, gen1.contractor]) {
+      expect(await getJson(api, '/companytype', token)).toEqual(expected);
+    }
+    expect(expected.data.map((type) => type.id)).toEqual([...ALL_PARTY_TYPES]);
+  });
+
+  it('reads one by its value; an unknown one is a 404, a query a 400', async () => {
+    expect(await getJson(api, '/companytype/5', gen1.user)).toEqual({ id: 5, name: 'Contractor' });
+    await expectProblem(await api.fetch('/companytype/4', { token: gen1.user }), 404, {
+      detail: 'company type 4 was not found',
     });
+    await expectProblem(await api.fetch('/companytype?page=2', { token: gen1.user }), 400);
+  });
+});
+
+describe('api-version (spec 9.1: it selects Gen2 versions only)', () => {
+  it('is ignored by Gen1 routes: any value, even one Gen2 refuses, answers as without it', async () => {
+    const plain = await getJson(api, '/flats', gen1.pmc);
+    for (const version of ['1', '1.0', '2', '2.0', '3', 'nonsense']) {
+      const response = await api.fetch('/flats', { token: gen1.pmc, headers: { 'api-version': version } });
+      expect(response.status, version).toBe(200);
+      expect(await response.json()).toEqual(plain);
+    }
+    // Gen2 does not ignore it, so the header above did reach the API
+    const gen2 = await api.fetch('/api/units', {
+      token: world.pmc.full.token,
+      headers: { 'api-version': '3' },
+    });
+    expect(gen2.status).toBe(400);
   });
 });
 

@@ -1,10 +1,13 @@
 import {
+  AccountContactDetailsRead,
+  AccountRead,
   ALL_PARTY_TYPES,
   MAX_CONTACT_DETAILS_PER_ACCOUNT,
   MAX_CONTACT_DETAILS_PER_PARTY,
   type PermissionName,
 } from '@platform/shared';
 import type { Knex } from '@platform/db';
+import type { z } from 'zod';
 import type { Principal } from '../auth/principal';
 import { ACCOUNT_COLUMNS, presentAccount, type AccountRow } from '../features/accounts/account-presenter';
 import { ACCOUNT_COLLECTION, visibleAccountIds } from '../features/accounts/account-service';
@@ -37,9 +40,15 @@ export interface Gen1Source {
   collection: CollectionSpec;
   /** A row as its Gen2 read shape. */
   present(row: Row): Record<string, unknown>;
+  /** The schema of that read shape, whose fields the Gen1 record schema (OpenAPI) takes. */
+  read: z.ZodType;
   /** Who may read it: the guards of the Gen2 reads. */
   readers: RouteAuth;
-  /** The Gen2 resource whose write path (updateResource) Gen1 writes go through. */
+  /**
+   * The Gen2 resource whose write path (createResource, updateResource, deleteResource) the Gen1
+   * writes of the view go through: a view with one takes POST, PUT, PATCH and (when the resource
+   * is deletable) DELETE; one without is read-only.
+   */
   definition?: ResourceDefinition;
 }
 
@@ -59,8 +68,6 @@ export interface Gen1View {
    * answered whole, not paginated.
    */
   whole?: { filter: string; max: number };
-  /** PUT and PATCH `/{name}/{id}` write through the Gen2 write path of `source.definition`. */
-  writable?: boolean;
   /** What the view embeds, with the Gen2 read permissions that embedding needs. */
   embeds?: { list: boolean; permissions: readonly PermissionName[] };
 }
@@ -80,14 +87,18 @@ function registrySource(name: string): Gen1Source {
     idColumn: `${def.table}.id`,
     collection: def.collection,
     present: (row) => def.present(row) as Record<string, unknown>,
+    read: def.read,
     readers: { allow: def.readers ?? DEFAULT_READERS, permission: `${def.permission}.Read` },
     definition: def,
   };
 }
 
-/** Who may write a registry view: the guards of the Gen2 update. */
-export function writers(def: ResourceDefinition): RouteAuth {
-  return { allow: def.writers ?? DEFAULT_WRITERS, permission: `${def.permission}.Update` };
+/** The Gen2 write operations a Gen1 view maps its verbs onto. */
+export type Gen1WriteOperation = 'Create' | 'Update' | 'Delete';
+
+/** Who may write a registry view: the guards of the Gen2 create, update or delete. */
+export function writers(def: ResourceDefinition, operation: Gen1WriteOperation): RouteAuth {
+  return { allow: def.writers ?? DEFAULT_WRITERS, permission: `${def.permission}.${operation}` };
 }
 
 /** Accounts (Gen1 users), scoped as GET /api/accounts: a User itself, others by party scope. */
@@ -101,6 +112,7 @@ const accountSource: Gen1Source = {
   idColumn: 'a.id',
   collection: ACCOUNT_COLLECTION,
   present: (row) => presentAccount(row as unknown as AccountRow),
+  read: AccountRead,
   readers: { allow: ALL_PARTY_TYPES },
 };
 
@@ -111,6 +123,7 @@ const accountContactSource: Gen1Source = {
   idColumn: 'cd.id',
   collection: CONTACT_DETAIL_COLLECTION,
   present: (row) => presentContactDetail(row as unknown as ContactDetailRow),
+  read: AccountContactDetailsRead,
   readers: { allow: ALL_PARTY_TYPES },
 };
 
@@ -129,7 +142,6 @@ export const companiesView: Gen1View = {
     ...timestamps,
   },
   filters: ['company_type', 'managed_by_company_id'],
-  writable: true,
 };
 
 export const companyContactView: Gen1View = {
@@ -214,7 +226,6 @@ export const flatsView: Gen1View = {
     ...timestamps,
   },
   filters: ['company_id', 'object_id', 'entrance_id'],
-  writable: true,
 };
 
 export const objectsView: Gen1View = {
@@ -295,7 +306,6 @@ export const ordersView: Gen1View = {
     ...timestamps,
   },
   filters: ['company_id', 'object_id', 'flat_id', 'assignee_user_id'],
-  writable: true,
   // the timeline comes with the single read only: a list of orders stays one query per page
   embeds: { list: false, permissions: ['ProcessFeed.Read'] },
 };

@@ -12,14 +12,26 @@ const ASSETS: Record<string, string> = {
 
 const PAGE = `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>Platform API (Gen2)</title>
+<head><meta charset="utf-8"><title>Platform API</title>
 <link rel="stylesheet" href="/docs/swagger-ui.css"></head>
 <body><div id="swagger-ui"></div>
 <script src="/docs/swagger-ui-bundle.js"></script>
+<script src="/docs/swagger-ui-standalone-preset.js"></script>
 <script src="/docs/init.js"></script></body>
 </html>`;
 
-const INIT = `window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#swagger-ui', deepLinking: true });`;
+// both documents, in the top bar's "Select a definition" dropdown; Gen2 first (the default)
+const INIT = `window.ui = SwaggerUIBundle({
+  urls: [
+    { url: '/api/openapi.json', name: 'Gen2 (/api)' },
+    { url: '/openapi.gen1.json', name: 'Gen1 (legacy, root paths)' },
+  ],
+  'urls.primaryName': 'Gen2 (/api)',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+  layout: 'StandaloneLayout',
+});`;
 
 /**
  * The folder of the swagger-ui-dist package. Found, not imported: its main module evaluates the

@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   UnsupportedMediaType: { status: 415, title: 'Unsupported media type' },
   TooManyRequests: { status: 429, title: 'Too many requests' },
   Internal: { status: 500, title: 'Internal server error' },
+  NotImplemented: { status: 501, title: 'Not implemented' },
   ServiceUnavailable: { status: 503, title: 'Service unavailable' },
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
