@@ -4,7 +4,7 @@ import { resetCapture, subscribe } from '../resources/test-support';
 import { buildWorld, startTestApi, type TestApi, type World } from '../test-support';
 import { gen1Login } from './gen1-test-support';
 import { toGen1, type Gen1Record } from './gen1-view-service';
-import { companiesView, flatsView, ordersView, type Gen1View } from './gen1-views';
+import { companiesView, flatsView, GEN1_VIEWS, ordersView, type Gen1View } from './gen1-views';
 
 // Gen1 writes go through the Gen2 write path: the same entity_changes rows (snapshot, type,
 // initiator) and the same webhooks as the equivalent Gen2 write.
@@ -21,7 +21,7 @@ async function create(path: string, token: string, body: unknown): Promise<numbe
   return ((await response.json()) as { id: number }).id;
 }
 
-async function send(method: 'PUT' | 'PATCH', path: string, token: string, json: unknown) {
+async function send(method: 'POST' | 'PUT' | 'PATCH', path: string, token: string, json: unknown) {
   const response = await api.fetch(path, { method, token, json });
   expect(response.status, `${method} ${path}: ${await response.clone().text()}`).toBe(200);
   return (await response.json()) as Record<string, unknown> & { id: number };
@@ -351,7 +351,7 @@ describe('Gen1 write rules', () => {
   });
 
   it('serves no writes on read-only views (405)', async () => {
-    const response = await api.fetch(`/objects/${ids.object}`, {
+    const response = await api.fetch(`/users/${world.pmc.full.id}`, {
       method: 'PATCH',
       token: gen1Token,
       json: {},
@@ -366,3 +366,243 @@ describe('Gen1 write rules', () => {
     expect(Object.keys(record)).toEqual(Object.keys(ordersView.fields));
   });
 });
+
+/** The Gen1 names of a Gen2 body of `view` (the inverse of toGen2). */
+function inGen1Names(view: Gen1View, gen2: Record<string, unknown>): Record<string, unknown> {
+  const names = Object.fromEntries(Object.entries(view.fields).map(([gen1, name]) => [name, gen1]));
+  return Object.fromEntries(Object.entries(gen2).map(([field, value]) => [names[field]!, value]));
+}
+
+/** The capture rows of one record, with its id (which differs between two creates) taken out. */
+function withoutId(captured: Awaited<ReturnType<typeof capturedAfter>>) {
+  return captured.map(({ change, webhooks }) => ({
+    change: { ...change, entity_id: undefined, entity: { ...change.entity, id: undefined } },
+    webhooks: webhooks.map(({ registration_id, state, group_seq }) => ({
+      registration_id,
+      state,
+      group_seq,
+    })),
+  }));
+}
+
+/**
+ * Per writable view: a Gen2 create body and a Gen2 merge patch (in Gen2 names; the Gen1 bodies
+ * are the same under the view's names). Every view whose source has a Gen2 resource must have
+ * one, so a view that gains writes gains these tests.
+ */
+const VERB_CASES: Record<
+  string,
+  { create: (n: number) => Record<string, unknown>; patch: () => Record<string, unknown> }
+> = {
+  companies: {
+    create: () => ({ type: 7, name: 'Familie Neu' }),
+    patch: () => ({ name: 'Familie Neu-Meier' }),
+  },
+  companycontact: {
+    create: () => ({ type: 'email', value: 'neu@example.de', label: 'Büro' }),
+    patch: () => ({ value: 'neu2@example.de', isPrimary: true }),
+  },
+  objects: {
+    create: () => ({
+      name: 'Neubau',
+      street: 'Allee',
+      houseNumber: '3',
+      postalCode: '10115',
+      city: 'Berlin',
+    }),
+    patch: () => ({ name: 'Neubau Nord', yearBuilt: 1999 }),
+  },
+  flats: {
+    create: (n) => ({ propertyId: ids.object, number: `WE 9-${n}`, floor: 1 }),
+    patch: () => ({ number: 'WE 9a', rooms: 2.5 }),
+  },
+  flatcompany: {
+    create: () => ({
+      unitId: ids.flat,
+      contractPartyId: world.user.id,
+      contractType: 'tenancy',
+      startDate: '2024-01-01',
+      monthlyRent: 900,
+    }),
+    patch: () => ({ monthlyRent: 950.5, notes: 'Staffel' }),
+  },
+  orders: {
+    create: () => ({ title: 'Dach', propertyId: ids.object, dueDate: '2025-05-01' }),
+    patch: () => ({ priority: 2, description: 'undicht' }),
+  },
+  ordertimeline: {
+    create: () => ({ processId: ids.order, text: 'Angerufen' }),
+    patch: () => ({ text: 'Zweimal angerufen' }),
+  },
+  ordercontractor: {
+    create: () => ({
+      processId: ids.order,
+      contractorPartyId: world.contractor.id,
+      title: 'Reparatur',
+      cost: 99.5,
+    }),
+    patch: () => ({ title: 'Reparatur Dach', cost: 120 }),
+  },
+  inbox: {
+    create: () => ({ connectedPartyId: world.user.id, report: '<p>Kalt</p>', subject: 'Heizung' }),
+    patch: () => ({ subject: 'Heizung kalt', priority: 1 }),
+  },
+  companynews: {
+    create: () => ({ title: 'Info', body: 'Wasser aus' }),
+    patch: () => ({ title: 'Info (neu)' }),
+  },
+};
+
+/** Numbers for create bodies whose values must be unique (a flat's number within its object). */
+let serial = 0;
+
+const WRITABLE = GEN1_VIEWS.filter((view) => view.source.definition);
+
+it('covers every Gen1 view with a Gen2 resource (and only those take writes)', async () => {
+  expect(WRITABLE.map((view) => view.name).sort()).toEqual(Object.keys(VERB_CASES).sort());
+  for (const view of GEN1_VIEWS.filter((candidate) => !candidate.source.definition)) {
+    const response = await api.fetch(`/${view.name}`, { method: 'POST', token: gen1Token, json: {} });
+    expect(response.status, view.name).toBe(405);
+  }
+});
+
+describe.each(WRITABLE.map((view) => [view.name, view] as const))('every verb of /%s', (name, view) => {
+  const def = view.source.definition!;
+  const c = VERB_CASES[name]!;
+  const gen2Create = async (n = ++serial) =>
+    (await send('POST', def.path, world.pmc.full.token, c.create(n))) as Record<string, unknown> & {
+      id: number;
+    };
+  const subscriptions = () => subscribe(api, world.pmc.id, def.name);
+
+  it('POST records the same entity change and webhooks as the Gen2 create', async () => {
+    const registration = await subscriptions();
+    const start = await lastChangeId();
+    const n = ++serial;
+    const gen2 = await gen2Create(n);
+    const middle = await lastChangeId();
+    // the same body again (what must be unique is unique among live records: delete the first)
+    if (def.deletable !== false) {
+      await api.fetch(`${def.path}/${gen2.id}`, { method: 'DELETE', token: world.pmc.full.token });
+    }
+    const beforeGen1 = await lastChangeId();
+    const gen1 = await send('POST', `/${name}`, gen1Token, inGen1Names(view, c.create(n)));
+    expect(gen1).toEqual({ ...toGen1(view.fields, gen2), id: gen1.id });
+    const viaGen2 = await capturedAfter(start, middle);
+    const viaGen1 = await capturedAfter(beforeGen1);
+    expect(viaGen1).toHaveLength(1);
+    expect(viaGen1[0]!.change).toMatchObject({ entity_name: def.name, type: 1, entity_id: gen1.id });
+    expect(viaGen1[0]!.webhooks.map((webhook) => webhook.registration_id)).toEqual([registration]);
+    expect(withoutId(viaGen1)).toEqual(withoutId(viaGen2));
+    expect(await getJsonOk(`/${name}/${gen1.id}`)).toMatchObject(gen1);
+  });
+
+  it('PATCH and PUT record the same entity change and webhooks as the Gen2 PATCH', async () => {
+    await subscriptions();
+    const record = await gen2Create();
+    const start = await lastChangeId();
+    const gen2 = await send('PATCH', `${def.path}/${record.id}`, world.pmc.full.token, c.patch());
+    const middle = await lastChangeId();
+    const gen1 = await send('PATCH', `/${name}/${record.id}`, gen1Token, inGen1Names(view, c.patch()));
+    expect(gen1).toEqual(toGen1(view.fields, gen2));
+    expect(await capturedAfter(middle)).toEqual(await capturedAfter(start, middle));
+
+    // PUT: every patchable field, as the record now holds them
+    const patchable = Object.keys(def.write.shape).filter(
+      (field) => field !== 'partyId' && !(def.createOnly ?? []).includes(field),
+    );
+    const full = Object.fromEntries(patchable.map((field) => [field, gen2[field] ?? null]));
+    const beforePut = await lastChangeId();
+    const put = await send('PUT', `/${name}/${record.id}`, gen1Token, inGen1Names(view, full));
+    const afterPut = await lastChangeId();
+    const same = await send('PATCH', `${def.path}/${record.id}`, world.pmc.full.token, full);
+    expect(put).toEqual(toGen1(view.fields, same));
+    const viaPut = await capturedAfter(beforePut, afterPut);
+    expect(viaPut).toHaveLength(1);
+    expect(await capturedAfter(afterPut)).toEqual(viaPut);
+  });
+
+  if (def.deletable !== false) {
+    it('DELETE records the same entity change and webhooks as the Gen2 delete', async () => {
+      const registration = await subscriptions();
+      // two records of the same body, one after the other (what must be unique is, among live ones)
+      const n = ++serial;
+      const first = await gen2Create(n);
+      const start = await lastChangeId();
+      const gen2 = await api.fetch(`${def.path}/${first.id}`, {
+        method: 'DELETE',
+        token: world.pmc.full.token,
+      });
+      expect(gen2.status).toBe(204);
+      const middle = await lastChangeId();
+      const second = await gen2Create(n);
+      const beforeGen1 = await lastChangeId();
+      const gen1 = await api.fetch(`/${name}/${second.id}`, { method: 'DELETE', token: gen1Token });
+      expect(gen1.status, await gen1.clone().text()).toBe(204);
+      const viaGen1 = await capturedAfter(beforeGen1);
+      expect(viaGen1).toHaveLength(1);
+      expect(viaGen1[0]!.change).toMatchObject({ entity_name: def.name, type: 3, entity_id: second.id });
+      expect(viaGen1[0]!.webhooks.map((webhook) => webhook.registration_id)).toEqual([registration]);
+      expect(withoutId(viaGen1)).toEqual(withoutId(await capturedAfter(start, middle)));
+      await expectProblem(await api.fetch(`/${name}/${second.id}`, { token: gen1Token }), 404);
+      await expectProblem(
+        await api.fetch(`/${name}/${second.id}`, { method: 'DELETE', token: gen1Token }),
+        404,
+        {
+          detail: `${view.noun} ${second.id} was not found`,
+        },
+      );
+    });
+  } else {
+    it('takes no DELETE, as Gen2 deletes none (405)', async () => {
+      const record = await gen2Create();
+      const response = await api.fetch(`/${name}/${record.id}`, { method: 'DELETE', token: gen1Token });
+      expect(response.status).toBe(405);
+    });
+  }
+
+  it('refuses the callers and the records the Gen2 writes refuse (403, 404)', async () => {
+    const record = await gen2Create();
+    const bare = (await gen1Login(api, world.pmc.bare.email)).access_token;
+    const user = (await gen1Login(api, world.user.full.email)).access_token;
+    const other = (await gen1Login(api, world.otherPmc.full.email)).access_token;
+    const start = await lastChangeId();
+    for (const token of [bare, user]) {
+      await expectProblem(
+        await api.fetch(`/${name}`, { method: 'POST', token, json: inGen1Names(view, c.create(++serial)) }),
+        403,
+      );
+      await expectProblem(
+        await api.fetch(`/${name}/${record.id}`, {
+          method: 'PATCH',
+          token,
+          json: inGen1Names(view, c.patch()),
+        }),
+        403,
+      );
+      if (def.deletable !== false) {
+        await expectProblem(await api.fetch(`/${name}/${record.id}`, { method: 'DELETE', token }), 403);
+      }
+    }
+    // another company's record is out of scope: 404, as in Gen2
+    await expectProblem(
+      await api.fetch(`/${name}/${record.id}`, {
+        method: 'PATCH',
+        token: other,
+        json: inGen1Names(view, c.patch()),
+      }),
+      404,
+      { detail: `${view.noun} ${record.id} was not found` },
+    );
+    if (def.deletable !== false) {
+      await expectProblem(await api.fetch(`/${name}/${record.id}`, { method: 'DELETE', token: other }), 404);
+    }
+    expect(await lastChangeId()).toBe(start);
+  });
+});
+
+async function getJsonOk(path: string) {
+  const response = await api.fetch(path, { token: gen1Token });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Record<string, unknown>;
+}
