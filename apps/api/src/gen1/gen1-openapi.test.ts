@@ -41,7 +41,7 @@ describe('Gen1 OpenAPI document', () => {
   it('is valid OpenAPI 3.1', async () => {
     const validator = new Validator();
     const result = await validator.validate(
-      buildGen1OpenApiDocument() as Parameters<Validator['validate']>[0],
+      buildGen1OpenApiDocument() as unknown as Parameters<Validator['validate']>[0],
     );
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
