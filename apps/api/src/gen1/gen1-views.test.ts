@@ -446,6 +446,8 @@ describe('api-version (spec 9.1: it selects Gen2 versions only)', () => {
       const response = await api.fetch('/flats', { token: gen1.pmc, headers: { 'api-version': version } });
       expect(response.status, version).toBe(200);
       expect(await response.json()).toEqual(plain);
+      // nor does Gen1 advertise the Gen2 versions
+      expect(response.headers.get('api-supported-versions')).toBeNull();
     }
     // Gen2 does not ignore it, so the header above did reach the API
     const gen2 = await api.fetch('/api/units', {
