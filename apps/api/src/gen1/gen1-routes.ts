@@ -6,8 +6,23 @@ import { defineRoute, type RouteDefinition } from '../http/route';
 import { AppError } from '../http/errors';
 import { parseInput, pathId, wholeNumberText } from '../http/validate';
 import { gen1AuthRoutes } from './gen1-auth-routes';
-import { createView, deleteView, listView, readView, writeView } from './gen1-view-service';
-import { GEN1_VIEWS, writers, type Gen1View } from './gen1-views';
+import {
+  createView,
+  deleteView,
+  listView,
+  readView,
+  TIMELINE_EMBED_LIMIT,
+  writeView,
+} from './gen1-view-service';
+import {
+  entranceFields,
+  flatsView,
+  GEN1_VIEWS,
+  orderTimelineView,
+  resourceRead,
+  writers,
+  type Gen1View,
+} from './gen1-views';
 
 const tags = ['Gen1'];
 const idParams = z.strictObject({ id: pathId });
@@ -19,17 +34,49 @@ const paging = {
 /** `companynews` → `Companynews`: the stem of a view's schema names in the OpenAPI document. */
 const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
-/** A record of the view (as its list and writes answer it): the Gen2 read fields under Gen1 names. */
-function recordSchema(view: Gen1View) {
-  const read = view.source.read;
+/** `fields` (Gen1 → Gen2 names) as an object schema, each field with its Gen2 read schema. */
+function renamed(read: z.ZodType, fields: Readonly<Record<string, string>>, id: string) {
   const shape = read instanceof z.ZodObject ? (read.shape as Record<string, z.ZodType>) : {};
   return z
     .object(
-      Object.fromEntries(
-        Object.entries(view.fields).map(([gen1, gen2]) => [gen1, shape[gen2] ?? z.unknown()]),
-      ),
+      Object.fromEntries(Object.entries(fields).map(([gen1, gen2]) => [gen1, shape[gen2] ?? z.unknown()])),
     )
-    .meta({ id: `Gen1${pascal(view.name)}` });
+    .meta({ id });
+}
+
+const RECORDS = new Map<Gen1View, z.ZodType>();
+
+/** A record of the view (as its writes answer it): the Gen2 read fields under Gen1 names. */
+function recordSchema(view: Gen1View): z.ZodType {
+  let schema = RECORDS.get(view);
+  if (!schema) {
+    schema = renamed(view.source.read, view.fields, `Gen1${pascal(view.name)}`);
+    RECORDS.set(view, schema);
+  }
+  return schema;
+}
+
+/** What each view with `embeds` adds to its records, by view name (as EMBEDS in the view service). */
+const EMBEDDED: Record<string, () => Record<string, z.ZodType>> = {
+  objects: () => ({
+    entrances: z.array(renamed(resourceRead('Entrance'), entranceFields, 'Gen1Entrance')),
+    flats: z.array(recordSchema(flatsView)),
+  }),
+  orders: () => ({
+    timeline: z.array(recordSchema(orderTimelineView)).meta({
+      description: `The newest ${TIMELINE_EMBED_LIMIT} entries, oldest first (all: /ordertimeline?order_id=…)`,
+    }),
+    timeline_total: z.number().int(),
+  }),
+};
+
+/** A record of the view with what it embeds: its single read answers it (and its list, if embedded there). */
+function embeddedSchema(view: Gen1View): z.ZodType {
+  const embedded = EMBEDDED[view.name];
+  if (!view.embeds || !embedded) return recordSchema(view);
+  return (recordSchema(view) as z.ZodObject)
+    .extend(embedded())
+    .meta({ id: `Gen1${pascal(view.name)}WithEmbeds` });
 }
 
 /** A Gen1 list of `record`: a page, or (under a bounding filter) the whole list. */
@@ -117,6 +164,7 @@ function viewRoutes(view: Gen1View): RouteDefinition[] {
   const path = `/${view.name}`;
   const gen2 = view.source.entity;
   const record = recordSchema(view);
+  const withEmbeds = embeddedSchema(view);
   const list = defineRoute({
     method: 'get',
     path,
@@ -127,7 +175,7 @@ function viewRoutes(view: Gen1View): RouteDefinition[] {
       description: view.whole
         ? `A page of ${view.name}, or all of them under ${view.whole.filter}`
         : `A page of ${view.name}`,
-      schema: listSchema(view.name, record),
+      schema: listSchema(view.name, view.embeds?.list ? withEmbeds : record),
     },
     handler: ({ deps, principal, ctx }) => {
       if (view.embeds?.list) authorizeEmbeds(principal, view);
@@ -141,7 +189,10 @@ function viewRoutes(view: Gen1View): RouteDefinition[] {
     summary: `Gen1: read one of ${view.name} (Gen2 ${gen2})`,
     tags,
     auth: view.source.readers,
-    response: { description: `The ${view.noun}${view.embeds ? ' with what it embeds' : ''}`, schema: record },
+    response: {
+      description: `The ${view.noun}${view.embeds ? ' with what it embeds' : ''}`,
+      schema: withEmbeds,
+    },
     errors: [404],
     handler: ({ deps, principal, ctx }) => {
       authorizeEmbeds(principal, view);

@@ -9,7 +9,8 @@ import {
   type TestApi,
   type World,
 } from '../test-support';
-import { UNSERVED_VIEWS } from './gen1-routes';
+import { z } from 'zod';
+import { GEN1_ROUTES, UNSERVED_VIEWS } from './gen1-routes';
 import { gen1Login, getJson } from './gen1-test-support';
 import { TIMELINE_EMBED_LIMIT, toGen1, type Gen1Record } from './gen1-view-service';
 import { entranceFields, flatsView, GEN1_VIEWS, orderTimelineView, type Gen1View } from './gen1-views';
@@ -191,6 +192,21 @@ describe.each(GEN1_VIEWS.map((view) => [view.name, view] as const))('/%s', (name
       expect(Object.keys(withoutEmbeds(record))).toEqual(Object.keys(view.fields));
       expect(withoutEmbeds(record)).toEqual(toGen1(view.fields, await gen2Read(view, record.id)));
     }
+  });
+
+  it('answers what its OpenAPI entries document: the list and the single read, embeds included', async () => {
+    const documented = (path: string) =>
+      (
+        GEN1_ROUTES.find((route) => route.method === 'get' && route.path === path)!.response!
+          .schema as z.ZodObject
+      ).strict();
+    const list = await getJson(api, `/${name}?page_size=100`, gen1.pmc);
+    const listSchema = documented(`/${name}`);
+    const record = (listSchema.shape.data as z.ZodArray<z.ZodObject>).element.strict();
+    expect(() => listSchema.parse(list)).not.toThrow();
+    for (const item of (list as { data: unknown[] }).data) record.parse(item);
+    const one = await getJson(api, `/${name}/${pmc[name]![0]}`, gen1.pmc);
+    documented(`/${name}/:id`).parse(one);
   });
 
   it('never shows another PMC’s records, in lists or by id (404)', async () => {

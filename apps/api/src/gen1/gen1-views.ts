@@ -78,6 +78,9 @@ function resource(name: string): ResourceDefinition {
   return def;
 }
 
+/** The read schema of the Gen2 resource `name`. */
+export const resourceRead = (name: string): z.ZodType => resource(name).read;
+
 /** A view source on a registry resource: its scoped reads, its guards, its write path. */
 function registrySource(name: string): Gen1Source {
   const def = resource(name);
