@@ -9,7 +9,7 @@ import {
   type TestApi,
   type World,
 } from '../test-support';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { GEN1_ROUTES, UNSERVED_VIEWS } from './gen1-routes';
 import { gen1Login, getJson } from './gen1-test-support';
 import { TIMELINE_EMBED_LIMIT, toGen1, type Gen1Record } from './gen1-view-service';
