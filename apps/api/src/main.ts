@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'api' } });
   // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md › Tracing)
-  const tracing = startTracing({ serviceName: 'platform-api' });
+  const tracing = await startTracing({ serviceName: 'platform-api' });
   const knex = createKnex(config.DATABASE_URL, {
     pool: { max: config.DB_POOL_MAX },
     applicationName: 'platform-api',

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.LOG_LEVEL, dispatcherId: config.DISPATCHER_ID });
   // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md › Tracing)
-  const tracing = startTracing({ serviceName: 'platform-dispatcher' });
+  const tracing = await startTracing({ serviceName: 'platform-dispatcher' });
   const knexOptions = {
     // claims and result writes (the loop), scrapes, and the statements of two maintenance jobs
     pool: { max: 10 },

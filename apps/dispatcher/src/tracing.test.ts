@@ -24,7 +24,8 @@ import {
 // One trace, followed across the real processes: the API process (PATCH) stores its context with
 // the webhook, the dispatcher process's delivery spans continue it (one per attempt: the target
 // fails once, then answers), and the target receives a traceparent whose parent is the attempt's
-// span. Both processes export OTLP/HTTP JSON to a receiver on 127.0.0.1.
+// span. Both processes run their production bundles and export OTLP/HTTP JSON to a receiver on
+// 127.0.0.1.
 
 interface OtlpSpan {
   traceId: string;
@@ -91,8 +92,16 @@ describe('tracing from the API write to the target (OTLP)', () => {
       JWT_PRIVATE_KEY: testPrivateKeyPem(),
     };
     [api, dispatcher] = await Promise.all([
-      startApi(setup.db.url, { ...otel, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test' }),
-      startDispatcher(setup.db.url, { ...otel, LOG_LEVEL: 'warn', WEBHOOK_RETRY_SCHEDULE: '200ms,200ms' }),
+      startApi(
+        setup.db.url,
+        { ...otel, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test' },
+        { bundle: true },
+      ),
+      startDispatcher(
+        setup.db.url,
+        { ...otel, LOG_LEVEL: 'warn', WEBHOOK_RETRY_SCHEDULE: '200ms,200ms' },
+        { bundle: true },
+      ),
     ]);
     let tries = 0;
     target = await startTestTarget(() => (++tries === 1 ? { status: 500 } : { status: 200 }));

@@ -1,9 +1,9 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DeliveryOutcome, DeliveryRequest } from './deliver';
+import { samplerFromEnv } from './tracing-sdk';
 import {
   currentTraceContext,
-  samplerFromEnv,
   startTracing,
   traceDelivery,
   traceRequest,
@@ -35,7 +35,7 @@ function sender(statusCode: number) {
 }
 
 describe('tracing off', () => {
-  it('is off without an OTLP endpoint, and on with either variable', () => {
+  it('is off without an OTLP endpoint, and on with either variable', async () => {
     expect(tracingConfigured({})).toBe(false);
     expect(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe(true);
     expect(tracingConfigured({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toBe(
@@ -44,7 +44,7 @@ describe('tracing off', () => {
     expect(
       tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' }),
     ).toBe(false);
-    expect(startTracing({ serviceName: 'test', env: {} })).toBeUndefined();
+    expect(await startTracing({ serviceName: 'test', env: {} })).toBeUndefined();
     expect(tracingActive()).toBe(false);
   });
 
@@ -69,7 +69,7 @@ describe('tracing on (in-memory exporter)', () => {
   });
 
   it('continues a request traceparent and hands its context to what the request stores', async () => {
-    tracing = startTracing({ serviceName: 'test', env: {}, exporter });
+    tracing = await startTracing({ serviceName: 'test', env: {}, exporter });
     const incoming = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const stored = await traceRequest('PATCH', { traceparent: incoming, tracestate: 'vendor=x' }, () =>
       Promise.resolve(currentTraceContext()),
@@ -84,7 +84,7 @@ describe('tracing on (in-memory exporter)', () => {
   });
 
   it('makes one span per attempt, child of the stored context, parent of the traceparent sent', async () => {
-    tracing = startTracing({ serviceName: 'test', env: {}, exporter });
+    tracing = await startTracing({ serviceName: 'test', env: {}, exporter });
     const stored = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
     const failing = sender(503);
     await traceDelivery(
@@ -126,7 +126,7 @@ describe('tracing on (in-memory exporter)', () => {
   });
 
   it('starts a trace of its own for a webhook written without one', async () => {
-    tracing = startTracing({ serviceName: 'test', env: {}, exporter });
+    tracing = await startTracing({ serviceName: 'test', env: {}, exporter });
     const { sent, send } = sender(200);
     await traceDelivery({ id: 8, attempt: 1, registration_id: 3, trace_context: null }, request, send);
     const [span] = exporter.getFinishedSpans();

@@ -11,26 +11,7 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import {
-  defaultResource,
-  detectResources,
-  envDetector,
-  resourceFromAttributes,
-} from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  SimpleSpanProcessor,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-  type Sampler,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import type { ClaimedWebhook } from '@platform/db';
 import type { DeliveryOutcome, DeliveryRequest } from './deliver';
 
@@ -40,7 +21,7 @@ export interface TraceContext {
   tracestate?: string;
 }
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
 /** Whether the environment asks for tracing: an OTLP endpoint is set and the SDK is not disabled. */
 export function tracingConfigured(env: Env = process.env): boolean {
@@ -48,29 +29,6 @@ export function tracingConfigured(env: Env = process.env): boolean {
     Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) &&
     env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true'
   );
-}
-
-/**
- * The sampler `OTEL_TRACES_SAMPLER` (and `_ARG`) name, as the specification lists them; the
- * default, as there, is `parentbased_always_on`.
- */
-export function samplerFromEnv(env: Env = process.env): Sampler {
-  const ratio = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
-  const ratioSampler = () => new TraceIdRatioBasedSampler(Number.isFinite(ratio) ? ratio : 1);
-  switch (env.OTEL_TRACES_SAMPLER?.trim().toLowerCase()) {
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return ratioSampler();
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: ratioSampler() });
-    default:
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-  }
 }
 
 export interface Tracing {
@@ -90,44 +48,27 @@ export function tracingActive(): boolean {
 /**
  * Starts tracing for `serviceName` (the default of `OTEL_SERVICE_NAME`) when the environment asks
  * for it, or always when given an `exporter` (tests: an in-memory one, spans exported at once).
- * The OTLP/HTTP exporter reads its own variables (`OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT`,
- * `…_HEADERS`, `…_TIMEOUT`); the resource comes from `OTEL_SERVICE_NAME` and
- * `OTEL_RESOURCE_ATTRIBUTES`; the sampler from `OTEL_TRACES_SAMPLER`; the batch delay from
- * `OTEL_BSP_SCHEDULE_DELAY`. Returns undefined when tracing stays off.
+ * The SDK is imported only then, so a process without tracing never loads it. The OTLP/HTTP
+ * exporter reads its own variables (`OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT`, `…_HEADERS`,
+ * `…_TIMEOUT`); the resource comes from `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`; the
+ * sampler from `OTEL_TRACES_SAMPLER` (`_ARG`); the batch delay from `OTEL_BSP_SCHEDULE_DELAY`.
+ * Resolves undefined when tracing stays off.
  */
-export function startTracing(options: {
+export async function startTracing(options: {
   serviceName: string;
   env?: Env;
   exporter?: SpanExporter;
-}): Tracing | undefined {
+}): Promise<Tracing | undefined> {
   const env = options.env ?? process.env;
   if (!options.exporter && !tracingConfigured(env)) return undefined;
-  const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
-  const processor = options.exporter
-    ? new SimpleSpanProcessor({ exporter: options.exporter })
-    : new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter(),
-        ...(Number.isFinite(delay) && delay > 0 ? { scheduledDelayMillis: delay } : {}),
-      });
-  const provider = new TracerProvider({
-    sampler: samplerFromEnv(env),
-    resource: defaultResource()
-      .merge(resourceFromAttributes({ 'service.name': options.serviceName }))
-      .merge(detectResources({ detectors: [envDetector] })),
-    spanProcessors: [processor],
-  });
-  trace.setGlobalTracerProvider(provider);
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const { registerSdk } = await import('./tracing-sdk');
+  const sdk = registerSdk({ serviceName: options.serviceName, env, exporter: options.exporter });
   tracer = trace.getTracer('platform');
   return {
-    flush: () => provider.forceFlush(),
+    flush: sdk.flush,
     async shutdown() {
       tracer = undefined;
-      await provider.shutdown();
-      trace.disable();
-      context.disable();
-      propagation.disable();
+      await sdk.shutdown();
     },
   };
 }
