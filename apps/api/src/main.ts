@@ -18,7 +18,7 @@ import { OperationRunner } from './features/webhook-operations/operation-runner'
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'api' } });
-  // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md › Tracing)
+  // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/dispatcher.md › Tracing)
   const tracing = await startTracing({ serviceName: 'platform-api' });
   const knex = createKnex(config.DATABASE_URL, {
     pool: { max: config.DB_POOL_MAX },

@@ -17,7 +17,7 @@ import { createLogger } from './logger';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.LOG_LEVEL, dispatcherId: config.DISPATCHER_ID });
-  // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md › Tracing)
+  // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/dispatcher.md › Tracing)
   const tracing = await startTracing({ serviceName: 'platform-dispatcher' });
   const knexOptions = {
     // claims and result writes (the loop), scrapes, and the statements of two maintenance jobs

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Tracing (docs/operations.md › Tracing): the W3C trace context (`traceparent`, `tracestate`) of
+ * Tracing (docs/dispatcher.md › Tracing): the W3C trace context (`traceparent`, `tracestate`) of
  * the API request that wrote a webhook, stored with it by the fan-out in the same transaction, so
  * the dispatcher's delivery spans continue that trace. Null when tracing is off (the fan-out then
  * writes no value: nothing more per row than before) and for webhooks written before.

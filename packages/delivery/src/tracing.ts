@@ -1,4 +1,4 @@
-// Tracing (docs/operations.md › Tracing): OpenTelemetry, set up here for the API and the
+// Tracing (docs/dispatcher.md › Tracing): OpenTelemetry, set up here for the API and the
 // dispatcher alike, and off unless an OTLP endpoint is configured. Off, nothing is registered:
 // `tracingActive()` is false, every hook below is skipped, and the hot paths run as before.
 import {

@@ -2,7 +2,7 @@ import { traceRequest } from '@platform/delivery';
 import type Koa from 'koa';
 
 /**
- * A server span per request (docs/operations.md › Tracing), continuing the caller's `traceparent`:
+ * A server span per request (docs/dispatcher.md › Tracing), continuing the caller's `traceparent`:
  * what the request enqueues stores this span's context with its webhooks (write-path.ts). Named
  * `METHOD /route/{pattern}` once routed. Installed only when tracing is on.
  */

@@ -14,7 +14,7 @@ export interface EntityChangeInput {
   initiatorAccountId: number | null;
   /**
    * The writing request's W3C trace context, stored with each webhook when tracing is on
-   * (docs/operations.md › Tracing); absent, the statement writes no trace column at all.
+   * (docs/dispatcher.md › Tracing); absent, the statement writes no trace column at all.
    */
   traceContext?: { traceparent: string; tracestate?: string };
 }
