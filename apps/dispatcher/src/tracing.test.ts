@@ -130,9 +130,9 @@ describe('tracing from the API write to the target (OTLP)', () => {
     });
     expect(response.status, await response.clone().text()).toBe(200);
 
-    await eventually(() => target.requests.length === 2, 30_000);
+    await eventually(() => target.requests.length === 2, { timeoutMs: 30_000 });
     const deliverySpans = () => receiver.spans.filter((s) => s.name === 'webhook delivery');
-    await eventually(() => deliverySpans().length === 2, 30_000);
+    await eventually(() => deliverySpans().length === 2, { timeoutMs: 30_000 });
 
     const patch = receiver.spans.find((s) => s.service === 'platform-api' && s.name.startsWith('PATCH '));
     expect(patch?.name).toBe('PATCH /api/properties/:id');
