@@ -36,10 +36,11 @@ interface OtlpSpan {
 }
 
 interface ReceivedSpan extends OtlpSpan {
-  service: string;
+  /** Its resource's string attributes (`service.name`, …). */
+  resource: Record<string, string | undefined>;
 }
 
-/** A local OTLP/HTTP JSON receiver: POST /v1/traces, spans kept with their service name. */
+/** A local OTLP/HTTP JSON receiver: POST /v1/traces, spans kept with their resource. */
 async function startOtlpReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; server: Server }> {
   const spans: ReceivedSpan[] = [];
   const server = createServer((request, response) => {
@@ -54,10 +55,11 @@ async function startOtlpReceiver(): Promise<{ url: string; spans: ReceivedSpan[]
           }[];
         };
         for (const resourceSpans of body.resourceSpans) {
-          const service =
-            resourceSpans.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
+          const resource = Object.fromEntries(
+            resourceSpans.resource.attributes.map((a) => [a.key, a.value.stringValue]),
+          );
           for (const scope of resourceSpans.scopeSpans)
-            for (const span of scope.spans) spans.push({ ...span, service });
+            for (const span of scope.spans) spans.push({ ...span, resource });
         }
       }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -99,7 +101,12 @@ describe('tracing from the API write to the target (OTLP)', () => {
       ),
       startDispatcher(
         setup.db.url,
-        { ...otel, LOG_LEVEL: 'warn', WEBHOOK_RETRY_SCHEDULE: '200ms,200ms' },
+        {
+          ...otel,
+          OTEL_SERVICE_NAME: 'dispatcher-e2e',
+          LOG_LEVEL: 'warn',
+          WEBHOOK_RETRY_SCHEDULE: '200ms,200ms',
+        },
         { bundle: true },
       ),
     ]);
@@ -134,13 +141,17 @@ describe('tracing from the API write to the target (OTLP)', () => {
     const deliverySpans = () => receiver.spans.filter((s) => s.name === 'webhook delivery');
     await eventually(() => deliverySpans().length === 2, { timeoutMs: 30_000 });
 
-    const patch = receiver.spans.find((s) => s.service === 'platform-api' && s.name.startsWith('PATCH '));
+    const patch = receiver.spans.find(
+      (s) => s.resource['service.name'] === 'platform-api' && s.name.startsWith('PATCH '),
+    );
     expect(patch?.name).toBe('PATCH /api/properties/:id');
+    // the standard variables: OTEL_RESOURCE_ATTRIBUTES here, OTEL_SERVICE_NAME for the dispatcher
+    expect(patch!.resource['deployment.environment']).toBe('test');
     const attempts = deliverySpans().sort(
       (a, b) => (attribute(a, 'webhook.attempt') as number) - (attribute(b, 'webhook.attempt') as number),
     );
     for (const [index, span] of attempts.entries()) {
-      expect(span.service).toBe('platform-dispatcher');
+      expect(span.resource['service.name']).toBe('dispatcher-e2e');
       expect(span.traceId).toBe(patch!.traceId);
       expect(span.parentSpanId).toBe(patch!.spanId);
       expect(attribute(span, 'webhook.attempt')).toBe(index + 1);
