@@ -1,3 +1,4 @@
+import { SpanStatusCode } from '@opentelemetry/api';
 import { traceRequest } from '@platform/delivery';
 import type Koa from 'koa';
 
@@ -20,6 +21,8 @@ export function tracingMiddleware(): Koa.Middleware {
         span.setAttribute('http.request.method', ctx.method);
         span.setAttribute('url.path', ctx.path);
         span.setAttribute('http.response.status_code', ctx.status);
+        // a 4xx is the client's doing; a 5xx is ours
+        if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       }
     });
 }
