@@ -791,6 +791,7 @@ create table webhooks (
   last_modified timestamp with time zone,
   completed_at timestamp with time zone,
   last_action_id bigint,
+  trace_context jsonb,
   constraint webhooks_entity_change_id_fkey FOREIGN KEY (entity_change_id) REFERENCES entity_changes(id),
   constraint webhooks_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhook_events(id),
   constraint webhooks_last_action_id_fkey FOREIGN KEY (last_action_id) REFERENCES operator_actions(id) ON DELETE SET NULL,
@@ -975,7 +976,8 @@ AS $function$
                w.id = any(p_interrupted) as interrupted,
                c.entity, c.initiator_party_id, c.initiator_account_id,
                e.id as event_id, e.type as event_type, e.entity_name as event_entity_name,
-               e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted
+               e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted,
+               w.trace_context
           from webhooks w
           join webhook_registrations r on r.id = w.registration_id
           join entity_changes c on c.id = w.entity_change_id

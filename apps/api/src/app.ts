@@ -7,8 +7,10 @@ import { gen1Api } from './gen1/gen1-router';
 import { docsMiddleware } from './http/docs';
 import { errorMiddleware } from './http/error-middleware';
 import { requestHeaders } from './http/headers';
+import { tracingActive } from '@platform/delivery';
 import { buildOpenApiDocument } from './http/openapi';
 import { allowedMethods, buildRouter } from './http/router';
+import { tracingMiddleware } from './http/tracing';
 import type { RouteDefinition } from './http/route';
 import { ROUTES } from './routes';
 
@@ -36,6 +38,7 @@ export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = RO
   });
 
   const router = buildRouter(routes, deps);
+  if (tracingActive()) app.use(tracingMiddleware());
   app.use(errorMiddleware(deps.logger));
   app.use(requestHeaders());
   app.use(docsMiddleware());

@@ -7,6 +7,7 @@ import {
   resolvePrivateKeyPem,
   resolveSecretKey,
 } from '@platform/db';
+import { startTracing } from '@platform/delivery';
 import pino from 'pino';
 import { createApp } from './app';
 import { TokenService } from './auth/tokens';
@@ -17,6 +18,8 @@ import { OperationRunner } from './features/webhook-operations/operation-runner'
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.LOG_LEVEL, base: { service: 'api' } });
+  // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/dispatcher.md › Tracing)
+  const tracing = await startTracing({ serviceName: 'platform-api' });
   const knex = createKnex(config.DATABASE_URL, {
     pool: { max: config.DB_POOL_MAX },
     applicationName: 'platform-api',
@@ -74,6 +77,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       await operations.stop();
       await knex.destroy();
+      await tracing?.shutdown();
       clearTimeout(deadline);
       logger.info('stopped');
       process.exit(0);

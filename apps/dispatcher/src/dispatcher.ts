@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { buildDeliveryRequest, createWebhookTokenSource, Deliverer } from '@platform/delivery';
+import { buildDeliveryRequest, createWebhookTokenSource, Deliverer, traceDelivery } from '@platform/delivery';
 import {
   queueStats,
   rememberingOpen,
@@ -109,7 +109,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       for (const { reason } of disabled) metrics.disabledRegistrations.inc({ reason });
     },
     buildRequest: (webhook) => buildDeliveryRequest(webhook, { secrets, bearerToken, now }),
-    deliver: (request) => deliverer.deliver(request),
+    // one span per attempt, continuing the writer's trace, when tracing is on (else a plain call)
+    deliver: (request, webhook) => traceDelivery(webhook, request, (traced) => deliverer.deliver(traced)),
     onResult: (result) => metrics.recordAttempt(result),
     clock,
   });

@@ -40,7 +40,8 @@ export interface DeliveryLoopOptions {
   /** When breakers open and registrations are disabled. */
   policy: HealthPolicy;
   buildRequest(webhook: ClaimedWebhook): Promise<DeliveryRequest>;
-  deliver(request: DeliveryRequest): Promise<DeliveryOutcome>;
+  /** Sends `webhook`'s request (one attempt). */
+  deliver(request: DeliveryRequest, webhook: ClaimedWebhook): Promise<DeliveryOutcome>;
   /** Timestamps, sleeps and deadlines; the system clock unless a test moves time itself. */
   clock?: Clock;
   /** Called once per recorded attempt, for metrics. */
@@ -331,7 +332,7 @@ export class DeliveryLoop {
   private async attempt(webhook: ClaimedWebhook): Promise<DeliveryOutcome> {
     let outcome: DeliveryOutcome;
     try {
-      outcome = await this.options.deliver(await this.options.buildRequest(webhook));
+      outcome = await this.options.deliver(await this.options.buildRequest(webhook), webhook);
     } catch (error) {
       // a bug, an unreadable secret or no bearer token: record it like a failed attempt so
       // operators see it, under a kind of its own, since the target is not to blame

@@ -8,6 +8,7 @@ import {
   resolvePrivateKeyPem,
   resolveSecretKey,
 } from '@platform/db';
+import { startTracing } from '@platform/delivery';
 import { loadConfig } from './config';
 import { createDispatcher } from './dispatcher';
 import { createLogger } from './logger';
@@ -16,6 +17,8 @@ import { createLogger } from './logger';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.LOG_LEVEL, dispatcherId: config.DISPATCHER_ID });
+  // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/dispatcher.md › Tracing)
+  const tracing = await startTracing({ serviceName: 'platform-dispatcher' });
   const knexOptions = {
     // claims and result writes (the loop), scrapes, and the statements of two maintenance jobs
     pool: { max: 10 },
@@ -62,6 +65,7 @@ async function main(): Promise<void> {
     }, config.DISPATCHER_SHUTDOWN_TIMEOUT + 10_000).unref();
     await dispatcher.stop();
     await knex.destroy();
+    await tracing?.shutdown();
     logger.info('stopped');
     process.exit(0);
   };

@@ -5,3 +5,4 @@ export * from './deliver';
 export * from './delivery-request';
 export * from './safe-lookup';
 export * from './target-auth';
+export * from './tracing';

@@ -1,4 +1,5 @@
 import { enqueueEntityChange, type Knex } from '@platform/db';
+import { currentTraceContext } from '@platform/delivery';
 import type { WebhookEventType } from '@platform/shared';
 import type { Principal } from '../auth/principal';
 import type { AppDeps } from '../deps';
@@ -43,6 +44,8 @@ export function runWrite<T>(
           entity,
           initiatorPartyId: principal.partyId,
           initiatorAccountId: principal.accountId,
+          // undefined unless tracing is on: then the fan-out writes no trace column
+          traceContext: currentTraceContext(),
         });
       },
     });

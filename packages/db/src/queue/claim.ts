@@ -39,6 +39,8 @@ export interface ClaimedWebhook {
   event_created: string;
   event_last_modified: string | null;
   event_deleted: string | null;
+  /** The W3C trace context of the request that wrote it (tracing on), else null. */
+  trace_context: { traceparent: string; tracestate?: string } | null;
 }
 
 /** What one claim took, and what the loop needs to know to claim again at the right time. */

@@ -12,6 +12,11 @@ export interface EntityChangeInput {
   entity: unknown;
   initiatorPartyId: number;
   initiatorAccountId: number | null;
+  /**
+   * The writing request's W3C trace context, stored with each webhook when tracing is on
+   * (docs/dispatcher.md › Tracing); absent, the statement writes no trace column at all.
+   */
+  traceContext?: { traceparent: string; tracestate?: string };
 }
 
 /** A change already recorded in `entity_changes`, as a replay fans it out again. */
@@ -39,7 +44,7 @@ export function groupKeyOf(change: { entityName: string; entityId: number }): st
  * webhooks, the statement queues the NOTIFY that wakes the dispatchers on commit. Enqueue and
  * replay run this one statement, so a replayed change enters its group exactly as a new one does.
  */
-const fanOut = (change: string, only = '') =>
+const fanOut = (change: string, only = '', traced = false) =>
   `with change as (${change}),
    subscriptions as (
      select s.registration_id, s.should_group, s.event_id
@@ -55,11 +60,11 @@ const fanOut = (change: string, only = '') =>
      returning g.registration_id, g.next_seq, g.open_count
    ),
    inserted as (
-     insert into webhooks (registration_id, event_id, entity_change_id, state, group_key, group_seq, last_action_id)
+     insert into webhooks (registration_id, event_id, entity_change_id, state, group_key, group_seq, last_action_id${traced ? ', trace_context' : ''})
      select s.registration_id, s.event_id, change.id,
             case when g.open_count > 1 then ${WebhookState.Pending} else ${WebhookState.Created} end,
             case when s.should_group then :groupKey end,
-            g.next_seq, :actionId::bigint
+            g.next_seq, :actionId::bigint${traced ? ', :traceContext::jsonb' : ''}
        from subscriptions s
        cross join change
        left join groups g on g.registration_id = s.registration_id
@@ -70,11 +75,14 @@ const fanOut = (change: string, only = '') =>
    -- into one, so a transaction of many changes still sends a single NOTIFY
    select count, (select true from pg_notify(:channel, '') where count > 0) as notified from counted`;
 
-const ENQUEUE = fanOut(
-  `insert into entity_changes (entity_name, type, entity_id, entity, initiator_party_id, initiator_account_id)
+const RECORD_CHANGE = `insert into entity_changes (entity_name, type, entity_id, entity, initiator_party_id, initiator_account_id)
    values (:entityName, :type, :entityId, :entity, :partyId, :accountId)
-   returning id`,
-);
+   returning id`;
+
+const ENQUEUE = fanOut(RECORD_CHANGE);
+
+/** `ENQUEUE` that also stores the writer's trace context with each webhook (tracing on). */
+const ENQUEUE_TRACED = fanOut(RECORD_CHANGE, '', true);
 
 const REPLAY = fanOut('select :changeId::bigint as id', 'where s.registration_id = :registrationId');
 
@@ -85,7 +93,10 @@ const REPLAY = fanOut('select :changeId::bigint as id', 'where s.registration_id
  * claim aborts such webhooks instead of delivering them. Returns how many webhooks were created.
  */
 export async function enqueueEntityChange(trx: Knex.Transaction, change: EntityChangeInput): Promise<number> {
-  const { rows } = await trx.raw<{ rows: { count: number }[] }>(ENQUEUE, enqueueBindings(change));
+  const { rows } = await trx.raw<{ rows: { count: number }[] }>(
+    change.traceContext ? ENQUEUE_TRACED : ENQUEUE,
+    enqueueBindings(change),
+  );
   return rows[0]?.count ?? 0;
 }
 
@@ -101,6 +112,7 @@ export function enqueueBindings(change: EntityChangeInput): Record<string, unkno
     groupKey: groupKeyOf(change),
     actionId: null,
     channel: WEBHOOK_DUE_CHANNEL,
+    ...(change.traceContext ? { traceContext: JSON.stringify(change.traceContext) } : {}),
   };
 }
 

@@ -87,6 +87,24 @@ describe('enqueueEntityChange', () => {
     });
   });
 
+  it('stores the trace context given with each webhook, and none without (tracing off); the claim returns it', async () => {
+    const id = await registration(partyId);
+    const traceContext = {
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: 'vendor=x',
+    };
+    await db.knex.transaction((trx) => enqueueEntityChange(trx, change({ traceContext })));
+    await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
+    const stored = await db
+      .knex('webhooks')
+      .where({ registration_id: id })
+      .orderBy('id')
+      .pluck('trace_context');
+    expect(stored).toEqual([traceContext, null]);
+    const claimed = await claim(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    expect(claimed.sort((a, b) => a.id - b.id).map((w) => w.trace_context)).toEqual([traceContext, null]);
+  });
+
   it('chains the changes of one entity: the first is the head, later ones wait in order', async () => {
     const grouped = await registration(partyId, { shouldGroup: true });
     await db.knex.transaction(async (trx) => {
