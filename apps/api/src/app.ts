@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
+import { answerClientError } from '@platform/shared';
 import { adminStatic } from './admin-static';
 import type { AppDeps } from './deps';
 import { buildGen1OpenApiDocument } from './gen1/gen1-openapi';
@@ -48,5 +49,10 @@ export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = RO
   // the Gen1 legacy API at root paths, with its own tokens (spec part 9)
   app.use(gen1Api(deps));
   app.use(allowedMethods(router));
+  // every server of the app (main's, the tests') answers a request Node cannot parse with a
+  // ProblemDetails too (a head over 16 KiB: 431), not Node's bare status line
+  const listen = app.listen.bind(app);
+  app.listen = ((...args: Parameters<typeof app.listen>) =>
+    listen(...args).on('clientError', answerClientError)) as typeof app.listen;
   return app;
 }

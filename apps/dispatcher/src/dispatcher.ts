@@ -141,6 +141,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         metrics.prunedRows.inc({ table: 'webhook_attempt_stats' }, report.attemptStats);
         metrics.prunedRows.inc({ table: 'webhooks' }, report.webhooks);
         metrics.prunedRows.inc({ table: 'entity_changes' }, report.entityChanges);
+        for (const [table, rows] of Object.entries(report.expired)) metrics.prunedRows.inc({ table }, rows);
       }
       if (report && 'promoted' in report) {
         metrics.repairedGroups.inc({ action: 'promoted' }, report.promoted);

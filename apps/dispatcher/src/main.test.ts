@@ -3,7 +3,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createTestDatabase, eventually, freePort, type TestDatabase } from '@platform/testkit';
+import {
+  createTestDatabase,
+  eventually,
+  freePort,
+  sendRawRequest,
+  type TestDatabase,
+} from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config';
 import { LISTENER_APPLICATION_NAME } from './listener';
@@ -148,6 +154,12 @@ describe('the status server', () => {
       );
       expect((await fetch(`${base}/nope`)).status).toBe(404);
       expect((await fetch(`${base}/healthz`, { method: 'POST' })).status).toBe(405);
+      const tooLarge = await sendRawRequest(
+        base,
+        `GET /healthz HTTP/1.1\r\nhost: x\r\nx-padding: ${'x'.repeat(17 * 1024)}\r\n\r\n`,
+      );
+      expect(tooLarge.status).toBe(431);
+      expect(JSON.parse(tooLarge.body)).toMatchObject({ status: 431, type: 'https://httpstatuses.io/431' });
     } finally {
       await new Promise((r) => server.close(r));
     }

@@ -7,6 +7,7 @@ import {
   setWebhookState,
   type TestDatabase,
 } from '@platform/testkit';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -353,6 +354,53 @@ describe('the prune job', () => {
     expect(kept.map((minute: Date) => minute.getTime())).toEqual(
       [minutes[3]!, minutes[3]!, minutes[4]!, minutes[4]!].map((minute) => minute.getTime()),
     );
+  });
+});
+
+describe('the prune job, short-lived rows', () => {
+  it('deletes rate-limit counts, refresh tokens and MFA login tokens a day past their use, in batches, and keeps the rest', async () => {
+    const [group] = await db
+      .knex('account_groups')
+      .insert({ party_id: partyId, name: 'prune' })
+      .returning('id');
+    const [account] = await db
+      .knex('accounts')
+      .insert({
+        party_id: partyId,
+        group_id: group.id,
+        email: `prune-${Date.now()}@example.com`,
+        password_hash: 'x',
+      })
+      .returning('id');
+    // a day and a minute past their use, and a minute short of it
+    const dead = [daysAgo(3), daysAgo(1.001)];
+    const kept = [daysAgo(0.999), daysAgo(0), daysAgo(-1)];
+    const stamps = [...dead, ...dead, ...kept];
+    await db
+      .knex('rate_limit_hits')
+      .insert(stamps.map((windowStart, i) => ({ key: `login:${i}`, window_start: windowStart, hits: 1 })));
+    const family = randomUUID();
+    await db.knex('refresh_tokens').insert(
+      stamps.map((expiresAt, i) => ({
+        jti: randomUUID(),
+        family_id: family,
+        account_id: account.id,
+        expires_at: expiresAt,
+        used_at: i % 2 ? expiresAt : null,
+      })),
+    );
+    await db
+      .knex('mfa_login_tokens')
+      .insert(
+        stamps.map((expiresAt) => ({ jti: randomUUID(), account_id: account.id, expires_at: expiresAt })),
+      );
+
+    const report = await maintenance({ pruneBatch: 3 }).prune();
+    expect(report!.expired).toEqual({ rate_limit_hits: 4, refresh_tokens: 4, mfa_login_tokens: 4 });
+    const times = (dates: Date[]) => dates.map((date) => date.getTime()).sort();
+    expect(times(await db.knex('rate_limit_hits').pluck('window_start'))).toEqual(times(kept));
+    expect(times(await db.knex('refresh_tokens').pluck('expires_at'))).toEqual(times(kept));
+    expect(times(await db.knex('mfa_login_tokens').pluck('expires_at'))).toEqual(times(kept));
   });
 });
 

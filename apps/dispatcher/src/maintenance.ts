@@ -8,6 +8,9 @@ import {
   pgErrorCode,
   PgErrorCode,
   pruneAttemptStats,
+  pruneExpired,
+  EXPIRING_TABLES,
+  type ExpiringTable,
   pruneWebhooksStep,
   repairGroups,
   type GroupCursor,
@@ -42,6 +45,8 @@ export interface PruneReport {
   attempts: number;
   /** Rows of the per-minute attempt figures (kept ATTEMPT_STATS_RETENTION_MS). */
   attemptStats: number;
+  /** Rows of rate-limit counts and of login tokens past their use (EXPIRING_TABLES), by table. */
+  expired: Record<ExpiringTable, number>;
   webhooks: number;
   /** Rows of the change partitions dropped (as the planner's statistics count them). */
   entityChanges: number;
@@ -202,7 +207,7 @@ export class Maintenance {
   /**
    * Partitions created ahead (and today's made the one new rows go to); finished webhooks, row by
    * row; then the partitions of attempts and of changes that are past their retention, changes
-   * after webhooks so that the webhooks just pruned no longer pin them; then the per-minute figures.
+   * after webhooks so that the webhooks just pruned no longer pin them; then the per-minute figures; then rate-limit counts and login tokens past their use.
    */
   private async pruneAll(): Promise<PruneReport> {
     const { knex, attemptRetentionMs, webhookRetentionMs } = this.options;
@@ -210,6 +215,7 @@ export class Maintenance {
     const report: PruneReport = {
       attempts: 0,
       attemptStats: 0,
+      expired: { rate_limit_hits: 0, refresh_tokens: 0, mfa_login_tokens: 0 },
       webhooks: 0,
       entityChanges: 0,
       partitions: { created: [], dropped: [], pinned: [], busy: [] },
@@ -245,6 +251,13 @@ export class Maintenance {
       });
       report.attemptStats += deleted;
       if (deleted < batch) break;
+    }
+    for (const table of Object.keys(EXPIRING_TABLES) as ExpiringTable[]) {
+      while (!this.stopping) {
+        const deleted = await pruneExpired(knex, table, { limit: batch });
+        report.expired[table] += deleted;
+        if (deleted < batch) break;
+      }
     }
     return report;
   }

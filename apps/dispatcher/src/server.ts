@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { answerClientError } from '@platform/shared';
 import { METRICS_CONTENT_TYPE } from './metrics';
 
 /** What `/healthz` reports; read on every request, so always current. */
@@ -46,5 +47,5 @@ export function createStatusServer(sources: StatusSources): Server {
     response
       .writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
       .end(JSON.stringify({ status: ok ? 'ok' : 'unavailable', ...health }));
-  });
+  }).on('clientError', answerClientError);
 }

@@ -8,6 +8,7 @@ export * from './pgbouncer';
 export * from './ports';
 export * from './processes';
 export * from './quantile';
+export * from './raw-request';
 export * from './seed';
 export * from './target';
 export * from './wait';

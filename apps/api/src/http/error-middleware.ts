@@ -1,9 +1,8 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, PgErrorCode, pgErrorCode } from '@platform/db';
+import { PROBLEM_TYPE_BASE } from '@platform/shared';
 import { AppError, ERROR_CODES, UnauthenticatedError, type ErrorCode } from './errors';
-
-const PROBLEM_TYPE_BASE = 'https://httpstatuses.io/';
 
 /** Statuses thrown by Koa and its body parser (ctx.throw, http-errors), mapped to our codes. */
 const STATUS_TO_CODE: Record<number, ErrorCode> = {

@@ -479,14 +479,26 @@ describe('what the fuzz run found, and the limits it keeps to', () => {
     }
   });
 
-  it('a request head past 16 KiB is answered by Node, before the API, with a bare 431', async () => {
-    const response = await client.send({
-      method: 'GET',
-      path: `/api/properties?q=${'x'.repeat(17 * 1024)}`,
-      headers: { authorization: `Bearer ${world.pmc.full.token}` },
-    });
-    expect(response.status).toBe(431);
-    expect(response.text).toBe('');
+  it('a request head past 16 KiB is answered before the API runs, with a 431 ProblemDetails', async () => {
+    const authorization = `Bearer ${world.pmc.full.token}`;
+    // past the limit in the query, then in a header
+    for (const [query, padding] of [
+      ['x'.repeat(17 * 1024), {}],
+      ['x', { 'x-padding': 'x'.repeat(17 * 1024) }],
+    ] as const) {
+      const response = await client.send({
+        method: 'GET',
+        path: `/api/properties?q=${query}`,
+        headers: { authorization, ...padding },
+      });
+      expect(response.status).toBe(431);
+      expect(response.headers['content-type']).toBe('application/problem+json');
+      expect(JSON.parse(response.text)).toMatchObject({
+        type: 'https://httpstatuses.io/431',
+        status: 431,
+        detail: 'The request line and headers together exceed 16 KiB',
+      });
+    }
   });
 });
 

@@ -56,6 +56,46 @@ export async function pruneAttemptStats(
 }
 
 /**
+ * Tables of short-lived rows the API writes and never deletes, with the column past which a row
+ * is of no use, and how long after that it is kept:
+ * - `rate_limit_hits`: a fixed window's count matters until the window ends; no policy's window
+ *   is longer than a day (`consumeRateLimit` refuses one that is), so a row a day past its
+ *   window's start is dead.
+ * - `refresh_tokens` and `mfa_login_tokens`: once expired, the token's signature check refuses
+ *   it before its row is read, so reuse detection (a used token presented again revokes its
+ *   family) never needs the row of an expired token. A day more keeps them for an investigation
+ *   of a recent incident.
+ */
+export const EXPIRING_TABLES = {
+  rate_limit_hits: { column: 'window_start', keptMs: 86_400_000 },
+  refresh_tokens: { column: 'expires_at', keptMs: 86_400_000 },
+  mfa_login_tokens: { column: 'expires_at', keptMs: 86_400_000 },
+} as const;
+export type ExpiringTable = keyof typeof EXPIRING_TABLES;
+
+/** The longest window a rate-limit policy may have: its rows are pruned a day after their window starts. */
+export const RATE_LIMIT_MAX_WINDOW_MS = EXPIRING_TABLES.rate_limit_hits.keptMs;
+
+/**
+ * Deletes up to `limit` rows of `table` that are past their use (EXPIRING_TABLES). Returns how many
+ * were deleted: fewer than `limit` means none are left.
+ */
+export async function pruneExpired(
+  knex: Knex,
+  table: ExpiringTable,
+  options: { limit: number },
+): Promise<number> {
+  const { column, keptMs } = EXPIRING_TABLES[table];
+  const result = await knex.raw(
+    `delete from ?? where ctid = any (array(
+       select ctid from ?? where ?? < now() - make_interval(secs => ? / 1000.0) limit ?
+     ))`,
+    [table, table, column, keptMs, options.limit],
+  );
+  return (result as { rowCount: number }).rowCount;
+}
+
+/**
  * One step of pruning finished webhooks (Successful 3, Aborted 5, Resolved 7) completed more than
  * `olderThanMs` ago: looks at the next `scan` webhooks after id `after`, in id order, and deletes
  * the finished old ones. Their attempts are not touched: they go with their own partition.
