@@ -116,6 +116,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       DISPATCHER_POLL_INTERVAL: '1s',
       // the seed's default password, which the tests sign in with
       DEMO_PASSWORD: undefined,
+      // no echo target, demo registrations or trickle: the tests count their own webhooks
+      DEMO: 'false',
     };
     const serverUrl = process.env.DATABASE_URL;
     if (serverUrl) {

@@ -9,8 +9,23 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_DEMO_PASSWORD, DEMO_ACCOUNTS, seedDemoData } from '../apps/api/src/seed';
-import { createKnex, migrate, resolvePrivateKeyPem, resolveSecretKey } from '../packages/db/src/index';
+import {
+  DEFAULT_DEMO_PASSWORD,
+  DEMO_ACCOUNTS,
+  DEMO_REGISTRATIONS,
+  DEMO_RETRY_SCHEDULE,
+  demoEnabled,
+  seedDemoData,
+  seedDemoRegistrations,
+} from '../apps/api/src/seed';
+import {
+  createKnex,
+  createSecretBox,
+  migrate,
+  resolvePrivateKeyPem,
+  resolveSecretKey,
+} from '../packages/db/src/index';
+import { startTrickle } from './demo-trickle';
 import {
   buildBundle,
   bundleFile,
@@ -29,6 +44,9 @@ const settings = {
   embeddedDir: resolve(root, dataDir, 'postgres'),
   apiPort: port('API_PORT', 3000),
   dispatcherPort: port('DISPATCHER_PORT', 3001),
+  // the echo target, the demo registrations and the trickle of changes (never in production)
+  demo: demoEnabled(env),
+  echoPort: port('ECHO_TARGET_PORT', 3002),
   demoPassword: env.DEMO_PASSWORD || DEFAULT_DEMO_PASSWORD,
   keyFile: resolve(root, env.JWT_PRIVATE_KEY_FILE || join(dataDir, 'keys/jwt-private.pem')),
   secretKeyFile: resolve(root, env.SECRET_ENCRYPTION_KEY_FILE || join(dataDir, 'keys/secret.key')),
@@ -96,9 +114,13 @@ async function startEmbedded(): Promise<string> {
   return url.toString();
 }
 
-/** Runs an app's bundle as its `start` script does, as a direct child so signals reach it. */
-function startChild(name: BundledApp, childEnv: NodeJS.ProcessEnv): void {
-  const child = spawn(process.execPath, [...productionNodeFlags(name), bundleFile(name)], {
+/** Runs an app's bundle as its `start` script does (or a script under tsx), as a direct child so signals reach it. */
+function startChild(
+  name: BundledApp | 'echo-target',
+  childEnv: NodeJS.ProcessEnv,
+  args = [...productionNodeFlags(name as BundledApp), bundleFile(name as BundledApp)],
+): void {
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: childEnv,
     stdio: 'inherit',
@@ -136,6 +158,11 @@ async function waitForHealthy(url: string, timeoutMs = 60_000): Promise<void> {
   }
 }
 
+/** The dispatcher's retry schedule: the user's, else the demo's fast one while the demo runs. */
+function demoSchedule(): string {
+  return env.WEBHOOK_RETRY_SCHEDULE || DEMO_RETRY_SCHEDULE;
+}
+
 function printBanner(): void {
   const api = `http://127.0.0.1:${settings.apiPort}`;
   const database = settings.databaseUrl
@@ -154,6 +181,16 @@ function printBanner(): void {
       `  JWKS         ${api}/.well-known/jwks.json`,
       `  Dispatcher   http://127.0.0.1:${settings.dispatcherPort}/healthz (and /metrics)`,
       `  Database     ${database}`,
+      `  Admin        ${api}/admin (the operator console)`,
+      ...(settings.demo
+        ? [
+            `  Echo target  http://127.0.0.1:${settings.echoPort} (demo webhook receiver, logs each delivery)`,
+            '',
+            'Demo: a change a second through the API as manager@example.com (pnpm demo alone);',
+            ...DEMO_REGISTRATIONS.map((r) => `  registration ${r.path}: ${r.description}`),
+            `  retry schedule ${demoSchedule()} (WEBHOOK_RETRY_SCHEDULE sets another; DEMO=false: no demo)`,
+          ]
+        : []),
       '',
       `Demo logins (password: ${password}):`,
       ...DEMO_ACCOUNTS.map(
@@ -188,11 +225,23 @@ async function main(): Promise<void> {
     production: env.NODE_ENV === 'production',
   });
   // likewise the key sealing secrets at rest: the API seals with it, the dispatcher opens
-  resolveSecretKey({
+  const secretKey = resolveSecretKey({
     key: env.SECRET_ENCRYPTION_KEY,
     file: settings.secretKeyFile,
     production: env.NODE_ENV === 'production',
   });
+  let echoSecrets: string[] = [];
+  if (settings.demo) {
+    const demoKnex = createKnex(databaseUrl, { pool: { max: 1 }, applicationName: 'platform-start' });
+    try {
+      echoSecrets = await seedDemoRegistrations(demoKnex, {
+        echoOrigin: `http://127.0.0.1:${settings.echoPort}`,
+        secrets: createSecretBox(secretKey),
+      });
+    } finally {
+      await demoKnex.destroy();
+    }
+  }
   if (stopping) return;
   buildAdminIfMissing();
   if (stopping) return;
@@ -207,12 +256,26 @@ async function main(): Promise<void> {
   await Promise.all([buildBundle('api'), buildBundle('dispatcher')]);
   if (stopping) return;
   startChild('api', childEnv);
-  startChild('dispatcher', childEnv);
+  startChild(
+    'dispatcher',
+    settings.demo ? { ...childEnv, WEBHOOK_RETRY_SCHEDULE: demoSchedule() } : childEnv,
+  );
+  if (settings.demo) {
+    const echoEnv = {
+      ...env,
+      ECHO_TARGET_PORT: String(settings.echoPort),
+      ECHO_TARGET_SECRETS: JSON.stringify(echoSecrets),
+    };
+    startChild('echo-target', echoEnv, ['--import', 'tsx', join(root, 'scripts/echo-target.ts')]);
+  }
   await Promise.all([
     waitForHealthy(`http://127.0.0.1:${settings.apiPort}/healthz`),
     waitForHealthy(`http://127.0.0.1:${settings.dispatcherPort}/healthz`),
   ]);
-  if (!stopping) printBanner();
+  if (stopping) return;
+  printBanner();
+  if (settings.demo)
+    startTrickle({ apiUrl: `http://127.0.0.1:${settings.apiPort}`, password: settings.demoPassword });
 }
 
 main().catch(async (error: unknown) => {

@@ -1,7 +1,7 @@
 import { decodePermissions, PermissionAction, PERMISSIONS } from '@platform/shared';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_ACCOUNTS, seedDemoData } from './seed';
+import { DEMO_ACCOUNTS, demoEnabled, seedDemoData, seedDemoRegistrations } from './seed';
 import { login, startTestApi, type TestApi } from './test-support';
 
 const PASSWORD = 'Demo-Password-1!';
@@ -87,5 +87,50 @@ describe('seedDemoData', () => {
     await expect(login(api, 'tenant@example.com', PASSWORD)).rejects.toThrow(/400/);
     await login(api, 'tenant@example.com', newPassword);
     expect((await snapshot()).accounts).toHaveLength(DEMO_ACCOUNTS.length);
+  });
+});
+
+describe('seedDemoRegistrations', () => {
+  const seed = (echoOrigin: string) =>
+    seedDemoRegistrations(api.deps.knex, { echoOrigin, secrets: api.deps.secrets });
+  const registrations = () =>
+    api.deps
+      .knex('webhook_registrations')
+      .whereNull('deleted')
+      .orderBy('id')
+      .select('id', 'party_id', 'target_url', 'should_group', 'signing_secret');
+
+  it('registers the echo target for the manager, grouped and ungrouped, once', async () => {
+    const secrets = await seed('http://127.0.0.1:3002');
+    const rows = await registrations();
+    const acme = await api.deps.knex('parties').where('name', 'Acme Property Management').first('id');
+    expect(rows.map((r) => [r.party_id, r.target_url, r.should_group])).toEqual([
+      [acme.id, 'http://127.0.0.1:3002/demo/ungrouped', false],
+      [acme.id, 'http://127.0.0.1:3002/demo/grouped?failFirst=7', true],
+    ]);
+    expect(rows.map((r) => api.deps.secrets.open(r.signing_secret))).toEqual(secrets);
+    const events = await api.deps.knex('webhook_events').whereIn(
+      'registration_id',
+      rows.map((r) => r.id),
+    );
+    expect(events).toHaveLength(6);
+
+    // again: nothing new, the same secrets; another port moves the same registrations
+    expect(await seed('http://127.0.0.1:3002')).toEqual(secrets);
+    expect(await seed('http://127.0.0.1:4999')).toEqual(secrets);
+    const moved = await registrations();
+    expect(moved.map((r) => r.id)).toEqual(rows.map((r) => r.id));
+    expect(moved.map((r) => r.target_url)).toEqual([
+      'http://127.0.0.1:4999/demo/ungrouped',
+      'http://127.0.0.1:4999/demo/grouped?failFirst=7',
+    ]);
+  });
+
+  it('runs outside production only, and not with DEMO=false', () => {
+    expect(demoEnabled({})).toBe(true);
+    expect(demoEnabled({ NODE_ENV: 'development' })).toBe(true);
+    expect(demoEnabled({ NODE_ENV: 'production' })).toBe(false);
+    expect(demoEnabled({ NODE_ENV: 'production', DEMO: 'true' })).toBe(false);
+    expect(demoEnabled({ NODE_ENV: 'development', DEMO: 'false' })).toBe(false);
   });
 });

@@ -1,9 +1,26 @@
-import type { Knex } from '@platform/db';
+import { randomBytes } from 'node:crypto';
+import type { Knex, SecretBox } from '@platform/db';
 import { PartyType, PERMISSIONS, PermissionAction } from '@platform/shared';
 import { hashPassword, verifyPassword } from './auth/passwords';
 
 /** The demo accounts' password unless `DEMO_PASSWORD` says otherwise (documented in the README). */
 export const DEFAULT_DEMO_PASSWORD = 'Demo-Password-1!';
+
+/**
+ * The retry schedule of the demo start (`pnpm start` outside production, unless
+ * WEBHOOK_RETRY_SCHEDULE is set): the spec's seven attempts, five seconds apart, so a webhook that
+ * keeps failing is Retrying for half a minute and then Failed, blocking its group, within the
+ * first minute instead of after two days (docs/decisions.md › The demo).
+ */
+export const DEMO_RETRY_SCHEDULE = '0s,5s,5s,5s,5s,5s,5s';
+
+/**
+ * Whether `pnpm start` runs the demo (echo target, demo registrations, the trickle of changes):
+ * never with NODE_ENV=production, otherwise unless DEMO=false.
+ */
+export function demoEnabled(env: NodeJS.ProcessEnv): boolean {
+  return env.NODE_ENV !== 'production' && env.DEMO !== 'false';
+}
 
 const ALL_PERMISSION_IDS = PERMISSIONS.map((p) => p.id);
 const READ_PERMISSION_IDS = PERMISSIONS.filter((p) => p.action === PermissionAction.Read).map((p) => p.id);
@@ -240,4 +257,80 @@ async function ensureAccount(
       .where('id', existing.id)
       .update({ ...patch, last_modified: trx.fn.now() });
   }
+}
+
+/** Paths of the bundled echo target (scripts/echo-target.ts) that the demo registrations use. */
+export const DEMO_REGISTRATIONS = [
+  {
+    path: '/demo/ungrouped',
+    query: '',
+    shouldGroup: false,
+    description: 'ungrouped, always answers 200',
+  },
+  {
+    // as many failing tries as the demo schedule has attempts: the first webhook ends Failed and
+    // blocks its group; after that the path answers 200, so "Retry blocker" drains the group
+    path: '/demo/grouped',
+    query: `?failFirst=${DEMO_RETRY_SCHEDULE.split(',').length}`,
+    shouldGroup: true,
+    description: 'grouped, fails its first tries',
+  },
+] as const;
+
+/**
+ * Registers the echo target at `echoOrigin` for the manager's party (every Property event), or
+ * brings the live registrations of these paths back to that origin; answers their plain signing
+ * secrets (sealed with `secrets`) for the echo target to check signatures with. Idempotent.
+ */
+export async function seedDemoRegistrations(
+  knex: Knex,
+  options: { echoOrigin: string; secrets: SecretBox },
+): Promise<string[]> {
+  return knex.transaction(async (trx) => {
+    await trx.raw(`select pg_advisory_xact_lock(hashtext('platform.demo-seed'))`);
+    const manager = await trx('accounts')
+      .whereNull('deleted')
+      .where('email', 'manager@example.com')
+      .first<{ id: number; party_id: number }>('id', 'party_id');
+    if (!manager) throw new Error('seedDemoRegistrations: run seedDemoData first');
+    const live = (await trx('webhook_registrations')
+      .whereNull('deleted')
+      .where('party_id', manager.party_id)
+      .orderBy('id')
+      .select('id', 'target_url', 'signing_secret')) as {
+      id: number;
+      target_url: string;
+      signing_secret: string;
+    }[];
+    const signingSecrets: string[] = [];
+    for (const demo of DEMO_REGISTRATIONS) {
+      const targetUrl = `${options.echoOrigin}${demo.path}${demo.query}`;
+      const existing = live.find(
+        (r) => URL.canParse(r.target_url) && new URL(r.target_url).pathname === demo.path,
+      );
+      if (existing) {
+        if (existing.target_url !== targetUrl)
+          await trx('webhook_registrations')
+            .where('id', existing.id)
+            .update({ target_url: targetUrl, last_modified: trx.fn.now() });
+        signingSecrets.push(options.secrets.open(existing.signing_secret));
+        continue;
+      }
+      const signingSecret = `whsec_${randomBytes(32).toString('base64')}`;
+      const [row] = (await trx('webhook_registrations')
+        .insert({
+          party_id: manager.party_id,
+          target_url: targetUrl,
+          should_group: demo.shouldGroup,
+          signing_secret: options.secrets.seal(signingSecret),
+          created_by_account_id: manager.id,
+        })
+        .returning('id')) as { id: number }[];
+      await trx('webhook_events').insert(
+        [1, 2, 3].map((type) => ({ registration_id: row!.id, entity_name: 'Property', type })),
+      );
+      signingSecrets.push(signingSecret);
+    }
+    return signingSecrets;
+  });
 }
