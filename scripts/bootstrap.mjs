@@ -26,6 +26,9 @@ function handOver(command, args, options) {
   const child = spawn(command, args, { cwd: root, stdio: 'inherit', ...options });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
+  // npm and pnpm exit on SIGTERM without passing it on: once orphaned, stop the child ourselves
+  const launcher = process.ppid;
+  setInterval(() => process.ppid !== launcher && child.kill('SIGTERM'), 500).unref();
 }
 
 const pin = pinnedRuntime(root);
