@@ -85,4 +85,16 @@ describe('the pinned Node runtime', () => {
     // `node` as any child finds it on PATH: the pinned binary in this checkout's cache
     expect(out.trim().split('\n').at(-1)).toBe(join(runtimeDir(ROOT, pin.version), 'bin', 'node'));
   }, 180_000);
+
+  it('stops a test run started on an older Node with the way to run it', (context) => {
+    const old = olderNode();
+    if (!old) return context.skip('no Node older than the pinned one on PATH');
+    const run = spawnSync(old, ['node_modules/vitest/vitest.mjs', 'run', 'packages/shared/src'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, CI: 'true' },
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr + run.stdout).toContain('node scripts/bootstrap.mjs exec vitest run <files>');
+  }, 120_000);
 });
