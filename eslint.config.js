@@ -26,6 +26,8 @@ export default tseslint.config(
   },
   {
     files: ['scripts/*.mjs', 'apps/*/build.mjs', 'bench/peers/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setInterval: 'readonly' },
+    },
   },
 );

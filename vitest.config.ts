@@ -8,6 +8,7 @@ export default defineConfig({
       'packages/*/src/**/*.test.ts',
       'bench/*.test.ts',
       'chaos/*.test.ts',
+      'scripts/*.test.ts',
     ],
     globalSetup: ['./vitest.global-setup.ts'],
     pool: 'forks',

@@ -35,7 +35,8 @@ export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = RO
   });
   meta.get('/healthz', async (ctx) => {
     await deps.knex.raw('select 1');
-    ctx.body = { status: 'ok' };
+    // the runtime too, so an operator sees which Node a replica really runs (README, "Runtime")
+    ctx.body = { status: 'ok', runtime: { node: process.version } };
   });
 
   const router = buildRouter(routes, deps);

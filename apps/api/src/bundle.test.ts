@@ -32,7 +32,10 @@ describe('the production bundle', () => {
   });
 
   it('serves /healthz, a password login and an authenticated read', async () => {
-    expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
+    const health = await fetch(`${api.url}/healthz`);
+    expect(health.status).toBe(200);
+    // the bundle runs on the Node that started it: the pinned one under `pnpm test`
+    expect(await health.json()).toEqual({ status: 'ok', runtime: { node: process.version } });
 
     const party = await buildParty(db, { type: PartyType.PropertyManagementCompany });
     const account = await buildAccount(db, { partyId: party.id });

@@ -88,6 +88,7 @@ describe('the dispatcher process', () => {
       listening: true,
       loop: 'running',
       inFlight: 0,
+      runtime: { node: process.version },
     });
     const metrics = await get('/metrics');
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -147,6 +148,7 @@ describe('the status server', () => {
         listening: false,
         loop: 'running',
         inFlight: 0,
+        runtime: { node: process.version },
       });
       const metrics = await (await fetch(`${base}/metrics`)).text();
       expect(metrics).toContain(

@@ -260,6 +260,7 @@ describe('the queue gauges', () => {
         listening: true,
         loop: 'running',
         inFlight: 0,
+        runtime: { node: process.version },
       });
       loop = 'stalled';
       const stalled = await fetch(`${base}/healthz`);

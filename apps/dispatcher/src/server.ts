@@ -22,7 +22,7 @@ export interface StatusSources {
  * The dispatcher's HTTP surface: `GET /healthz` and `GET /metrics`. Health is 200 only while the
  * LISTEN connection is up (else the dispatcher would only wake up on its slow poll) and the loop
  * is running; otherwise 503, so an orchestrator restarts a stuck replica or stops sending it
- * traffic while it shuts down.
+ * traffic while it shuts down. It also names the Node version the replica runs on.
  */
 export function createStatusServer(sources: StatusSources): Server {
   return createServer((request, response) => {
@@ -46,6 +46,13 @@ export function createStatusServer(sources: StatusSources): Server {
     const ok = health.listening && health.loop === 'running';
     response
       .writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+<<<<<<< HEAD
       .end(JSON.stringify({ status: ok ? 'ok' : 'unavailable', ...health }));
   }).on('clientError', answerClientError);
+=======
+      .end(
+        JSON.stringify({ status: ok ? 'ok' : 'unavailable', ...health, runtime: { node: process.version } }),
+      );
+  });
+>>>>>>> wt-node
 }

@@ -11,7 +11,10 @@ const unauthorized = () => new Response(null, { status: 401 });
 /** A fake API: hands out numbered token pairs on refresh and accepts only the newest access token. */
 function fakeApi(options: { refreshStatus?: number } = {}) {
   let generation = 1;
-  const token = (n: number) => fakeAccessToken({ jti: n });
+  // one expiry for every token: fakeAccessToken's default (now + 900 s) differs across a second's
+  // edge, and the token a refresh handed out would then not match the one checked against
+  const exp = Math.floor(Date.now() / 1000) + 900;
+  const token = (n: number) => fakeAccessToken({ jti: n, exp });
   const seen: { path: string; authorization: string | null }[] = [];
   let refreshes = 0;
   const fetcher = vi.fn(async (path: string, init?: RequestInit) => {
