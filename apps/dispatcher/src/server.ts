@@ -46,13 +46,8 @@ export function createStatusServer(sources: StatusSources): Server {
     const ok = health.listening && health.loop === 'running';
     response
       .writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
-<<<<<<< HEAD
-      .end(JSON.stringify({ status: ok ? 'ok' : 'unavailable', ...health }));
-  }).on('clientError', answerClientError);
-=======
       .end(
         JSON.stringify({ status: ok ? 'ok' : 'unavailable', ...health, runtime: { node: process.version } }),
       );
-  });
->>>>>>> wt-node
+  }).on('clientError', answerClientError);
 }
