@@ -58,6 +58,13 @@ describe('OpenAPI document', () => {
     ).toBeDefined();
   });
 
+  it('names the schemas of spec 2.2 and 4.3 as the spec does', () => {
+    const schemas = buildOpenApiDocument(ROUTES).components?.schemas ?? {};
+    expect(Object.keys(schemas)).toEqual(
+      expect.arrayContaining(['AccountSearchRequest', 'UnblockRecoveryCodeResponseDto']),
+    );
+  });
+
   it('is served at /api/openapi.json without a token', async () => {
     const response = await api.fetch('/api/openapi.json');
     expect(response.status).toBe(200);
