@@ -28,6 +28,43 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('has a server, a license and a unique operationId on every operation', () => {
+    const document = buildOpenApiDocument(ROUTES);
+    expect(document.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(document.info.license?.name).toBeTruthy();
+    const ids = Object.values(document.paths ?? {}).flatMap((item) =>
+      Object.values(item as Record<string, { operationId?: string }>).map(
+        (operation) => operation.operationId,
+      ),
+    );
+    expect(ids).toHaveLength(ROUTES.length);
+    for (const id of ids) expect(id).toMatch(/^(get|post|put|patch|delete)[A-Z][A-Za-z0-9]*$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(document.paths?.['/api/accounts/{id}']?.get?.operationId).toBe('getAccountsById');
+  });
+
+  it('documents the 401 and 403 that public auth routes answer', async () => {
+    const document = buildOpenApiDocument(ROUTES);
+    const refused = await api.fetch('/api/auth/refresh', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refreshToken: 'not-a-token' }),
+    });
+    expect(refused.status).toBe(401);
+    expect(document.paths?.['/api/auth/refresh']?.post?.responses?.['401']).toBeDefined();
+    expect(document.paths?.['/api/auth/login/mfa']?.post?.responses?.['401']).toBeDefined();
+    expect(
+      document.paths?.['/api/auth/change-password-with-recovery-code']?.put?.responses?.['403'],
+    ).toBeDefined();
+  });
+
+  it('names the schemas of spec 2.2 and 4.3 as the spec does', () => {
+    const schemas = buildOpenApiDocument(ROUTES).components?.schemas ?? {};
+    expect(Object.keys(schemas)).toEqual(
+      expect.arrayContaining(['AccountSearchRequest', 'UnblockRecoveryCodeResponseDto']),
+    );
+  });
+
   it('is served at /api/openapi.json without a token', async () => {
     const response = await api.fetch('/api/openapi.json');
     expect(response.status).toBe(200);

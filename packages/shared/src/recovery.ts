@@ -47,7 +47,7 @@ export const UnblockRecoveryCodeResponse = z
     email: z.string().meta({ description: 'Email of the account, as stored.' }),
     unblocked: z.literal(true),
   })
-  .meta({ id: 'UnblockRecoveryCodeResponse' });
+  .meta({ id: 'UnblockRecoveryCodeResponseDto' });
 export type UnblockRecoveryCodeResponse = z.infer<typeof UnblockRecoveryCodeResponse>;
 
 export const AccountActivationMessageResponse = z

@@ -78,11 +78,13 @@ function operation(route: RouteDefinition): ZodOpenApiOperationObject {
           content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: route.response!.schema! }])),
         };
   const errorStatuses = new Set<number>([400, ...(route.errors ?? [])]);
-  if (route.auth !== 'public') {
-    responses['401'] = { description: 'Missing, invalid or expired token. No body.' };
-    errorStatuses.add(403);
+  if (route.auth !== 'public') errorStatuses.add(401).add(403);
+  for (const code of [...errorStatuses].sort()) {
+    responses[String(code)] =
+      code === 401
+        ? { description: 'Missing, invalid or expired token. No body.' }
+        : problem(ERROR_DESCRIPTIONS[code]!);
   }
-  for (const code of [...errorStatuses].sort()) responses[String(code)] = problem(ERROR_DESCRIPTIONS[code]!);
 
   const auth = route.auth === 'public' ? undefined : route.auth;
   const gate = auth
@@ -91,6 +93,7 @@ function operation(route: RouteDefinition): ZodOpenApiOperationObject {
       ` Token scopes: ${(auth.scopes ?? ['platform']).join(', ')}.`
     : '';
   return {
+    operationId: route.operationId ?? operationIdOf(route),
     summary: route.summary,
     description: (route.description ?? '') + gate || undefined,
     tags: route.tags,
@@ -115,6 +118,22 @@ function operation(route: RouteDefinition): ZodOpenApiOperationObject {
   };
 }
 
+/**
+ * A stable operationId from the method and the path: `post /api/auth/login/mfa` → `postAuthLoginMfa`,
+ * `get /api/accounts/:id` → `getAccountsById`. It changes only when the route's method or path does.
+ */
+export function operationIdOf(route: Pick<RouteDefinition, 'method' | 'path'>): string {
+  const words = route.path
+    .replace(/^\/api\//, '/')
+    .split(/[/-]/)
+    .filter(Boolean)
+    .map((word) => (word.startsWith(':') ? `By-${word.slice(1)}` : word));
+  const camel = words.map((word) =>
+    word.replace(/(^|[^A-Za-z0-9]+)([A-Za-z0-9])/g, (_m, _s, c: string) => c.toUpperCase()),
+  );
+  return route.method + camel.join('');
+}
+
 /** The OpenAPI 3.1 document of `routes`, generated from the same zod schemas that validate them. */
 export function buildOpenApiDocument(routes: readonly RouteDefinition[]) {
   const paths: ZodOpenApiPathsObject = {};
@@ -128,10 +147,12 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[]) {
       info: {
         title: 'Property Management Platform API (Gen2)',
         version: '2.0',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         description:
           'Gen2 REST API of the property-management platform and its webhooks. Every operation except login, ' +
           'refresh and recovery needs `Authorization: Bearer <accessToken>`.',
       },
+      servers: [{ url: '/', description: 'The API server that serves this document' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
       paths,
     },

@@ -94,8 +94,13 @@ export interface RouteDefinition<
   response?: RouteResponse;
   /** Reads the spec marks so also answer `text/plain` and `text/json` with the same body. */
   textual?: boolean;
-  /** Error statuses this route can answer besides 400, 401, 403 and 500 (for the OpenAPI document). */
-  errors?: readonly (404 | 409 | 413 | 415 | 429)[];
+  /**
+   * Error statuses this route can answer besides 400 and 500 (and 401, 403 on routes with `auth`),
+   * for the OpenAPI document: a public route that refuses a token or a blocked caller declares 401 or 403.
+   */
+  errors?: readonly (401 | 403 | 404 | 409 | 413 | 415 | 429)[];
+  /** The OpenAPI operationId; derived from the method and path when absent (see `operationIdOf`). */
+  operationId?: string;
   handler(input: RouteInput<Output<PS>, Output<QS>, Output<BS>>): unknown;
 }
 

@@ -85,7 +85,7 @@ export const accountRoutes = [
     tags,
     auth: everyone,
     query: PageQuery,
-    body: searchBody(ACCOUNT_COLLECTION),
+    body: searchBody(ACCOUNT_COLLECTION).meta({ id: 'AccountSearchRequest' }),
     response: { description: 'A page of accounts', schema: PaginatedListOfAccountRead },
     textual: true,
     handler: ({ deps, principal, query, body }) => searchAccounts(deps.knex, principal, query, body),

@@ -37,7 +37,7 @@ export const authRoutes = [
     auth: 'public',
     body: MfaLoginRequest,
     response: { description: 'Tokens', schema: TokenResponse },
-    errors: [429],
+    errors: [401, 429],
     handler: ({ deps, body }) => loginWithMfa(deps, body),
   }),
   defineRoute({
@@ -50,6 +50,7 @@ export const authRoutes = [
     auth: 'public',
     body: RefreshRequest,
     response: { description: 'New tokens', schema: TokenResponse },
+    errors: [401],
     handler: ({ deps, body }) => refresh(deps, body.refreshToken),
   }),
 ];

@@ -71,7 +71,7 @@ export const recoveryRoutes: RouteDefinition[] = [
     auth: 'public',
     body: PasswordChangeRecoveryCodeRequest,
     response: { description: 'The password is changed', schema: PasswordChangeRecoveryCodeResponseDto },
-    errors: [429],
+    errors: [403, 429],
     handler: ({ deps, body, ctx }) => changePasswordWithRecoveryCode(deps, body, ctx.ip),
   }),
   unblockRoute('/api/account/unblock-recovery-code', ['Authentication']),
