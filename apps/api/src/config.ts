@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseSecretKey } from '@platform/db';
+import { parseSecretKey, RATE_LIMIT_MAX_WINDOW_MS } from '@platform/db';
 import { parseDuration } from '@platform/shared';
 import { z } from 'zod';
 
@@ -15,6 +15,11 @@ const duration = (fallback: string) =>
         return z.NEVER;
       }
     });
+
+/** A rate-limit window: the prune job deletes a window's count a day after it starts (EXPIRING_TABLES). */
+const WINDOW_TOO_LONG = `at most ${RATE_LIMIT_MAX_WINDOW_MS / 3_600_000}h: the prune job deletes rate-limit counts a day after their window starts`;
+const rateLimitWindow = (fallback: string) =>
+  duration(fallback).refine((ms) => ms <= RATE_LIMIT_MAX_WINDOW_MS, WINDOW_TOO_LONG);
 
 const byteSize = (fallback: string) =>
   z
@@ -41,6 +46,10 @@ const rateLimit = (fallback: string) =>
         if (!match || Number(match[1]) < 1) throw new Error();
         const windowMs = parseDuration(match[2]!);
         if (windowMs < 1000) throw new Error();
+        if (windowMs > RATE_LIMIT_MAX_WINDOW_MS) {
+          ctx.addIssue({ code: 'custom', message: `"${text}": the window must be ${WINDOW_TOO_LONG}` });
+          return z.NEVER;
+        }
         return { limit: Number(match[1]), windowMs };
       } catch {
         ctx.addIssue({
@@ -106,7 +115,7 @@ const ConfigSchema = z.object({
   /** How long a password-recovery code (mail) stays valid. */
   RECOVERY_CODE_TTL: duration('30m'),
   /** How long recovery stays blocked after the 5th wrong recovery code (spec part 8). */
-  RECOVERY_BLOCK_DURATION: duration('24h'),
+  RECOVERY_BLOCK_DURATION: rateLimitWindow('24h'),
   /** Policy DefaultRateLimitAuth of recover-password, per email address asked for. */
   RECOVERY_RATE_LIMIT_PER_EMAIL: rateLimit('5/15m'),
   /** Policy DefaultRateLimitAuth per client address (recover-password; change-password-with-recovery-code apart). */

@@ -1,4 +1,4 @@
-import { RATE_LIMIT_MAX_WINDOW_MS, type Knex } from '@platform/db';
+import type { Knex } from '@platform/db';
 import { AppError } from './errors';
 
 export interface RateLimitPolicy {
@@ -9,11 +9,6 @@ export interface RateLimitPolicy {
 }
 
 function windowStartOf(policy: RateLimitPolicy, now: Date): Date {
-  // the prune job deletes a window's count a day after it starts (EXPIRING_TABLES)
-  if (policy.windowMs > RATE_LIMIT_MAX_WINDOW_MS)
-    throw new Error(
-      `rate-limit policy ${policy.name}: a window longer than ${RATE_LIMIT_MAX_WINDOW_MS} ms would be pruned while in use`,
-    );
   return new Date(Math.floor(now.getTime() / policy.windowMs) * policy.windowMs);
 }
 

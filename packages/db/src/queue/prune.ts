@@ -59,7 +59,7 @@ export async function pruneAttemptStats(
  * Tables of short-lived rows the API writes and never deletes, with the column past which a row
  * is of no use, and how long after that it is kept:
  * - `rate_limit_hits`: a fixed window's count matters until the window ends; no policy's window
- *   is longer than a day (`consumeRateLimit` refuses one that is), so a row a day past its
+ *   is longer than a day (the API's configuration refuses one that is), so a row a day past its
  *   window's start is dead.
  * - `refresh_tokens` and `mfa_login_tokens`: once expired, the token's signature check refuses
  *   it before its row is read, so reuse detection (a used token presented again revokes its

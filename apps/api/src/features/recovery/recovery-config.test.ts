@@ -31,6 +31,18 @@ describe('recovery configuration', () => {
       /RECOVERY_RATE_LIMIT_PER_ADDRESS: .* is not a rate limit/,
     );
   });
+
+  it('refuses a block or a rate-limit window longer than the day the prune job keeps their counts', () => {
+    expect(loadConfig({ DATABASE_URL, RECOVERY_BLOCK_DURATION: '24h' }).RECOVERY_BLOCK_DURATION).toBe(
+      24 * 60 * MINUTE,
+    );
+    expect(() => loadConfig({ DATABASE_URL, RECOVERY_BLOCK_DURATION: '25h' })).toThrow(
+      /RECOVERY_BLOCK_DURATION: at most 24h: the prune job deletes rate-limit counts/,
+    );
+    expect(() => loadConfig({ DATABASE_URL, RECOVERY_RATE_LIMIT_PER_EMAIL: '5/48h' })).toThrow(
+      /RECOVERY_RATE_LIMIT_PER_EMAIL: "5\/48h": the window must be at most 24h/,
+    );
+  });
 });
 
 describe('an API with other recovery numbers', () => {
