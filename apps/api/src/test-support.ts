@@ -11,6 +11,7 @@ import { hashPassword } from './auth/passwords';
 import { TokenService } from './auth/tokens';
 import { testConfig, type Config } from './config';
 import type { AppDeps } from './deps';
+import { recordStatus } from './status-recorder';
 
 /** A clock tests can move. */
 export interface TestClock {
@@ -99,16 +100,18 @@ export async function startTestApi(
     deps,
     clock,
     url,
-    fetch: (path, init = {}) => {
+    fetch: async (path, init = {}) => {
       const { token, json, headers, ...rest } = init;
       const allHeaders = new Headers(headers);
       if (token) allHeaders.set('authorization', `Bearer ${token}`);
       if (json !== undefined) allHeaders.set('content-type', 'application/json');
-      return fetch(`${url}${path}`, {
+      const response = await fetch(`${url}${path}`, {
         ...rest,
         headers: allHeaders,
         body: json !== undefined ? JSON.stringify(json) : rest.body,
       });
+      recordStatus(rest.method ?? 'GET', path, response.status);
+      return response;
     },
     close: async () => {
       await deps.operations.stop();

@@ -77,6 +77,8 @@ function operation(route: RouteDefinition): ZodOpenApiOperationObject {
           description: route.response.description,
           content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: route.response!.schema! }])),
         };
+  // a download answers 304 to an `If-None-Match` that matches its entity tag (BinaryBody.etag)
+  if (binary) responses['304'] = { description: 'Not modified: `If-None-Match` matches the ETag. No body.' };
   const errorStatuses = new Set<number>([400, ...(route.errors ?? [])]);
   if (route.auth !== 'public') errorStatuses.add(401).add(403);
   for (const code of [...errorStatuses].sort()) {

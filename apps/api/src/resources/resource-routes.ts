@@ -40,6 +40,8 @@ export function resourceRoutes(def: ResourceDefinition): RouteDefinition[] {
   const page = Page(def.read).meta({ id: `PaginatedListOf${def.name}Read` });
   const idParams = z.strictObject({ id: pathId });
   const feature = def.conference ? ' Needs the conference feature of the caller’s party.' : '';
+  // every write may answer 409: a unique value already taken (the error middleware maps unique
+  // violations), or a row live children still point at (the definitions' own guards)
   const routes: RouteDefinition[] = [
     defineRoute({
       method: 'get',
@@ -101,7 +103,7 @@ export function resourceRoutes(def: ResourceDefinition): RouteDefinition[] {
       auth: { allow: writers, permission: `${def.permission}.Create` },
       body: def.write,
       response: { description: `The new ${def.name}`, schema: def.read },
-      errors: [404],
+      errors: [404, 409],
       handler: ({ deps, principal, body }) =>
         createResource(deps, principal, def, body as Record<string, unknown>),
     }),
@@ -115,7 +117,7 @@ export function resourceRoutes(def: ResourceDefinition): RouteDefinition[] {
       params: idParams,
       body: patchSchema(def),
       response: { description: `The updated ${def.name}`, schema: def.read },
-      errors: [404],
+      errors: [404, 409],
       handler: ({ deps, principal, params, body }) =>
         updateResource(deps, principal, def, params.id, body as Record<string, unknown>),
     }),
@@ -131,7 +133,7 @@ export function resourceRoutes(def: ResourceDefinition): RouteDefinition[] {
         auth: { allow: writers, permission: `${def.permission}.Delete` },
         params: idParams,
         status: 204,
-        errors: [404],
+        errors: [404, 409],
         handler: ({ deps, principal, params }) => deleteResource(deps, principal, def, params.id),
       }),
     );
