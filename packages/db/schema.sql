@@ -59,6 +59,22 @@ create table accounts (
   constraint accounts_pkey PRIMARY KEY (id)
 );
 
+create table conference_roles (
+  id integer default nextval('conference_roles_id_seq'::regclass) not null,
+  party_id integer not null,
+  conference_id integer not null,
+  holder_party_id integer not null,
+  role text not null,
+  created timestamp with time zone default now() not null,
+  last_modified timestamp with time zone,
+  deleted timestamp with time zone,
+  constraint conference_roles_conference_id_fkey FOREIGN KEY (conference_id) REFERENCES conferences(id),
+  constraint conference_roles_holder_party_id_fkey FOREIGN KEY (holder_party_id) REFERENCES parties(id),
+  constraint conference_roles_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id),
+  constraint conference_roles_pkey PRIMARY KEY (id),
+  constraint conference_roles_role_check CHECK ((role = ANY (ARRAY['chair'::text, 'minute_taker'::text, 'scrutineer'::text])))
+);
+
 create table conference_settings (
   id integer default nextval('conference_settings_id_seq'::regclass) not null,
   party_id integer not null,
@@ -831,6 +847,8 @@ create table work_orders (
 CREATE INDEX account_contact_details_account ON public.account_contact_details USING btree (account_id) WHERE (deleted IS NULL);
 CREATE UNIQUE INDEX accounts_email ON public.accounts USING btree (lower(email)) WHERE (deleted IS NULL);
 CREATE INDEX accounts_party ON public.accounts USING btree (party_id) WHERE (deleted IS NULL);
+CREATE UNIQUE INDEX conference_roles_office ON public.conference_roles USING btree (conference_id, role) WHERE (deleted IS NULL);
+CREATE INDEX conference_roles_party ON public.conference_roles USING btree (party_id) WHERE (deleted IS NULL);
 CREATE UNIQUE INDEX conference_settings_party ON public.conference_settings USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX conference_votes_option ON public.conference_votes USING btree (resolution_option_id) WHERE (deleted IS NULL);
 CREATE INDEX conference_votes_party ON public.conference_votes USING btree (party_id) WHERE (deleted IS NULL);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox, notifyWebhookDue } from '@platform/db';
-import { WebhookState } from '@platform/shared';
+import { WEBHOOK_USER_AGENT, WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProperty } from '../../api/src/features/webhooks/webhook-test-support';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/src/test-support';
@@ -107,7 +107,7 @@ const gap = (a: AttemptRow, b: AttemptRow) =>
 
 describe('wake-ups', () => {
   // first in the file, so no retry of another test is due and could wake the dispatcher instead
-  it('delivers a webhook written through the API at once: the NOTIFY wakes the dispatcher', async () => {
+  it('delivers a webhook written through the API at once (the NOTIFY wakes the dispatcher), as JSON with the platform user-agent', async () => {
     const party = await buildParty(api.deps, { type: 2 });
     const account = await buildAccount(api.deps, { partyId: party.id });
     const { accessToken } = await login(api, account.email);
@@ -124,6 +124,12 @@ describe('wake-ups', () => {
       initiatorPartyId: party.id,
       initiatorAccountId: account.id,
     });
+    // the headers as the target received them (spec 6.2): a JSON body, and a user-agent naming
+    // the platform so a receiver can tell its deliveries from other traffic
+    const { headers } = hook.requests[0]!;
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['user-agent']).toBe(WEBHOOK_USER_AGENT);
+    expect(headers['user-agent']).toMatch(/^PlatformWebhooks\/\d/);
   });
 
   it('picks up a retry falling due with its own timer, without any NOTIFY', async () => {

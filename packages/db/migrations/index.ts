@@ -15,6 +15,7 @@ import * as deliveryIsolation from './20261126000000_delivery_isolation';
 import * as operatorRecovery from './20261127000000_operator_recovery';
 import * as replay from './20261127000300_replay';
 import * as timePartitions from './20261128000000_time_partitions';
+import * as conferenceRoles from './20261129000000_conference_roles';
 import * as traceContext from './20261129120000_trace_context';
 
 /**
@@ -40,5 +41,6 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261127000000_operator_recovery', operatorRecovery],
   ['20261127000300_replay', replay],
   ['20261128000000_time_partitions', timePartitions],
+  ['20261129000000_conference_roles', conferenceRoles],
   ['20261129120000_trace_context', traceContext],
 ];

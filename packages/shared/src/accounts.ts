@@ -82,6 +82,22 @@ export const AccountBulkUpdate = z
   .meta({ id: 'BulkUpdateDtoOfInt32OfAccount' });
 export type AccountBulkUpdate = z.infer<typeof AccountBulkUpdate>;
 
+/**
+ * Body and answer of `/api/accounts/{id}/skip-multi-factor-authentication`: whether the account may
+ * skip its second factor by logging in with `skipMultiFactorAuthentication: true` (spec 2.3).
+ * Only an Admin reads or sets it; every change is audited.
+ */
+export const AccountMfaSkip = z
+  .strictObject({
+    allowed: z.boolean().meta({
+      description:
+        'true: a login with `skipMultiFactorAuthentication: true` answers tokens without asking for the ' +
+        'second factor; false (the default): the request field is ignored.',
+    }),
+  })
+  .meta({ id: 'AccountMfaSkip' });
+export type AccountMfaSkip = z.infer<typeof AccountMfaSkip>;
+
 /** Body of PUT /api/accounts/{id}/password. */
 export const ChangePasswordRequest = z
   .strictObject({

@@ -16,6 +16,7 @@ export const OPERATOR_ACTION_NAMES = [
   'registration.rotate-secret',
   'registration.pause',
   'registration.resume',
+  'account.mfa-skip',
 ] as const;
 export type OperatorActionName = (typeof OPERATOR_ACTION_NAMES)[number];
 

@@ -11,8 +11,9 @@ const partyId = z.number().int().min(1).max(2147483647);
  * The entity names a registration may subscribe to: the entities of spec 6.4 that the API
  * changes. Every one of them emits Created, Updated and Deleted (design part 6), including those
  * the spec marks "not yet"; ProcessFeed has no delete endpoint (spec 6.4), so its Deleted is
- * accepted but only a platform-side deletion would emit it. ConferenceRole is left out: its
- * changes are relation changes, which are unsupported, so a subscription could never fire.
+ * accepted but only a platform-side deletion would emit it. ConferenceRole, whose changes spec 6.4
+ * calls relation changes, is a resource of its own here (`/api/conference-roles`), so its
+ * Created, Updated and Deleted fire like its siblings' (docs/decisions.md).
  */
 export const WEBHOOK_ENTITY_NAMES = [
   'Party',
@@ -38,6 +39,7 @@ export const WEBHOOK_ENTITY_NAMES = [
   'Mandate',
   'ConferenceVote',
   'PredefinedVote',
+  'ConferenceRole',
   'TopicTemplate',
   'ResolutionTemplate',
   'ResolutionOptionTemplate',

@@ -3,6 +3,7 @@ import {
   ConferenceSettingsRead,
   ConferenceVoteRead,
   MandateRead,
+  ConferenceRoleRead,
   PredefinedVoteRead,
   ResolutionOptionRead,
   ResolutionOptionTemplateRead,
@@ -241,6 +242,15 @@ const CASES: Case[] = [
       },
       created: { instructions: null },
       patch: { instructions: 'Ja zu TOP 1', validUntil: null },
+    }),
+  },
+  {
+    name: 'ConferenceRole',
+    path: '/api/conference-roles',
+    read: ConferenceRoleRead,
+    build: async (side) => ({
+      body: { conferenceId: (await agenda(side)).conference.id, holderPartyId: side.ownerId, role: 'chair' },
+      patch: { role: 'minute_taker', holderPartyId: side.partyId },
     }),
   },
   {
@@ -724,6 +734,38 @@ describe('validation', () => {
 });
 
 describe('rules of the conference family', () => {
+  it('lets a registration subscribe to ConferenceRole, whose changes then make webhooks; one holder per office', async () => {
+    const registration = await postOk(api, '/api/webhook-registrations', pmc.token, {
+      targetUrl: 'http://127.0.0.1:9/roles',
+      targetAuthorization: { type: 0 },
+      enabledEvents: [{ entityName: 'conferencerole', type: 1 }],
+    });
+    expect(registration.enabledEvents).toEqual([
+      expect.objectContaining({ entityName: 'ConferenceRole', type: 1 }),
+    ]);
+    const conference = (await agenda(pmc)).conference;
+    const role = await postOk(api, '/api/conference-roles', pmc.token, {
+      conferenceId: conference.id,
+      holderPartyId: pmc.ownerId,
+      role: 'scrutineer',
+    });
+    const webhooks = await api.db
+      .knex('webhooks')
+      .join('entity_changes', 'entity_changes.id', 'webhooks.entity_change_id')
+      .where('webhooks.registration_id', registration.id)
+      .select('entity_changes.entity_name', 'entity_changes.entity_id', 'entity_changes.type');
+    expect(webhooks).toEqual([{ entity_name: 'ConferenceRole', entity_id: role.id, type: 1 }]);
+    await expectProblem(
+      await call('POST', '/api/conference-roles', pmc.token, {
+        conferenceId: conference.id,
+        holderPartyId: pmc.partyId,
+        role: 'scrutineer',
+      }),
+      409,
+      { detail: `Conference ${conference.id} already has a scrutineer` },
+    );
+  });
+
   it('keeps one live settings record per party (409) and captures nothing for the refused one', async () => {
     await subscribe(api, pmc.partyId, 'Settings');
     const settings = await postOk(api, '/api/conference-settings', pmc.token, {});

@@ -188,6 +188,11 @@ const CREATE: Record<string, Maker> = {
     grantorPartyId: world.user.id,
     proxyPartyId: world.broker.id,
   }),
+  ConferenceRole: async (need) => ({
+    conferenceId: await need('Conference'),
+    holderPartyId: world.user.id,
+    role: 'chair',
+  }),
   ConferenceVote: async (need) => ({
     votingSessionId: await need('VotingSession'),
     resolutionOptionId: await need('ResolutionOption'),

@@ -154,6 +154,12 @@ const CREATE: Record<string, Maker> = {
     grantorPartyId: voter(variant),
     proxyPartyId: world.broker.id,
   }),
+  // one holder per office and conference: each row holds an office of its own
+  ConferenceRole: async (need, variant) => ({
+    conferenceId: await need('Conference'),
+    holderPartyId: voter(variant),
+    role: ({ main: 'chair', spare: 'minute_taker', post: 'scrutineer' } as const)[variant],
+  }),
   ConferenceVote: async (need, variant) => ({
     votingSessionId: await need('VotingSession'),
     resolutionOptionId: await need('ResolutionOption'),
@@ -195,6 +201,7 @@ const PATCH: Record<string, (extra: (name: string) => Promise<number>) => Json |
   ResolutionOption: () => ({ label: 'Nein' }),
   VotingSession: () => ({ openedAt: '2025-01-01T09:00:00.000Z' }),
   Mandate: () => ({ instructions: 'Mit Ja stimmen' }),
+  ConferenceRole: () => ({ holderPartyId: world.broker.id }),
   ConferenceVote: () => ({ weight: 2 }),
   // its only patchable field: another option of the same resolution
   PredefinedVote: async (extra) => ({ resolutionOptionId: await extra('ResolutionOption') }),
@@ -356,6 +363,7 @@ async function buildFixtures(): Promise<Fixtures> {
       currentPassword: state.password,
       newPassword: NEW_PASSWORD,
     })),
+    'put /api/accounts/{id}/skip-multi-factor-authentication': json(() => ({ allowed: true })),
     'post /api/account-contact-details': json(() => ({
       accountId: target.id,
       type: 'phone',
@@ -779,7 +787,10 @@ describe('the control: the same requests under the genuine token of the claimed 
     // one after another, in ORDER (deletes last), reading the write log after each answer
     await writes.take();
     for (const operation of guarded) {
-      const answer = await send(operation, `Bearer ${world.pmc.full.token}`);
+      // an Admin-only operation (the MFA-skip setting) under the Admin's genuine token
+      const { auth } = routeFor(operation);
+      const adminOnly = auth !== 'public' && !auth.allow.includes(PartyType.PropertyManagementCompany);
+      const answer = await send(operation, `Bearer ${(adminOnly ? world.admin : world.pmc).full.token}`);
       const key = keyOf(operation);
       const written = await writes.take();
       if (answer.status < 200 || answer.status >= 300) {

@@ -263,6 +263,34 @@ export const MandateWrite = z
   .meta({ id: 'MandateWrite' });
 export type MandateWrite = z.infer<typeof MandateWrite>;
 
+// ---- ConferenceRole: who holds which office in a conference ----------------------------------------
+
+/** The offices of an owners' meeting: chair, minute taker, scrutineer (vote counter). */
+export const CONFERENCE_ROLES = ['chair', 'minute_taker', 'scrutineer'] as const;
+export type ConferenceRoleName = (typeof CONFERENCE_ROLES)[number];
+
+export const ConferenceRoleRead = z
+  .object({
+    ...EntityMeta,
+    partyId: PartyOfParent('conference'),
+    conferenceId: z.number().int(),
+    holderPartyId: z.number().int(),
+    role: z.enum(CONFERENCE_ROLES),
+  })
+  .meta({ id: 'ConferenceRoleRead' });
+export type ConferenceRoleRead = z.infer<typeof ConferenceRoleRead>;
+
+export const ConferenceRoleWrite = z
+  .strictObject({
+    conferenceId: FixedAtCreation('The conference it is for.'),
+    holderPartyId: Id.meta({ description: 'The party holding the office, in the caller’s scope.' }),
+    role: z
+      .enum(CONFERENCE_ROLES)
+      .meta({ description: 'The office; one live holder per office and conference (409 otherwise).' }),
+  })
+  .meta({ id: 'ConferenceRoleWrite' });
+export type ConferenceRoleWrite = z.infer<typeof ConferenceRoleWrite>;
+
 // ---- Votes: cast in a voting session, or before the meeting ----------------------------------------
 
 /** A vote's weight, as the voting method counts it (1 per head or unit, the share otherwise). */

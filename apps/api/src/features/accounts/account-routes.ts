@@ -1,5 +1,6 @@
 import {
   AccountBulkUpdate,
+  AccountMfaSkip,
   AccountPatch,
   AccountRead,
   AccountWrite,
@@ -32,7 +33,9 @@ import {
   listAccounts,
   readAccount,
   readAccountParty,
+  readMfaSkip,
   searchAccounts,
+  setMfaSkip,
   updateAccount,
 } from './account-service';
 
@@ -210,6 +213,34 @@ export const accountRoutes = [
     textual: true,
     errors: [404],
     handler: ({ deps, principal, params }) => readAccountParty(deps.knex, principal, params.id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/accounts/:id/skip-multi-factor-authentication',
+    summary: 'Whether an account may skip its second factor at login',
+    description: 'Admin only (spec 2.3).',
+    tags,
+    auth: { allow: [Admin], permission: 'Account.Read' },
+    params: idParams,
+    response: { description: 'The account’s setting', schema: AccountMfaSkip },
+    errors: [404],
+    handler: ({ deps, principal, params }) => readMfaSkip(deps.knex, principal, params.id),
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/api/accounts/:id/skip-multi-factor-authentication',
+    summary: 'Let an account skip its second factor at login, or stop it',
+    description:
+      'Admin only (spec 2.3). While allowed, a login with `skipMultiFactorAuthentication: true` answers ' +
+      'tokens without asking for the second factor; otherwise that request field is ignored. Audited as ' +
+      '`account.mfa-skip` (GET /api/operator-actions), also when the value stays as it was.',
+    tags,
+    auth: { allow: [Admin], permission: 'Account.Update' },
+    params: idParams,
+    body: AccountMfaSkip,
+    response: { description: 'The account’s new setting', schema: AccountMfaSkip },
+    errors: [404],
+    handler: ({ deps, principal, params, body }) => setMfaSkip(deps, principal, params.id, body),
   }),
   defineRoute({
     method: 'put',

@@ -1,4 +1,5 @@
 import {
+  type AccountMfaSkip,
   PartyType,
   TokenScope,
   type AccountContactDetailsRead,
@@ -28,6 +29,7 @@ import { consumeRateLimit, refundRateLimit, type RateLimitPolicy } from '../../h
 import { scopeToParties } from '../../http/scope';
 import { presentContactDetail, type ContactDetailRow } from '../contact-details/contact-detail-presenter';
 import { sendMail } from '../mail/mail-outbox';
+import { recordOperatorAction } from '../operator-actions/operator-action-service';
 import { runWrite } from '../write-path';
 import {
   ACCOUNT_COLUMNS,
@@ -414,4 +416,38 @@ export async function readAccountParty(knex: Knex, principal: Principal, id: num
   const account = await visibleAccount(knex, principal, id);
   const party = await Account.relatedQuery('party', knex).for(account.id).first();
   return presentParty(party!);
+}
+
+/** Whether account `id` may skip its second factor at login (Admin only; 404 when unknown). */
+export async function readMfaSkip(knex: Knex, principal: Principal, id: number): Promise<AccountMfaSkip> {
+  await visibleAccount(knex, principal, id);
+  const row = await knex('accounts').where({ id }).first('allow_skip_mfa');
+  return { allowed: row.allow_skip_mfa as boolean };
+}
+
+/**
+ * Sets whether account `id` may skip its second factor at login (spec 2.3), audited
+ * (`account.mfa-skip`, with the previous and new value) in the same transaction, also when the
+ * value stays as it was (`changed` 0).
+ */
+export function setMfaSkip(
+  deps: AppDeps,
+  principal: Principal,
+  id: number,
+  body: AccountMfaSkip,
+): Promise<AccountMfaSkip> {
+  return runWrite(deps, principal, async ({ trx, now }) => {
+    await visibleAccount(trx, principal, id, true);
+    const before = await trx('accounts').where({ id }).first('allow_skip_mfa');
+    const changed = before.allow_skip_mfa !== body.allowed;
+    if (changed) {
+      await trx('accounts').where({ id }).update({ allow_skip_mfa: body.allowed, last_modified: now });
+    }
+    await recordOperatorAction(trx, principal, {
+      action: 'account.mfa-skip',
+      changed: changed ? 1 : 0,
+      detail: { accountId: id, previous: before.allow_skip_mfa as boolean, allowed: body.allowed },
+    });
+    return { allowed: body.allowed };
+  });
 }

@@ -404,6 +404,58 @@ describe('login of an enrolled account', () => {
     );
   });
 
+  it('lets an Admin allow an account to skip its second factor, audited; no one else may', async () => {
+    const account = await enrolledAccount();
+    const path = `/api/accounts/${account.id}/skip-multi-factor-authentication`;
+    const put = (token: string, allowed: unknown) =>
+      api.fetch(path, { method: 'PUT', token, json: { allowed } });
+    const skipLogin = () =>
+      postLogin({ email: account.email, password: TEST_PASSWORD, skipMultiFactorAuthentication: true });
+
+    // not an Admin: refused, also the account's own company and the account itself
+    for (const token of [world.pmc.full.token, world.user.full.token, account.accessToken]) {
+      expect((await put(token, true)).status).toBe(403);
+      expect((await api.fetch(path, { token })).status).toBe(403);
+    }
+    await expectProblem(await put(world.admin.full.token, 'yes'), 400, {
+      errors: { allowed: [expect.any(String)] },
+    });
+    expect((await put(world.admin.full.token, true)).status).toBe(200);
+    expect(await (await api.fetch(path, { token: world.admin.full.token })).json()).toEqual({
+      allowed: true,
+    });
+
+    const skipped = await skipLogin();
+    expect(skipped.status).toBe(200);
+    expect(Object.keys((await skipped.json()) as Tokens).sort()).toEqual(['accessToken', 'refreshToken']);
+
+    const audit = await api.fetch('/api/operator-actions?action=account.mfa-skip', {
+      token: world.admin.full.token,
+    });
+    const { items } = (await audit.json()) as {
+      items: { accountId: number; changed: number; detail: unknown }[];
+    };
+    expect(items[0]).toMatchObject({
+      accountId: world.admin.full.id,
+      changed: 1,
+      detail: { accountId: account.id, previous: false, allowed: true },
+    });
+
+    // taken back: the second factor is asked for again
+    expect(await (await put(world.admin.full.token, false)).json()).toEqual({ allowed: false });
+    await mfaTokenOf(account.email, { skipMultiFactorAuthentication: true });
+    expect((await put(world.admin.full.token, true)).status).toBe(200);
+    expect(
+      (
+        await api.fetch('/api/accounts/2147483647/skip-multi-factor-authentication', {
+          method: 'PUT',
+          token: world.admin.full.token,
+          json: { allowed: true },
+        })
+      ).status,
+    ).toBe(404);
+  });
+
   it('makes the mfaToken no access token and no refresh token', async () => {
     const account = await enrolledAccount();
     const mfaToken = await mfaTokenOf(account.email);

@@ -235,11 +235,6 @@ describe('POST /api/webhook-registrations', () => {
         /Unknown entity name "Spaceship"/,
       ],
       [
-        { enabledEvents: [{ entityName: 'ConferenceRole', type: 2 }] },
-        'enabledEvents.0.entityName',
-        /Unknown entity name/,
-      ],
-      [
         {
           enabledEvents: [
             { entityName: 'Unit', type: 1 },

@@ -1,5 +1,7 @@
 import {
   ConferenceRead,
+  ConferenceRoleRead,
+  ConferenceRoleWrite,
   ConferenceSettingsRead,
   ConferenceSettingsWrite,
   ConferenceVoteRead,
@@ -223,6 +225,7 @@ export const conferenceResource = defineConferenceResource({
     ['topics', 'conference_id', 'topics'],
     ['voting_sessions', 'conference_id', 'voting sessions'],
     ['mandates', 'conference_id', 'mandates'],
+    ['conference_roles', 'conference_id', 'roles'],
   ]),
 });
 
@@ -445,6 +448,31 @@ export const mandateResource = defineConferenceResource({
   },
 });
 
+export const conferenceRoleResource = defineConferenceResource({
+  name: 'ConferenceRole',
+  path: '/api/conference-roles',
+  table: 'conference_roles',
+  read: ConferenceRoleRead,
+  write: ConferenceRoleWrite,
+  fields: { conferenceId: 'integer', holderPartyId: 'integer', role: 'string' },
+  sortable: ['conferenceId', 'holderPartyId', 'role'],
+  relations: {
+    conferenceId: { table: 'conferences', name: 'Conference' },
+    holderPartyId: party('Party'),
+  },
+  createOnly: ['conferenceId'],
+  owner: partyOfParent('conferences', 'conferenceId'),
+  async validate(values, { trx, current }) {
+    await assertNoOther(
+      trx,
+      'conference_roles',
+      { conference_id: values.conference_id, role: values.role },
+      current,
+      `Conference ${String(values.conference_id)} already has a ${String(values.role)}`,
+    );
+  },
+});
+
 export const conferenceVoteResource = defineConferenceResource({
   name: 'ConferenceVote',
   path: '/api/conference-votes',
@@ -559,6 +587,7 @@ export const conferenceResources: ResourceDefinition[] = [
   mandateResource,
   conferenceVoteResource,
   predefinedVoteResource,
+  conferenceRoleResource,
   topicTemplateResource,
   resolutionTemplateResource,
   resolutionOptionTemplateResource,

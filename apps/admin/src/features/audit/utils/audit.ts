@@ -16,6 +16,7 @@ export const OPERATOR_ACTION_LABELS: Readonly<Record<OperatorActionName, string>
   'registration.rotate-secret': 'Rotate secret',
   'registration.pause': 'Pause registration',
   'registration.resume': 'Resume registration',
+  'account.mfa-skip': 'Account MFA skip',
 };
 
 export function operatorActionLabel(action: string): string {
