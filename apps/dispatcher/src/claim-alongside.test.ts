@@ -40,6 +40,15 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** Claims of this database running right now. */
+const claimsRunning = async () => {
+  const { rows } = await db.knex.raw<{ rows: { count: number }[] }>(
+    `select count(*)::int as count from pg_stat_activity
+      where datname = current_database() and state = 'active' and query like 'with recursive regs(id)%'`,
+  );
+  return rows[0]!.count;
+};
+
 /** Claims of this database waiting for a lock right now (the claim's text is longer than pg_stat_activity keeps). */
 const claimsWaitingForALock = async () => {
   const { rows } = await db.knex.raw<{ rows: { count: number }[] }>(
@@ -77,6 +86,9 @@ it('claims work announced during a held-up claim without waiting for that claim'
   });
   await dispatcher.start();
   await eventually(() => dispatcher!.health().listening, { what: 'the dispatcher does not listen' });
+  // the claims of the start and of LISTEN's wake-up have answered: the loop sleeps
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await eventually(async () => (await claimsRunning()) === 0, { what: 'the start-up claims did not answer' });
   // the loop claims the work this announces and waits for the lock
   await seedChange(db.knex, propertyChange(slowParty, 1));
   await eventually(async () => (await claimsWaitingForALock()) === 1, { what: 'the claim is not held up' });

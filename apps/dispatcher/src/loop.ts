@@ -279,7 +279,8 @@ export class DeliveryLoop {
       .finally(() => {
         this.claimingRows -= wanted;
         this.alongside = undefined;
-        this.nudge();
+        // more to claim, or room the loop left for this claim is free again
+        if (this.mayHaveWork) this.nudge();
       });
   }
 
