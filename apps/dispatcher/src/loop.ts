@@ -82,14 +82,6 @@ export class DeliveryLoop {
   private retryDueDuringClaim = Infinity;
   private readonly clock: Clock;
   private lastTurn = 0;
-  /** Whether the loop's own claim is on its way. */
-  private claiming = false;
-  /** Rows the claims on their way may still bring: the loop leaves room for them. */
-  private claimingRows = 0;
-  /** A claim a wake-up started while the loop's own was on its way (at most one). */
-  private alongside: Promise<void> | undefined;
-  /** The wake-ups counted when the latest claim alongside began: its snapshot covers their work. */
-  private wakesCovered = 0;
 
   constructor(private readonly options: DeliveryLoopOptions) {
     this.clock = options.clock ?? systemClock;
@@ -123,9 +115,6 @@ export class DeliveryLoop {
   wake(): void {
     this.wakes++;
     this.mayHaveWork = true;
-    // the loop's claim on its way may have read its snapshot before this work was committed:
-    // claim alongside it now instead of after its answer (the commit → target latency)
-    if (this.claiming && !this.alongside) this.claimAlongside();
     this.nudge();
   }
 
@@ -144,7 +133,6 @@ export class DeliveryLoop {
     this.running = false;
     this.wake();
     await this.loop;
-    await this.alongside;
     const buffered = this.buffer.splice(0);
     for (const { webhook } of buffered) this.options.limits.unbuffered(webhook.target_id);
     await this.handBack(buffered.map((b) => b.webhook.id));
@@ -168,7 +156,7 @@ export class DeliveryLoop {
    * rest (nothing buffered, a slot free) any due work is claimed at once.
    */
   private async run(): Promise<void> {
-    const { logger, batchSize, concurrency, pollMs } = this.options;
+    const { knex, logger, batchSize, concurrency, leaseMs, dispatcherId, pollMs } = this.options;
     const clock = this.clock;
     const capacity = 2 * concurrency;
     const refillAt = Math.max(1, Math.ceil(capacity / 4));
@@ -178,7 +166,7 @@ export class DeliveryLoop {
       this.woken = false;
       this.launchBuffered();
       if (clock.now() >= this.dueAt) this.mayHaveWork = true;
-      const room = capacity - this.inFlight - this.buffer.length - this.claimingRows;
+      const room = capacity - this.inFlight - this.buffer.length;
       // a free slot that nothing buffered may take (empty, or every buffered target at its limit)
       const starving = this.inFlight < concurrency;
       if (!this.mayHaveWork || room <= 0 || (!starving && room < refillAt)) {
@@ -194,19 +182,20 @@ export class DeliveryLoop {
       this.retryDueDuringClaim = Infinity;
       const wakesBefore = this.wakes;
       const { limits } = this.options;
-      this.claiming = true;
-      this.claimingRows += wanted;
       try {
-        claim = await this.claim(wanted);
+        claim = await claimWebhooks(knex, {
+          batch: wanted,
+          leaseMs,
+          dispatcherId,
+          rooms: limits.rooms(),
+          defaultRoom: limits.defaultRoom(),
+        });
         failures = 0;
       } catch (error) {
         failures++;
         logger.error({ err: error }, 'claim failed; retrying');
         await this.sleep(Math.min(pollMs, 100 * 2 ** Math.min(failures, 6)));
         continue;
-      } finally {
-        this.claiming = false;
-        this.claimingRows -= wanted;
       }
       limits.setWaiting(claim.cappedTargets);
       this.take(claim.leased, claimedAt, new Set(claim.openTargets));
@@ -219,69 +208,11 @@ export class DeliveryLoop {
       // Unless a wake-up came while it ran: the claim read one snapshot, taken when it began, so
       // the work a NOTIFY announced meanwhile may have been invisible to it (and to the next due
       // time it answered). Claim again rather than sleep on it.
-      // A claim alongside, begun after those wake-ups, covers them (it reports itself if it came
-      // back full).
-      if (this.wakes === Math.max(wakesBefore, this.wakesCovered)) this.mayHaveWork = false;
+      if (this.wakes === wakesBefore) this.mayHaveWork = false;
       const now = clock.now();
       const untilNext = claim.nextDueAt ? new Date(claim.nextDueAt).getTime() - now : pollMs;
       this.dueAt = Math.min(now + Math.max(0, Math.min(untilNext, pollMs)), this.retryDueDuringClaim);
     }
-  }
-
-  /** Claims up to `wanted` due webhooks, within the per-target rooms the limits give. */
-  private claim(wanted: number): Promise<Claim> {
-    const { knex, leaseMs, dispatcherId, limits } = this.options;
-    return claimWebhooks(knex, {
-      batch: wanted,
-      leaseMs,
-      dispatcherId,
-      rooms: limits.rooms(),
-      defaultRoom: limits.defaultRoom(),
-    });
-  }
-
-  /**
-   * A wake-up came while the loop's own claim was on its way: that claim's snapshot may predate
-   * the announced work, so claim it now, beside it, rather than one round trip later. Both claims
-   * lease with `skip locked` and only group heads are claimable, so they never take the same row
-   * nor two webhooks of one group; a target's rows they bring beyond its room wait in the buffer.
-   */
-  private claimAlongside(): void {
-    const { batchSize, concurrency, logger } = this.options;
-    // the loop's claim asked for all the room, but at rest it brings a row or two: room is left
-    // unless the slots are all busy; what both bring beyond the buffer's size waits in it
-    const room = 2 * concurrency - this.inFlight - this.buffer.length;
-    if (!this.running || this.inFlight >= concurrency || room <= 0) return;
-    const wanted = Math.min(room, batchSize);
-    const claimedAt = this.clock.now();
-    this.wakesCovered = this.wakes;
-    this.claimingRows += wanted;
-    this.alongside = this.claim(wanted)
-      .then(
-        (claim) => {
-          this.take(claim.leased, claimedAt, new Set(claim.openTargets));
-          // the loop's claim, if still on its way, sets the timer from an older snapshot
-          if (claim.nextDueAt) {
-            const due = new Date(claim.nextDueAt).getTime();
-            this.retryDueDuringClaim = Math.min(this.retryDueDuringClaim, due);
-            this.dueAt = Math.min(this.dueAt, due);
-          }
-          // a full batch: more may be due; count it as a wake-up so the loop claims again
-          if (claim.leased.length === wanted || claim.more) this.wakes++;
-          this.mayHaveWork ||= claim.leased.length === wanted || claim.more;
-        },
-        (error: unknown) => {
-          logger.warn({ err: error }, 'claim failed; the loop claims again');
-          this.wakes++;
-          this.mayHaveWork = true;
-        },
-      )
-      .finally(() => {
-        this.claimingRows -= wanted;
-        this.alongside = undefined;
-        // more to claim, or room the loop left for this claim is free again
-        if (this.mayHaveWork) this.nudge();
-      });
   }
 
   /**
