@@ -8,8 +8,8 @@ import { STATUS_DIR, readObserved, statusFileOf } from './status-recorder';
  * observed (`status-recorder.ts`) should each be documented in OpenAPI, or be listed in
  * docs/openapi-status-gaps.md. Checked per file in its `afterAll`, so parallel workers never wait
  * for each other and a report names the file whose tests saw the status. A gap is written to
- * `<STATUS_DIR>/gaps/` and warned about; with `API_STATUS_CHECK=strict` it fails the file (not the
- * default yet: the whole API suite has not been run against the list, see that page).
+ * `<STATUS_DIR>/gaps/` and fails the file; `API_STATUS_CHECK=warn` only warns (to collect every gap
+ * of a run at once).
  */
 const testFile = expect.getState().testPath ?? '';
 
@@ -36,6 +36,6 @@ afterAll(async () => {
   mkdirSync(join(STATUS_DIR, 'gaps'), { recursive: true });
   writeFileSync(join(STATUS_DIR, 'gaps', basename(statusFileOf(testFile))), JSON.stringify(gaps));
   const message = 'statuses the tests observed that OpenAPI does not document';
-  if (process.env.API_STATUS_CHECK === 'strict') expect(gaps, message).toEqual([]);
+  if (process.env.API_STATUS_CHECK !== 'warn') expect(gaps, message).toEqual([]);
   else console.warn(`${message} (${testFile}):\n${gaps.map((gap) => `- \`${gap}\``).join('\n')}`);
 });

@@ -67,7 +67,7 @@ export const gen1AuthRoutes = [
     tags: ['Gen1'],
     auth: 'public',
     body: Gen1MfaLoginRequest,
-    errors: [429],
+    errors: [401, 429],
     handler: async ({ deps, body }) =>
       gen1Answer(deps, await loginWithMfa(deps, { mfaToken: body.mfa_token, code: body.code })),
   }),
@@ -78,6 +78,7 @@ export const gen1AuthRoutes = [
     tags: ['Gen1'],
     auth: 'public',
     body: Gen1RefreshRequest,
+    errors: [401],
     handler: async ({ deps, body }) => gen1Answer(deps, await refresh(deps, body.refresh_token)),
   }),
 ];

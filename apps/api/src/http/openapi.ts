@@ -30,6 +30,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request: the ProblemDetails `errors` name each invalid field.',
   403: 'The caller’s party type, permission or token scope does not allow this operation.',
   404: 'Not found, or outside the caller’s scope.',
+  406: 'None of the media types in `Accept` is one this operation answers.',
   409: 'Conflicts with existing data.',
   413: 'The request body is too large.',
   415: 'The request body has a media type this operation does not take.',
@@ -81,6 +82,10 @@ function operation(route: RouteDefinition): ZodOpenApiOperationObject {
   if (binary) responses['304'] = { description: 'Not modified: `If-None-Match` matches the ETag. No body.' };
   const errorStatuses = new Set<number>([400, ...(route.errors ?? [])]);
   if (route.auth !== 'public') errorStatuses.add(401).add(403);
+  // what the router answers for every route of the kind (router.ts): Accept it cannot serve, and
+  // a body too large or of another media type
+  if (route.status !== 204 && !binary) errorStatuses.add(406);
+  if (route.body || route.multipart) errorStatuses.add(413).add(415);
   for (const code of [...errorStatuses].sort()) {
     responses[String(code)] =
       code === 401

@@ -128,6 +128,8 @@ export const accountRoutes = [
     auth: everyone,
     response: { description: 'The caller’s account', schema: AccountRead },
     textual: true,
+    // a deleted account's token is still valid until it expires
+    errors: [404],
     handler: ({ deps, principal }) => readAccount(deps.knex, principal, principal.accountId),
   }),
   defineRoute({
