@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 /**
  * Records every (method, path, status) a test file observes through the shared test HTTP client
  * (`startTestApi().fetch`), one JSON file per test file under a temp dir, so that a check (run in
- * the same file's `afterAll`, see `vitest.setup.ts`) can assert each is documented in OpenAPI.
+ * the same file's `afterAll`, see `status-check.setup.ts`) can assert each is documented in OpenAPI.
  * A file per test file keeps parallel vitest workers from writing the same file.
  */
 export interface ObservedStatus {

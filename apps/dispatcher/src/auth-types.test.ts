@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { TokenScope, WEBHOOK_USER_AGENT, WebhookAuthType } from '@platform/shared';
+import { TokenScope, WebhookAuthType } from '@platform/shared';
 import {
   eventually,
   startDispatcher,
@@ -165,7 +165,7 @@ describe('target authorization and signatures, as the target sees them', () => {
     expect(payload.exp! - payload.iat!).toBe(30 * 60);
   });
 
-  it('signs every delivery as Standard Webhooks, as JSON with the platform user-agent, verified by the standardwebhooks library with the secret shown at registration', async () => {
+  it('signs every delivery as Standard Webhooks, verified by the standardwebhooks library with the secret shown at registration', async () => {
     const requests = received();
     expect(requests).toHaveLength(5);
     for (const [type, registration] of registrations) {
@@ -174,8 +174,6 @@ describe('target authorization and signatures, as the target sees them', () => {
       expect(verifier.verify(request.body, request.headers)).toEqual(JSON.parse(request.body));
       const webhook = await api.db.knex('webhooks').where({ registration_id: registration.id }).first('id');
       expect(request.headers['webhook-id']).toBe(String(webhook.id));
-      expect(request.headers['content-type']).toBe('application/json');
-      expect(request.headers['user-agent']).toBe(WEBHOOK_USER_AGENT);
       // the library does check: another registration's secret or a changed byte fails
       const otherSecret = registrations.get((type + 1) % 5)!.signingSecret;
       expect(() => new Webhook(otherSecret).verify(request.body, request.headers)).toThrow();
