@@ -18,7 +18,10 @@ export interface FlusherOptions {
   knex: Knex;
   logger: Logger;
   dispatcherId: string;
-  /** How long a claim holds its rows; a released group's next webhook is leased as long. */
+  /**
+   * How long a claim holds its rows, longer than a delivery can take; a released group's next
+   * webhook is leased as long.
+   */
   leaseMs: number;
   /** When breakers open and registrations are disabled. */
   policy: HealthPolicy;

@@ -70,8 +70,8 @@ export class Launcher {
   /**
    * Takes webhooks leased to us: an interrupted try or a webhook of an open-circuit target is
    * recorded at once, without a request; the rest is buffered and launched as free slots and
-   * their targets' limits allow. Hands them back once the loop stopped. `claimedAt` is when the statement
-   * that leased them was sent.
+   * their targets' limits allow. Hands them back once the loop stopped. `claimedAt` is when the
+   * statement that leased them was sent.
    */
   take(leased: readonly ClaimedWebhook[], claimedAt: number, openTargets?: ReadonlySet<number>): void {
     const deliverable = leased.filter((webhook) => !webhook.registration_deleted);

@@ -13,11 +13,11 @@ export interface DeliveryLoopOptions extends Omit<LauncherOptions, 'clock'>, Omi
 }
 
 /**
- * The claim → deliver → complete loop ([docs/dispatcher.md › Structure](../../../docs/dispatcher.md#structure)).
- * Claims due webhooks in batches sized to the free delivery slots and keeps claiming while
- * batches come back full; otherwise sleeps until a NOTIFY (`wake`), the earliest future
- * `next_attempt_at`, or the fallback poll. The `Launcher` delivers what it claims; the
- * `ResultFlusher` writes the results and hands back the groups' next webhooks they leased.
+ * The claim → deliver → complete loop (docs/dispatcher.md#structure). Claims due webhooks in
+ * batches sized to the free delivery slots and keeps claiming while batches come back full;
+ * otherwise sleeps until a NOTIFY (`wake`), the earliest future `next_attempt_at`, or the
+ * fallback poll. The `Launcher` delivers what it claims; the `ResultFlusher` writes the results
+ * and reports the groups' next webhooks they leased to us.
  */
 export class DeliveryLoop {
   private running = false;
@@ -42,7 +42,8 @@ export class DeliveryLoop {
   private readonly launcher: Launcher;
 
   constructor(private readonly options: DeliveryLoopOptions) {
-    const clock = (this.clock = options.clock ?? systemClock);
+    this.clock = options.clock ?? systemClock;
+    const clock = this.clock;
     const { limits } = options;
     this.flusher = new ResultFlusher({ ...options, clock }, (report) => this.written(report));
     this.launcher = new Launcher(
