@@ -604,7 +604,7 @@ async function report(input: {
 
   // Duplicates. A kill explains one only if the webhook was leased to the killed dispatcher and
   // its first 2xx came before the kill (the victim delivered it and died before recording it).
-  // What the outage can cost (apps/dispatcher/src/loop.ts): deliveries go on while Postgres is
+  // What the outage can cost (apps/dispatcher/src/flusher.ts): deliveries go on while Postgres is
   // down, but their results cannot be written. The flusher retries a failed write after 0.2,
   // 0.4, 0.8, 1.6, 3.2 … s, each wait twice the one before, so the wait under way when the
   // database comes back ends at most (time since the first failure + 0.2 s) later; the pool drops
