@@ -147,7 +147,7 @@ async function runHarness(dir: string, env: NodeJS.ProcessEnv, args: string[]): 
   if (code !== 0) throw new Error(`the peer benchmark exited with ${code}`);
 }
 
-/** The body the peers POST and ours (spec 6.2 around the same entity), in bytes. */
+/** The body the peers POST and ours (docs/webhooks.md#the-delivery-request around the same entity), in bytes. */
 async function bodySizes(dir: string) {
   const harness = (await import(pathToFileURL(join(dir, 'lib/common.mjs')).href)) as {
     BODY_BYTES: number;
