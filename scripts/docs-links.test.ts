@@ -113,7 +113,7 @@ describe('links into docs/', () => {
 
   it('computes anchors as GitHub does', () => {
     expect(anchorOf('What the target receives')).toBe('what-the-target-receives');
-    expect(anchorOf('Webhooks (issue 18)')).toBe('webhooks-issue-18');
+    expect(anchorOf('Pause, resume (and disable)')).toBe('pause-resume-and-disable');
     expect(anchorOf('Tokens: one account, two kinds of token')).toBe('tokens-one-account-two-kinds-of-token');
     expect(anchorOf('The fair claim (`packages/db/src/queue/claim.ts`)')).toBe(
       'the-fair-claim-packagesdbsrcqueueclaimts',
