@@ -254,13 +254,10 @@ export const WebhookRegistrationWrite = z
         });
       })
       .meta({ description: 'The (entityName, type) pairs to deliver; unique, at least one.' }),
-    shouldGroup: z
-      .boolean()
-      .optional()
-      .meta({
-        description:
-          'Deliver the changes of one entity one at a time, in the order they were made; a Failed webhook holds the later ones until an operator ends or retries it, unless shouldGroupContinueAfterFail. Default false.',
-      }),
+    shouldGroup: z.boolean().optional().meta({
+      description:
+        'Deliver the changes of one entity one at a time, in the order they were made; a Failed webhook holds the later ones until an operator ends or retries it, unless shouldGroupContinueAfterFail. Default false.',
+    }),
     shouldGroupContinueAfterFail: z.boolean().optional().meta({
       description:
         'With shouldGroup: a Failed webhook does not hold back the later ones of its group. Default false.',
