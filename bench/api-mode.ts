@@ -175,7 +175,7 @@ export async function apiMode(context: BenchContext, options: { seconds: number;
       barePatchMachineCpuMs: barePatch.machineCpuMsPerRequest,
       bareWebhooksPerPatch: barePatch.webhooksPerPatch,
       bareErrors: bareGet.errors + barePatch.errors,
-      // the API's rate as a share of the bare handler's, per route (issue 17's target: ≥ 0.6)
+      // the API's rate as a share of the bare handler's, per route (the target: ≥ 0.6)
       getApiVsBare: round(get.perSecond / bareGet.perSecond, 2),
       patchApiVsBare: round(patch.perSecond / barePatch.perSecond, 2),
       dispatcherRssMb: rssMb,

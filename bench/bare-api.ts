@@ -1,5 +1,5 @@
 /**
- * The bare-handler baseline of `pnpm bench --api` (issue 17 item 1): GET /api/properties and
+ * The bare-handler baseline of `pnpm bench --api` (docs/performance.md#the-modes): GET /api/properties and
  * PATCH /api/properties/{id} on plain `node:http` and a `pg` Pool, no framework layers, doing the
  * SQL a correct implementation needs and answering the API's JSON shapes, so the API's rate can
  * be reported as a ratio of this one's on the same machine and database.

@@ -35,7 +35,7 @@ const rounded = (summary: LatencySummary) => ({
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
- * The isolation mode (issue 15): ten healthy tenants at ten origins and a tenant with a dead
+ * The isolation mode (docs/performance.md#the-modes): ten healthy tenants at ten origins and a tenant with a dead
  * endpoint and a healthy second one (the scenario of packages/testkit/src/isolation.ts, which the
  * dispatcher's isolation test runs too). Each run gets a fresh database and dispatcher (the
  * production bundle, WEBHOOK_TIMEOUT 2 s, the breaker at its defaults), warms up for a second,

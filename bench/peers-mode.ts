@@ -58,7 +58,7 @@ const median = (values: number[]): number => {
 };
 
 /**
- * The peers mode (issue 17 item 0): our dispatcher in the peer benchmark's own run, interleaved
+ * The peers mode (docs/performance.md#the-modes): our dispatcher in the peer benchmark's own run, interleaved
  * with graphile-worker and pg-boss. The harness is copied to a temporary folder and installed
  * there (npm ci, kept while its lock file is unchanged), our adapter (bench/peers/platform.mjs)
  * is added to it, and each round runs, in this order: the queue statements alone (the `--queue`
@@ -147,7 +147,7 @@ async function runHarness(dir: string, env: NodeJS.ProcessEnv, args: string[]): 
   if (code !== 0) throw new Error(`the peer benchmark exited with ${code}`);
 }
 
-/** The body the peers POST and ours (spec 6.2 around the same entity), in bytes. */
+/** The body the peers POST and ours (docs/webhooks.md#the-delivery-request around the same entity), in bytes. */
 async function bodySizes(dir: string) {
   const harness = (await import(pathToFileURL(join(dir, 'lib/common.mjs')).href)) as {
     BODY_BYTES: number;

@@ -14,7 +14,7 @@ const ROUNDS = 3;
 const KEYSET_TABLE = 'webhook_attempts_keyset';
 
 /**
- * The retention of attempts as the prune job ran it before issue 17 (`pruneAttempts`, replaced by
+ * The retention of attempts as the prune job ran it before time partitioning (`pruneAttempts`, replaced by
  * the partition drop): up to PRUNE_BATCH of the oldest attempts through the index on `created`,
  * deleted by id, statement after statement until one deletes fewer. Answers the rows deleted.
  */

@@ -14,7 +14,7 @@ export {
   type BenchRegistration,
 } from '@platform/testkit';
 
-/** A Property Management Company party (spec 6.1.3: only those use webhooks). */
+/** A Property Management Company party (only those use webhooks: docs/webhooks.md#who-may-call-them). */
 export const seedParty = (knex: Knex): Promise<number> => seedTestParty(knex, 'Bench PMC');
 
 /**

@@ -27,7 +27,7 @@ export async function throughputMode(context: BenchContext, count: number) {
   log(`throughput: seeding ${count} webhooks`);
   await seedBacklog(db.knex, registration, count);
 
-  // the requests the dispatcher will send (body of spec 6.2 and the Standard Webhooks headers),
+  // the requests the dispatcher will send (the delivery body and the Standard Webhooks headers),
   // all built before the clock starts: the raw figure measures HTTP alone
   const event = await db.knex('webhook_events').where({ id: registration.eventId }).first();
   const changes = await db

@@ -26,7 +26,7 @@ import { startWebhookTarget, type WebhookTargetServer } from './fixtures/webhook
 
 const resultsDir = join(import.meta.dirname, 'test-results');
 
-/** Seven attempts (spec part 8) that all fall due within a couple of seconds. */
+/** Seven attempts (docs/webhooks.md#retries) that all fall due within a couple of seconds. */
 const RETRY_SCHEDULE = '0s,200ms,200ms,200ms,200ms,200ms,200ms';
 /** A start on a loaded 2-core CI machine (initdb, migrations, seed, tsx) takes a while. */
 const START_TIMEOUT_MS = 240_000;

@@ -1,6 +1,6 @@
 // Bundles the API into one ES module, dist/main.mjs, for production: `node dist/main.mjs` (its
 // `start` script). Plain Node then runs compiled JavaScript, without tsx's loader thread and
-// per-module transform (docs/performance.md, "Issue 17: API CPU").
+// per-module transform (docs/performance.md#api-cpu).
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { nodeBundleOptions } from '../../scripts/node-bundle.mjs';

@@ -47,7 +47,7 @@ export default {
       process: 'the production bundle, imported into the harness worker process',
       enqueue: 'one statement per batch: entity_changes and their webhooks (Created, due now)',
       attemptInsert: "the dispatcher's own webhook_attempts rows (public.attempts is a view of them)",
-      body: "spec 6.2 body around the harness webhook's entity, signed (Standard Webhooks)",
+      body: "our delivery body around the harness webhook's entity, signed (Standard Webhooks)",
     };
   },
 

@@ -1,5 +1,5 @@
 /**
- * Issue 19: on a fresh start, the console shows within 60 s of "The platform is running"
+ * The demo's first minute (README, "The first minute"): on a fresh start, the console shows within 60 s of "The platform is running"
  * deliveries, a Retrying webhook and a blocked group. Starts scripts/start.ts as `pnpm start` does
  * (development, the demo on, no retry schedule given), on a fresh data folder (embedded Postgres,
  * or a new database on DATABASE_URL's server), free ports and an admin UI it builds itself.

@@ -47,7 +47,7 @@ export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = RO
   app.use(adminStatic(deps.config.ADMIN_DIST_DIR));
   app.use(meta.routes());
   app.use(router.routes());
-  // the Gen1 legacy API at root paths, with its own tokens (spec part 9)
+  // the Gen1 legacy API at root paths, with its own tokens (docs/gen1-to-gen2.md)
   app.use(gen1Api(deps));
   app.use(allowedMethods(router));
   // every server of the app (main's, the tests') answers a request Node cannot parse with a

@@ -89,7 +89,7 @@ const ConfigSchema = z.object({
   JWT_ISSUER: z.string().default('https://platform.example.com'),
   JWT_AUDIENCE: z.string().default('platform-api-gen2'),
   /**
-   * Audience of the Gen1 legacy API's tokens (spec 9.5): same keys and issuer, another audience,
+   * Audience of the Gen1 legacy API's tokens (docs/gen1-to-gen2.md#tokens-one-account-two-kinds-of-token): same keys and issuer, another audience,
    * so neither generation accepts the other's tokens. Must differ from JWT_AUDIENCE.
    */
   JWT_GEN1_AUDIENCE: z.string().min(1).default('platform-api-gen1'),
@@ -114,7 +114,7 @@ const ConfigSchema = z.object({
   WEBHOOK_OPERATION_LEASE: duration('30s'),
   /** How long a password-recovery code (mail) stays valid. */
   RECOVERY_CODE_TTL: duration('30m'),
-  /** How long recovery stays blocked after the 5th wrong recovery code (spec part 8). */
+  /** How long recovery stays blocked after the 5th wrong recovery code (docs/decisions.md#password-recovery). */
   RECOVERY_BLOCK_DURATION: rateLimitWindow('24h'),
   /** Policy DefaultRateLimitAuth of recover-password, per email address asked for. */
   RECOVERY_RATE_LIMIT_PER_EMAIL: rateLimit('5/15m'),
@@ -122,7 +122,7 @@ const ConfigSchema = z.object({
   RECOVERY_RATE_LIMIT_PER_ADDRESS: rateLimit('20/15m'),
   /**
    * May webhook targets be private, loopback or link-local addresses (or `localhost`)? Default:
-   * yes, unless NODE_ENV=production (design part 7); see ConfigWithDefaults.
+   * yes, unless NODE_ENV=production (docs/dispatcher.md#private-targets); see ConfigWithDefaults.
    */
   ALLOW_PRIVATE_TARGETS: z
     .string()

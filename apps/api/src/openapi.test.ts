@@ -58,7 +58,7 @@ describe('OpenAPI document', () => {
     ).toBeDefined();
   });
 
-  it('names the schemas of spec 2.2 and 4.3 as the spec does', () => {
+  it('names the request and answer schemas as clients of the platform know them', () => {
     const schemas = buildOpenApiDocument(ROUTES).components?.schemas ?? {};
     expect(Object.keys(schemas)).toEqual(
       expect.arrayContaining(['AccountSearchRequest', 'UnblockRecoveryCodeResponseDto']),

@@ -105,7 +105,7 @@ const DEMO_PARTIES: readonly DemoParty[] = [
         email: 'tenant@example.com',
         firstName: 'Jane',
         lastName: 'Tenant',
-        // users skip permission checks (design part 5), so the group's content does not matter
+        // users skip permission checks (docs/api.md#permissions), so the group's content does not matter
         group: 'Tenants',
         permissionIds: READ_PERMISSION_IDS,
         description: 'user (tenant) managed by Acme, sees only their own records',

@@ -24,7 +24,7 @@ import {
   type TestApi,
 } from '../../api/src/test-support';
 
-// The five target authorization types of spec 5.11 and the Standard Webhooks signature, as a real
+// The five target authorization types (docs/dispatcher.md#what-the-target-receives) and the Standard Webhooks signature, as a real
 // target sees them when the real dispatcher process delivers what the real API enqueued.
 
 interface Received {

@@ -124,7 +124,7 @@ describe('wake-ups', () => {
       initiatorPartyId: party.id,
       initiatorAccountId: account.id,
     });
-    // the headers as the target received them (spec 6.2): a JSON body, and a user-agent naming
+    // the headers as the target received them (docs/webhooks.md#the-delivery-request): a JSON body, and a user-agent naming
     // the platform so a receiver can tell its deliveries from other traffic
     const { headers } = hook.requests[0]!;
     expect(headers['content-type']).toBe('application/json');
@@ -220,7 +220,7 @@ describe('an attempt', () => {
     },
     {
       // recorded like any other status; it also disables the registration, never removes it
-      // (spec 6.1.5; registration-status.test.ts)
+      // (docs/webhooks.md#registrations; registration-status.test.ts)
       name: '410 Gone, recorded like any other status',
       answer: () => ({ status: 410, body: 'gone' }),
       expected: { status_code: 410, error_kind: 'status', response_body: 'gone' },

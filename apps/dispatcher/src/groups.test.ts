@@ -22,7 +22,7 @@ import {
 
 const { Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-// Group order (design part 3, spec 6.3) and the operator actions that end or repeat a webhook, as
+// Group order (docs/webhooks.md#ordering) and the operator actions that end or repeat a webhook, as
 // the real dispatcher process and the real API do them. The schedule is fast, so a webhook is
 // Failed within a second; the poll is a minute, so every promotion within the tests' limits was
 // picked up by the dispatcher right after it wrote the release.

@@ -15,7 +15,7 @@ import {
 } from '@platform/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 
-// The "done when" of issue 15, with the real dispatcher (the production bundle) against real
+// Delivery isolation (docs/dispatcher.md#scheduling-limits-and-the-breaker), with the real dispatcher (the production bundle) against real
 // Postgres and real targets on 127.0.0.1: while 1,000 webhooks are due to an endpoint that
 // accepts the connection and never answers, deliveries to ten other tenants' healthy endpoints,
 // and to the dead tenant's own second (healthy) endpoint, arrive with a p99 no worse than twice

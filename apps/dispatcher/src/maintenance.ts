@@ -95,7 +95,7 @@ export interface MaintenanceOptions {
 }
 
 /**
- * The dispatcher's cron jobs (design part 3): pruning what the retention lets go, and the repair
+ * The dispatcher's cron jobs (docs/dispatcher.md#prune-job, docs/dispatcher.md#repair-sweep): pruning what the retention lets go, and the repair
  * sweep that promotes the head of any group left without one. Every replica schedules both; a
  * session-level advisory lock per job lets one replica at a time run it, and the others skip
  * that tick. The lock lives on a connection of its own for the run, so a replica that dies

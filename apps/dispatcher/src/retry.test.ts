@@ -7,7 +7,7 @@ const HOUR = 60 * MINUTE;
 const SPEC = parseRetrySchedule(DEFAULT_RETRY_SCHEDULE);
 
 describe('nextAttemptDelay', () => {
-  it('waits as spec part 8 says after each failed attempt, and gives up after the seventh', () => {
+  it('waits as docs/webhooks.md#retries says after each failed attempt, and gives up after the seventh', () => {
     expect([1, 2, 3, 4, 5, 6, 7].map((attempt) => nextAttemptDelay(SPEC, attempt))).toEqual([
       5 * MINUTE,
       15 * MINUTE,

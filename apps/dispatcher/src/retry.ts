@@ -1,7 +1,7 @@
 /**
  * How long to wait before the next attempt after attempt `attempt` (1-based) failed, or null when
  * it was the last one and the webhook is Failed. `schedule[i]` is the wait before attempt i + 1
- * (spec part 8: 0, 5 min, 15 min, 1 h, 6 h, 12 h, 24 h). A target that answered 429 or 503 with
+ * (by default 0, 5 min, 15 min, 1 h, 6 h, 12 h, 24 h: docs/webhooks.md#retries). A target that answered 429 or 503 with
  * `Retry-After` is waited for at least that long, but never more than twice the scheduled wait,
  * so a target cannot park a webhook for days.
  */

@@ -2,7 +2,7 @@ import { InquiryRead, WebhookDeliveryBody } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
 import { deliveryBody, type DeliveryChangeRow, type DeliveryEventRow } from './delivery-body';
 
-/** An Inquiry exactly as spec 6.2 lists its fields. */
+/** An Inquiry with exactly its fields (docs/resources.md#processes). */
 const inquiry = {
   id: 41,
   sourceId: 1,
@@ -29,7 +29,7 @@ const inquiry = {
   deleted: null,
 };
 
-/** The field names of the Inquiry shape of spec 6.2. */
+/** The field names of the Inquiry shape (docs/resources.md#processes). */
 const SPEC_INQUIRY_FIELDS = [
   'sourceId',
   'categoryId',
@@ -68,7 +68,7 @@ const event: DeliveryEventRow = {
 };
 
 describe('deliveryBody', () => {
-  it('shapes an Inquiry change as spec 6.2 says', () => {
+  it('shapes an Inquiry change as docs/webhooks.md#the-delivery-request says', () => {
     const body = deliveryBody(change, event);
     expect(body).toEqual({
       entity: inquiry,
@@ -83,12 +83,12 @@ describe('deliveryBody', () => {
       initiatorPartyId: 3,
       initiatorAccountId: 12,
     });
-    // exactly the top-level fields of spec 6.2 (no token without authorization type 3)
+    // exactly the top-level fields of docs/webhooks.md#the-delivery-request (no token without authorization type 3)
     expect(Object.keys(body).sort()).toEqual(['entity', 'event', 'initiatorAccountId', 'initiatorPartyId']);
     expect(Object.keys(body.event).sort()).toEqual(
       ['created', 'deleted', 'entityName', 'id', 'lastModified', 'type'].sort(),
     );
-    // the entity travels untouched: exactly the Inquiry fields of spec 6.2
+    // the entity travels untouched: exactly the Inquiry fields of docs/resources.md#processes
     expect(Object.keys(body.entity).sort()).toEqual([...SPEC_INQUIRY_FIELDS].sort());
     // it is the API's Inquiry read shape, and the body is the documented delivery schema
     expect(InquiryRead.parse(body.entity)).toEqual(inquiry);

@@ -21,7 +21,7 @@ const iso = (value: Date | string | null): string | null =>
   value instanceof Date ? value.toISOString() : value === null ? null : new Date(value).toISOString();
 
 /**
- * The body of a delivery (spec 6.2, design part 4): the entity as change capture recorded it, the
+ * The body of a delivery (docs/webhooks.md#the-delivery-request): the entity as change capture recorded it, the
  * subscribed WebhookEvent, and who made the change; `platformSignedBearerToken` only for
  * authorization type 3. The one place that shapes it, so what the operator API shows is what the
  * dispatcher sends.

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, importPKCS8, type CryptoKey, type JWK } from 'jose';
 
-// The API signs its tokens and the dispatcher its webhook bearer tokens (spec 5.11) with this one
+// The API signs its tokens and the dispatcher its webhook bearer tokens (docs/dispatcher.md#the-webhook-token) with this one
 // key, so both read it through this module and the JWKS the API publishes verifies either.
 
 /** The RS256 signing key, its public JWK and key id. */

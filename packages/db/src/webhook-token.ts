@@ -8,11 +8,12 @@ import {
 import { SignJWT } from 'jose';
 import type { SigningKey } from './signing-key';
 
-// The service-signed bearer token of webhook authorization types 2 and 3 (spec 5.11). The
+// The service-signed bearer token of webhook authorization types 2 and 3
+// (docs/dispatcher.md#the-webhook-token). The
 // dispatcher signs it, the API accepts it, targets verify it with the API's JWKS: this module is
 // the one place that says what it holds.
 
-/** How long a webhook bearer token is valid (spec part 8: "usually 30 minutes"). */
+/** How long a webhook bearer token is valid (docs/dispatcher.md#the-webhook-token). */
 export const WEBHOOK_TOKEN_TTL_MS = 30 * 60_000;
 
 const SUBJECT_PREFIX = 'webhook-registration:';
@@ -58,7 +59,7 @@ export interface WebhookTokenSubject {
 /**
  * Signs a webhook bearer token: RS256 with the API's key (`kid` in the header, so the JWKS
  * verifies it), the API's issuer and audience, scope `webhook`, valid `WEBHOOK_TOKEN_TTL_MS`.
- * The claims follow spec 2.3 where they make sense (`partyId`, `partyName`, `accountRole`,
+ * The claims follow an access token's (docs/api.md#access-tokens) where they make sense (`partyId`, `partyName`, `accountRole`,
  * `scope`, `permissions`); `email` and `telemetry` describe an account and are left out.
  */
 export async function signWebhookToken(

@@ -3,7 +3,7 @@ import { isPrivateHost } from '@platform/shared';
 import { Agent, errors, request } from 'undici';
 import { createSafeLookup, PrivateAddressError } from './safe-lookup';
 
-/** First bytes of a target's answer kept for operators (design part 2). */
+/** First bytes of a target's answer kept for operators (docs/dispatcher.md#what-an-attempt-records). */
 export const RESPONSE_EXCERPT_BYTES = 4096;
 
 export interface DeliveryRequest {

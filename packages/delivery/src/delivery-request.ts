@@ -86,10 +86,10 @@ function credential(credentials: Record<string, unknown>, name: string): string 
 }
 
 /**
- * The HTTP request of one delivery (design part 4): the body of spec 6.2, the Standard Webhooks
+ * The HTTP request of one delivery (docs/webhooks.md#the-delivery-request): the body, the Standard Webhooks
  * headers (`webhook-id` is the webhook id, so a receiver dedupes retries and redeliveries;
  * `webhook-signature` carries the previous secret's signature too during a rotation's overlap),
- * and the registration's target authorization (spec 5.11).
+ * and the registration's target authorization (docs/dispatcher.md#what-the-target-receives).
  */
 export async function buildDeliveryRequest(
   webhook: DeliveryMessage,

@@ -24,7 +24,7 @@ interface CachedToken {
 }
 
 /**
- * The service-signed bearer tokens of authorization types 2 and 3 (spec 5.11): an RS256 JWT of
+ * The service-signed bearer tokens of authorization types 2 and 3 (docs/dispatcher.md#the-webhook-token): an RS256 JWT of
  * scope `webhook` for the registration's party, valid 30 minutes (`signWebhookToken`). One token
  * per registration is kept in memory and reused until 5 minutes before it expires, so a busy
  * registration costs one signature and one party read per 25 minutes, and concurrent deliveries

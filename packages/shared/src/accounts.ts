@@ -84,7 +84,7 @@ export type AccountBulkUpdate = z.infer<typeof AccountBulkUpdate>;
 
 /**
  * Body and answer of `/api/accounts/{id}/skip-multi-factor-authentication`: whether the account may
- * skip its second factor by logging in with `skipMultiFactorAuthentication: true` (spec 2.3).
+ * skip its second factor by logging in with `skipMultiFactorAuthentication: true` (docs/decisions.md#multi-factor-authentication).
  * Only an Admin reads or sets it; every change is audited.
  */
 export const AccountMfaSkip = z

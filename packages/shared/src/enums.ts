@@ -1,4 +1,4 @@
-/** Party types, also called account roles (spec 2.2). */
+/** Party types, also called account roles (docs/api.md#party-types). */
 export const PartyType = {
   Admin: 1,
   PropertyManagementCompany: 2,
@@ -11,7 +11,7 @@ export const PartyType = {
 export type PartyType = (typeof PartyType)[keyof typeof PartyType];
 export const ALL_PARTY_TYPES: readonly PartyType[] = Object.values(PartyType);
 
-/** Webhook states (spec 3); which changes between them are allowed: `webhook-states.ts`. */
+/** Webhook states (docs/webhooks.md#the-state-machine); which changes between them are allowed: `webhook-states.ts`. */
 export const WebhookState = {
   Created: 1,
   Retrying: 2,
@@ -23,7 +23,7 @@ export const WebhookState = {
 } as const;
 export type WebhookState = (typeof WebhookState)[keyof typeof WebhookState];
 
-/** Webhook event types (spec 2.4). Only 1–3 can be subscribed to. */
+/** Webhook event types (docs/webhooks.md#events). Only 1–3 can be subscribed to. */
 export const WebhookEventType = {
   Created: 1,
   Updated: 2,
@@ -34,7 +34,7 @@ export const WebhookEventType = {
 } as const;
 export type WebhookEventType = (typeof WebhookEventType)[keyof typeof WebhookEventType];
 
-/** Webhook target authorization types (spec 5.11). */
+/** Webhook target authorization types (docs/dispatcher.md#what-the-target-receives). */
 export const WebhookAuthType = {
   NoAuth: 0,
   BasicAuth: 1,
@@ -44,7 +44,7 @@ export const WebhookAuthType = {
 } as const;
 export type WebhookAuthType = (typeof WebhookAuthType)[keyof typeof WebhookAuthType];
 
-/** Token scopes (spec 2.2 and design part 5). */
+/** Token scopes (docs/api.md#scopes). */
 export const TokenScope = {
   Platform: 'platform',
   ChangePassword: 'change-password',

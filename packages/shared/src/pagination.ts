@@ -4,7 +4,7 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 export const MAX_BATCH_IDS = 100;
 
-/** The paginated list envelope (design part 5). */
+/** The paginated list envelope (docs/decisions.md#api-conventions). */
 export function Page<T extends z.ZodType>(item: T) {
   return z.object({
     items: z.array(item),

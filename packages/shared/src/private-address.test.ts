@@ -114,8 +114,8 @@ describe('hostKind', () => {
     expect(hostKind(host)).toBe(kind);
   });
 
-  // the URL parser normalises IPv4 spellings in a URL's host (design part 4 relies on it for the
-  // registration check); the raw spellings above are what resolvers and hosts files may hand over
+  // the URL parser normalises IPv4 spellings in a URL's host (the registration check relies on it,
+  // docs/dispatcher.md#private-targets); the raw spellings above are what resolvers and hosts files may hand over
   it('agrees with the URL parser on the host it makes of each spelling', () => {
     for (const [host, kind] of HOSTS) {
       if (kind === 'not-an-ip' || host.includes('%')) continue;

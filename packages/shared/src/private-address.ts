@@ -1,5 +1,6 @@
 /**
- * Which hosts a webhook may not reach where private targets are not allowed (design part 4): the
+ * Which hosts a webhook may not reach where private targets are not allowed
+ * (docs/dispatcher.md#private-targets): the
  * one home of that rule, read by the API at registration and by the dispatcher at connect time.
  *
  * Written without Node's `net`, so the contract stays isomorphic: `net.isIP` knows none of the

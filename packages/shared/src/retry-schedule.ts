@@ -1,4 +1,4 @@
-/** The spec's retry schedule (part 8): waits before attempts 1..7. */
+/** The retry schedule (docs/webhooks.md#retries): waits before attempts 1..7. */
 export const DEFAULT_RETRY_SCHEDULE = '0s,5m,15m,1h,6h,12h,24h';
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;

@@ -5,7 +5,7 @@ import { OPERATOR_ACTION_NAMES } from './operator-actions';
 import { SubscribableEventType, WebhookEntityNameIn } from './webhooks';
 
 /**
- * The contract of operator recovery (issue 16): bulk actions by filter, recover, replay, test
+ * The contract of operator recovery (docs/operator-recovery.md): bulk actions by filter, recover, replay, test
  * events, secret rotation, the audit trail and triage. Bulk actions, recover and replay run as
  * operations: batched, resumable after a restart, polled at `GET /api/webhook-operations/{id}`.
  */

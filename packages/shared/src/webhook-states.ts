@@ -3,7 +3,7 @@ import { WebhookState } from './enums';
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
 /**
- * The webhook state machine (spec part 3, design part 3) as data: every change of a webhook's
+ * The webhook state machine (docs/webhooks.md#the-state-machine) as data: every change of a webhook's
  * state the system may make, and who makes it. `from: null` is the state a webhook is written in.
  * The queue's SQL (`packages/db/src/queue/`) makes exactly these changes, which a test proves by
  * recording every change a trigger sees; the API answers 409 and the console hides a button for
@@ -108,7 +108,7 @@ const STATE_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
   Object.entries(WebhookState).map(([name, state]) => [state, name]),
 );
 
-/** The spec's name of a state (part 3): `Failed`, or `State 9` for a number no one knows. */
+/** The name of a state: `Failed`, or `State 9` for a number no one knows. */
 export function webhookStateName(state: number): string {
   return STATE_NAMES[state] ?? `State ${state}`;
 }

@@ -8,11 +8,10 @@ const timestamp = z.iso.datetime({ offset: true });
 const partyId = z.number().int().min(1).max(2147483647);
 
 /**
- * The entity names a registration may subscribe to: the entities of spec 6.4 that the API
- * changes. Every one of them emits Created, Updated and Deleted (design part 6), including those
- * the spec marks "not yet"; ProcessFeed has no delete endpoint (spec 6.4), so its Deleted is
- * accepted but only a platform-side deletion would emit it. ConferenceRole, whose changes spec 6.4
- * calls relation changes, is a resource of its own here (`/api/conference-roles`), so its
+ * The entity names a registration may subscribe to (docs/webhooks.md#events): the entities the API
+ * changes. Every one of them emits Created, Updated and Deleted; ProcessFeed has no delete
+ * endpoint, so its Deleted is accepted but only a platform-side deletion would emit it.
+ * ConferenceRole is a resource of its own here (`/api/conference-roles`), so its
  * Created, Updated and Deleted fire like its siblings' (docs/decisions.md).
  */
 export const WEBHOOK_ENTITY_NAMES = [
@@ -46,7 +45,7 @@ export const WEBHOOK_ENTITY_NAMES = [
 ] as const;
 export type WebhookEntityName = (typeof WEBHOOK_ENTITY_NAMES)[number];
 
-/** Entities spec 6.4 names as impossible to subscribe to; refused with their own message. */
+/** Entities that cannot be subscribed to (docs/webhooks.md#events); refused with their own message. */
 export const UNSUBSCRIBABLE_ENTITY_NAMES = ['Account', 'Tenant', 'Offer', 'Invoice', 'UserTask'] as const;
 
 /** The event types a registration may subscribe to; 4–6 (relation events) are unsupported. */
@@ -70,7 +69,7 @@ export function unsupportedEntityMessage(name: string): string {
   const supported = `supported: ${WEBHOOK_ENTITY_NAMES.join(', ')}`;
   const refused = UNSUBSCRIBABLE_ENTITY_NAMES.find((n) => n.toLowerCase() === name.toLowerCase());
   return refused
-    ? `${refused} cannot be subscribed to (spec 6.4); ${supported}`
+    ? `${refused} cannot be subscribed to; ${supported}`
     : `Unknown entity name "${name.slice(0, 50)}"; ${supported}`;
 }
 
@@ -87,7 +86,7 @@ export const WebhookEntityNameIn = z
   .meta({
     type: 'string',
     enum: [...WEBHOOK_ENTITY_NAMES],
-    description: 'A supported entity name (spec 6.4), matched case-insensitively.',
+    description: 'A supported entity name, matched case-insensitively.',
   });
 
 const EVENT_TYPE_MESSAGE =
@@ -169,7 +168,7 @@ const CREDENTIAL_FIELDS: Record<number, readonly ('username' | 'password' | 'api
 };
 
 /**
- * How the service authenticates towards the target (spec 5.11). Basic Auth needs `username` and
+ * How the service authenticates towards the target (docs/dispatcher.md#what-the-target-receives). Basic Auth needs `username` and
  * `password`, Target API Token needs `apiKey`; other types take no credentials.
  */
 export const WebhookTargetAuthorizationWrite = z
@@ -255,10 +254,10 @@ export const WebhookRegistrationWrite = z
         });
       })
       .meta({ description: 'The (entityName, type) pairs to deliver; unique, at least one.' }),
-    shouldGroup: z
-      .boolean()
-      .optional()
-      .meta({ description: 'Deliver the changes of one entity in order (spec 6.3). Default false.' }),
+    shouldGroup: z.boolean().optional().meta({
+      description:
+        'Deliver the changes of one entity one at a time, in the order they were made; a Failed webhook holds the later ones until an operator ends or retries it, unless shouldGroupContinueAfterFail. Default false.',
+    }),
     shouldGroupContinueAfterFail: z.boolean().optional().meta({
       description:
         'With shouldGroup: a Failed webhook does not hold back the later ones of its group. Default false.',
@@ -282,9 +281,9 @@ export const WebhookRegistrationWrite = z
   .meta({ id: 'WebhookRegistrationWrite' });
 export type WebhookRegistrationWrite = z.infer<typeof WebhookRegistrationWrite>;
 
-/** The rule of spec 6.1.4, named in every refusal of a change other than `targetUrl`. */
+/** The rule of docs/webhooks.md#registrations, named in every refusal of a change other than `targetUrl`. */
 export const IMMUTABLE_REGISTRATION_RULE =
-  'cannot be changed (spec 6.1.4): create a new registration and delete the old one';
+  'cannot be changed: create a new registration and delete the old one';
 
 // accepted by the schema only to refuse it with the rule, not as an unknown field
 const immutable = (field: string) =>
@@ -296,7 +295,7 @@ const immutable = (field: string) =>
     .optional()
     .meta({ description: `Refused: ${field} ${IMMUTABLE_REGISTRATION_RULE}.` });
 
-/** Body of PATCH /api/webhook-registrations/{id}: only `targetUrl` may change (spec 6.1.4). */
+/** Body of PATCH /api/webhook-registrations/{id}: only `targetUrl` may change (docs/webhooks.md#registrations). */
 export const WebhookRegistrationPatch = z
   .strictObject({
     targetUrl: TargetUrl.optional(),
@@ -370,7 +369,7 @@ export const PaginatedListOfWebhookRegistrationRead = Page(WebhookRegistrationRe
  */
 export const WEBHOOK_USER_AGENT = 'PlatformWebhooks/1.0 (+https://platform.example.com/docs/webhooks)';
 
-/** The body a webhook delivers (spec 6.2 and design part 4). */
+/** The body a webhook delivers (docs/webhooks.md#the-delivery-request). */
 export const WebhookDeliveryBody = z
   .object({
     entity: z.record(z.string(), z.unknown()).meta({ description: 'The full serialized entity.' }),
@@ -439,7 +438,7 @@ export type WebhookRead = z.infer<typeof WebhookRead>;
 /** A webhook with the body it delivers. */
 export const WebhookDetailRead = WebhookRead.extend({
   payload: WebhookDeliveryBody.meta({
-    description: 'The delivery body (spec 6.2), without `platformSignedBearerToken`.',
+    description: 'The delivery body, without `platformSignedBearerToken`.',
   }),
 }).meta({ id: 'WebhookDetailRead' });
 export type WebhookDetailRead = z.infer<typeof WebhookDetailRead>;

@@ -5,7 +5,7 @@ import { propertyChange, seedChange, seedParty, seedRegistration } from './seed'
 import { startTestTarget, type TestTarget } from './target';
 import { eventually, type Watched } from './wait';
 
-// The delivery-isolation scenario of issue 15, shared by the dispatcher's isolation test and
+// The delivery-isolation scenario, shared by the dispatcher's isolation test and
 // `pnpm bench --isolation`, so that both measure the same thing the same way: ten healthy
 // tenants, each with one registration at an origin of its own, and one tenant whose first
 // endpoint never answers while its second endpoint (another origin) is healthy.
@@ -277,7 +277,7 @@ export async function measureIsolationPhase(
 export const ISOLATION_FLOOR_MS = 100;
 
 /**
- * The isolation figure of issue 15: the p99 with the dead endpoint over the p99 without it,
+ * The isolation figure: the p99 with the dead endpoint over the p99 without it,
  * that baseline no lower than ISOLATION_FLOOR_MS. Isolation holds while it is at most 2.
  */
 export function isolationRatio(p99WithoutMs: number, p99WithMs: number): number {

@@ -9,7 +9,7 @@ import {
 } from '@platform/db';
 import { PartyType } from '@platform/shared';
 
-/** A Property Management Company party, the kind that registers webhooks (spec 6.1.3); its id. */
+/** A Property Management Company party, the kind that registers webhooks (docs/webhooks.md#who-may-call-them); its id. */
 export async function seedParty(knex: Knex, name = 'Acme'): Promise<number> {
   const [row] = (await knex('parties')
     .insert({ type: PartyType.PropertyManagementCompany, name })

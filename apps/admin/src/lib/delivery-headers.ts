@@ -12,7 +12,7 @@ export interface SentHeader {
 }
 
 /**
- * The headers a delivery of webhook `webhookId` carries (design part 4), rebuilt from what the
+ * The headers a delivery of webhook `webhookId` carries (docs/webhooks.md#the-delivery-request), rebuilt from what the
  * console knows: secrets and the signature are masked, `webhook-timestamp` is that of the attempt
  * at `attemptStartedAt` (each attempt signs afresh). `authType` undefined: the registration is
  * gone or unreadable, so the authorization header is unknown.

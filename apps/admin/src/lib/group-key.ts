@@ -2,7 +2,7 @@ import { webhookEntityName } from '@platform/shared';
 
 /**
  * The entity a group key stands for: `Property:42` → { entityName: 'Property', entityId: 42 }
- * (design part 3: `group_key = entityName:entityId`). Undefined parts when it is not of that form.
+ * (docs/webhooks.md#ordering: `group_key = entityName:entityId`). Undefined parts when it is not of that form.
  */
 export function parseGroupKey(groupKey: string): { entityName?: string; entityId?: number } {
   const separator = groupKey.lastIndexOf(':');

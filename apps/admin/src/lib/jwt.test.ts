@@ -3,7 +3,7 @@ import { decodeAccessToken, operatorRefusal } from './jwt';
 import { fakeAccessToken } from './test-support';
 
 describe('access token claims', () => {
-  it('reads the claims of spec 2.3 and the permission bitset', () => {
+  it('reads the claims of docs/api.md#access-tokens and the permission bitset', () => {
     // bit 0 (Account.Create) and bit 9 (Party.Read)
     const claims = decodeAccessToken(fakeAccessToken({ permissions: 'AQI', partyName: 'Grüne Höfe' }));
     expect(claims).toMatchObject({

@@ -1,6 +1,6 @@
 import { decodePermissions, PartyType, TokenScope } from '@platform/shared';
 
-/** What the console reads from an access token (spec 2.3): who is signed in and until when. */
+/** What the console reads from an access token (docs/api.md#access-tokens): who is signed in and until when. */
 export interface AccessClaims {
   accountId: number;
   email: string;
@@ -26,7 +26,7 @@ function base64UrlDecode(text: string): string {
 /**
  * The claims of an access token, read without verifying it (the API verifies every request; the
  * console only needs to know whom to greet and when to refresh). Undefined when it is not a JWT
- * with the claims of spec 2.3.
+ * with the claims of docs/api.md#access-tokens.
  */
 export function decodeAccessToken(token: string): AccessClaims | undefined {
   const parts = token.split('.');
@@ -58,7 +58,7 @@ export function decodeAccessToken(token: string): AccessClaims | undefined {
   };
 }
 
-/** Party types that operate webhooks (spec 6.1.3): Admin and Property Management Company. */
+/** Party types that operate webhooks (docs/webhooks.md#who-may-call-them): Admin and Property Management Company. */
 export const OPERATOR_PARTY_TYPES: readonly number[] = [PartyType.Admin, PartyType.PropertyManagementCompany];
 
 /** Why these claims cannot use the console, or undefined when they can. */

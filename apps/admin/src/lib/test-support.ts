@@ -6,7 +6,7 @@ const base64Url = (value: unknown) =>
     .replace(/\//g, '_')
     .replace(/=+$/, '');
 
-/** An unsigned JWT with the claims of spec 2.3 (the console never verifies signatures). */
+/** An unsigned JWT with the claims of docs/api.md#access-tokens (the console never verifies signatures). */
 export function fakeAccessToken(overrides: Record<string, unknown> = {}): string {
   const payload = {
     sub: '7',

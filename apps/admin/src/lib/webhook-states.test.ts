@@ -13,7 +13,7 @@ import {
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
 describe('webhook states', () => {
-  it('names the states as spec part 3 does', () => {
+  it('names the states as docs/webhooks.md#the-state-machine does', () => {
     expect(WEBHOOK_STATES.map(webhookStateName)).toEqual([
       'Created',
       'Retrying',

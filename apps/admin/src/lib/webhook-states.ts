@@ -92,7 +92,7 @@ export const WEBHOOK_ACTION_COPY: Readonly<
   },
 };
 
-/** Event type names (spec 2.4). */
+/** Event type names (docs/webhooks.md#events). */
 export const EVENT_TYPE_NAMES: Readonly<Record<number, string>> = {
   [WebhookEventType.Created]: 'Created',
   [WebhookEventType.Updated]: 'Updated',
@@ -106,7 +106,7 @@ export function eventTypeName(type: number): string {
   return EVENT_TYPE_NAMES[type] ?? `Type ${type}`;
 }
 
-/** Target authorization type names (spec 5.11). */
+/** Target authorization type names (docs/dispatcher.md#what-the-target-receives). */
 export const AUTH_TYPE_NAMES: Readonly<Record<number, string>> = {
   [WebhookAuthType.NoAuth]: 'No Auth',
   [WebhookAuthType.BasicAuth]: 'Basic Auth',

@@ -94,7 +94,7 @@ describe('the access token', () => {
     expect(jwks.keys.map((k) => k.kid)).toContain(header.kid);
   });
 
-  it('carries exactly the claims of spec 2.3 and lives 15 minutes', async () => {
+  it('carries exactly the claims of docs/api.md#access-tokens and lives 15 minutes', async () => {
     const { accessToken } = await login(api, account.email);
     const payload = decodeJwt(accessToken);
     expect(Object.keys(payload).sort()).toEqual(
@@ -272,7 +272,7 @@ describe('a refused token answers 401 with no body and WWW-Authenticate', () => 
     await expectRefused(await call(await mint(accessClaims({ iss: 'https://evil.example.com' }))));
   });
 
-  it('when it is a Gen1 token (spec 5.10)', async () => {
+  it('when it is a Gen1 token (docs/gen1-to-gen2.md#tokens-one-account-two-kinds-of-token)', async () => {
     await expectRefused(await call(await mint(accessClaims({ aud: 'platform-api-gen1' }))));
   });
 

@@ -9,7 +9,7 @@ import { decodePermissions, ALL_PARTY_TYPES, TokenScope, type PartyType } from '
 import { decodeJwt, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { Principal } from './principal';
 
-/** What an access token says about its account (spec 2.3). */
+/** What an access token says about its account (docs/api.md#access-tokens). */
 export interface AccessClaims {
   accountId: number;
   partyId: number;
@@ -49,7 +49,7 @@ export function idClaim(value: unknown): number | undefined {
 }
 
 /**
- * The principal of a verified token of scope `webhook` (signed by the dispatcher, spec 5.11), or
+ * The principal of a verified token of scope `webhook` (signed by the dispatcher, docs/dispatcher.md#the-webhook-token), or
  * undefined when its claims are not those of `signWebhookToken`. It reads for the registration's
  * party and holds at most the read permissions such a token is issued with.
  */
@@ -111,7 +111,7 @@ export class TokenService {
   }
 
   /**
-   * The key, issuer, audience and clock the platform-signed webhook tokens (spec 5.11) are made
+   * The key, issuer, audience and clock the platform-signed webhook tokens (docs/dispatcher.md#the-webhook-token) are made
    * with: a test event signs them here as the dispatcher does, for the same JWKS to verify.
    */
   webhookTokenSigner(): { key: SigningKey; issuer: string; audience: string; now: () => Date } {
@@ -132,7 +132,7 @@ export class TokenService {
     return Math.floor(this.options.now().getTime() / 1000);
   }
 
-  /** An RS256 access token with exactly the claims of spec 2.3. */
+  /** An RS256 access token with exactly the claims of docs/api.md#access-tokens. */
   async signAccessToken(claims: AccessClaims): Promise<string> {
     const iat = this.nowSeconds();
     return new SignJWT({
@@ -250,7 +250,7 @@ export class TokenService {
     }
     if (payload.scope === TokenScope.Webhook) return webhookPrincipal(payload);
     if (payload.exp! - payload.iat! > Math.floor(this.options.accessTtlMs / 1000)) return undefined;
-    // the claims of spec 2.3, each of its type: ids and the party type are strings of digits
+    // the claims of docs/api.md#access-tokens, each of its type: ids and the party type are strings of digits
     const accountId = idClaim(payload.sub);
     const partyId = idClaim(payload.partyId);
     const { accountRole, scope, email, partyName, permissions, telemetry } = payload;

@@ -25,7 +25,7 @@ import {
 } from '../test-support';
 import { createProperty, register } from '../features/webhooks/webhook-test-support';
 
-// The API's side of the service-signed webhook bearer token (spec 5.11): it reads the data of the
+// The API's side of the service-signed webhook bearer token (docs/dispatcher.md#what-the-api-lets-the-token-do): it reads the data of the
 // registration's party and nothing else, and is refused on every write and account route.
 
 let api: TestApi;

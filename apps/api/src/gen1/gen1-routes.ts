@@ -281,7 +281,7 @@ function writeRoutes(view: Gen1View, schema: z.ZodType): RouteDefinition[] {
   return routes;
 }
 
-/** Gen1 "companytype" (Gen2 AccountRole): the party types of spec 2.2, a fixed list. */
+/** Gen1 "companytype" (Gen2 AccountRole): the party types (docs/api.md#party-types), a fixed list. */
 const COMPANY_TYPES: readonly { id: PartyType; name: string }[] = [
   { id: PartyType.Admin, name: 'Admin' },
   { id: PartyType.PropertyManagementCompany, name: 'Property Management Company' },
@@ -309,7 +309,7 @@ const companyTypeRoutes: RouteDefinition[] = [
   defineRoute({
     method: 'get',
     path: '/companytype',
-    summary: 'Gen1: list company types (Gen2 AccountRole: the party types of spec 2.2)',
+    summary: 'Gen1: list company types (Gen2 AccountRole: the party types)',
     tags,
     auth: everyone,
     query: z.strictObject({}),
@@ -339,7 +339,7 @@ const companyTypeRoutes: RouteDefinition[] = [
 ];
 
 /**
- * Gen1 views with no Gen2 resource behind them yet (spec 9.8), by Gen1 name → the missing Gen2
+ * Gen1 views with no Gen2 resource behind them yet (docs/gen1-to-gen2.md#not-covered-and-why), by Gen1 name → the missing Gen2
  * resource. Every verb on them answers 501 naming it, not the router's bare 404.
  */
 export const UNSERVED_VIEWS: Readonly<Record<string, string>> = {
@@ -367,13 +367,13 @@ function unservedRoutes(name: string, gen2: string): RouteDefinition[] {
       method,
       path,
       summary: `Gen1: ${name} is not served (no Gen2 ${gen2} resource yet)`,
-      description: `Answers 501: Gen2 has no ${gen2} resource for the Gen1 ${name} view to map onto (spec 9.8).`,
+      description: `Answers 501: Gen2 has no ${gen2} resource for the Gen1 ${name} view to map onto.`,
       tags,
       auth: everyone,
       handler: () => {
         throw new AppError(
           'NotImplemented',
-          `Gen1 /${name} is not served: it maps to the Gen2 resource ${gen2}, which this API does not have yet (spec 9.8)`,
+          `Gen1 /${name} is not served: it maps to the Gen2 resource ${gen2}, which this API does not have yet`,
         );
       },
     });
@@ -382,7 +382,7 @@ function unservedRoutes(name: string, gen2: string): RouteDefinition[] {
   });
 }
 
-/** Every Gen1 route, at root paths (spec 9.3); served with Gen1 tokens only. */
+/** Every Gen1 route, at root paths (docs/gen1-to-gen2.md); served with Gen1 tokens only. */
 export const GEN1_ROUTES: readonly RouteDefinition[] = [
   ...gen1AuthRoutes,
   ...GEN1_VIEWS.flatMap(viewRoutes),

@@ -25,7 +25,7 @@ type Holdings = Record<string, number[]>;
 const pmc: Holdings = {};
 const other: Holdings = {};
 
-/** The Gen2 collection path behind each Gen1 view (spec 9.6). */
+/** The Gen2 collection path behind each Gen1 view (docs/gen1-to-gen2.md#what-each-gen1-view-becomes-in-gen2). */
 const GEN2_PATHS: Record<string, string> = {
   companies: '/api/parties',
   companycontact: '/api/contact-details',
@@ -394,7 +394,7 @@ describe('the Gen2 rules of scope and access, unchanged', () => {
   });
 });
 
-describe('views without a Gen2 resource (spec 9.8)', () => {
+describe('views without a Gen2 resource (docs/gen1-to-gen2.md#not-covered-and-why)', () => {
   it('answer every verb with a 501 ProblemDetails naming the missing Gen2 resource', async () => {
     for (const [name, gen2] of Object.entries(UNSERVED_VIEWS)) {
       for (const [method, path] of [
@@ -426,7 +426,7 @@ describe('views without a Gen2 resource (spec 9.8)', () => {
 });
 
 describe('/companytype (Gen2 AccountRole)', () => {
-  it('lists the party types of spec 2.2, whole, the same for every caller', async () => {
+  it('lists the party types of docs/api.md#party-types, whole, the same for every caller', async () => {
     const expected = {
       data: [
         { id: 1, name: 'Admin' },
@@ -455,7 +455,7 @@ describe('/companytype (Gen2 AccountRole)', () => {
   });
 });
 
-describe('api-version (spec 9.1: it selects Gen2 versions only)', () => {
+describe('api-version (it selects Gen2 versions only: docs/gen1-to-gen2.md#semantic-traps)', () => {
   it('is ignored by Gen1 routes: any value, even one Gen2 refuses, answers as without it', async () => {
     const plain = await getJson(api, '/flats', gen1.pmc);
     for (const version of ['1', '1.0', '2', '2.0', '3', 'nonsense']) {
@@ -474,7 +474,7 @@ describe('api-version (spec 9.1: it selects Gen2 versions only)', () => {
   });
 });
 
-it('serves every view of the spec 9.6 table that has Gen2 data, each filter on a Gen2 collection field', () => {
+it('serves every view of the docs/gen1-to-gen2.md table that has Gen2 data, each filter on a Gen2 collection field', () => {
   expect(GEN1_VIEWS.map((view) => view.name).sort()).toEqual(Object.keys(GEN2_PATHS).sort());
   for (const view of GEN1_VIEWS) {
     for (const filter of view.filters ?? []) {

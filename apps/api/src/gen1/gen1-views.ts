@@ -30,7 +30,7 @@ import { visible } from '../resources/resource-service';
  * copy of its data nor scope rules of its own.
  */
 export interface Gen1Source {
-  /** The Gen2 entity behind the view (spec 9.6, right-hand column). */
+  /** The Gen2 entity behind the view (docs/gen1-to-gen2.md#what-each-gen1-view-becomes-in-gen2). */
   entity: string;
   /** The live rows the caller may see, as the Gen2 reads of the entity scope them. */
   rows(knex: Knex, principal: Principal): Knex.QueryBuilder;
@@ -52,7 +52,7 @@ export interface Gen1Source {
   definition?: ResourceDefinition;
 }
 
-/** One Gen1 view (spec 9.6, left-hand column): a Gen2 read shape under Gen1 names. */
+/** One Gen1 view (docs/gen1-to-gen2.md#what-each-gen1-view-becomes-in-gen2): a Gen2 read shape under Gen1 names. */
 export interface Gen1View {
   /** The Gen1 name, which is also its path (`companies` → `/companies`). */
   name: string;

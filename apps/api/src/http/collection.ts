@@ -55,7 +55,7 @@ export type ListQuery = z.infer<ReturnType<typeof listQuery>>;
 
 const scalar = z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]);
 
-/** The search body DSL of design part 5, its attributes limited to the collection's allow-lists. */
+/** The search body DSL (docs/decisions.md#api-conventions), its attributes limited to the collection's allow-lists. */
 export function searchBody(spec: CollectionSpec) {
   const searchable = spec.searchable ?? Object.keys(spec.fields);
   return z.strictObject({

@@ -1,5 +1,5 @@
 /**
- * Collection conventions (design part 5, spec 4.5) through the real account routes over HTTP and
+ * Collection conventions (docs/decisions.md#api-conventions) through the real account routes over HTTP and
  * Postgres: paging and its envelope, list sorting, the search DSL, batch reads and the caller's
  * scope of data.
  */
@@ -756,7 +756,7 @@ describe('batch reads: { ids } → a plain array', () => {
   });
 });
 
-describe('scope of data (design part 5)', () => {
+describe('scope of data (docs/api.md#scope-of-data)', () => {
   const allEmails = async (token: string) =>
     emails(await list('?PageSize=100&SortByAttributeName=email', token));
 

@@ -1,5 +1,5 @@
 /**
- * The HTTP conventions of design part 5 and spec 2.1, 4, 7 and 9.2, proven against the real API
+ * The HTTP conventions of docs/decisions.md#api-conventions, proven against the real API
  * over HTTP and Postgres: headers, ProblemDetails for every error status, the bare 401, media
  * types and the request id. Collections (paging, sorting, search, batch, scope) are in
  * collections.test.ts; malformed input of every kind in bad-input.test.ts.
@@ -45,7 +45,7 @@ async function withApp(routes: RouteDefinition[], run: (base: string) => Promise
 const myself = (headers: Record<string, string> = {}) =>
   api.fetch('/api/accounts/myself', { token, headers });
 
-describe('api-version header (spec 2.1, 9.2)', () => {
+describe('api-version header', () => {
   it.each([
     ['absent', undefined],
     ['1', '1'],
@@ -97,7 +97,7 @@ describe('api-version header (spec 2.1, 9.2)', () => {
   });
 });
 
-describe('Accept-Language (spec 2.1): only en-DE is served, anything else falls back to it', () => {
+describe('Accept-Language: only en-DE is served, anything else falls back to it', () => {
   it.each([['en-DE'], ['de-DE'], ['fr-FR, de;q=0.8'], ['*'], ['garbage;;;q=x'], ['']])(
     'serves %j in en-DE',
     async (language) => {
@@ -305,7 +305,7 @@ describe('routing', () => {
   });
 });
 
-describe('401: no body and a WWW-Authenticate challenge (spec 7)', () => {
+describe('401: no body and a WWW-Authenticate challenge', () => {
   it.each([
     ['no Authorization header', undefined],
     ['another scheme', 'Basic dXNlcjpwYXNz'],
@@ -330,7 +330,7 @@ describe('401: no body and a WWW-Authenticate challenge (spec 7)', () => {
   });
 });
 
-describe('text/plain and text/json (spec 4): the same JSON text under that media type', () => {
+describe('text/plain and text/json: the same JSON text under that media type', () => {
   const reads: [string, string, RequestInit & { json?: unknown }][] = [
     ['GET /api/accounts/myself', '/api/accounts/myself', {}],
     ['GET /api/accounts/:id', '/api/accounts/ID', {}],

@@ -44,7 +44,7 @@ export function fieldError(field: string, message: string): AppError {
 
 /**
  * Raised by authentication when a request carries no valid token. Rendered as a bare 401 with
- * `WWW-Authenticate`, never a body (spec 4 and 7).
+ * `WWW-Authenticate`, never a body (docs/decisions.md#api-conventions).
  */
 export class UnauthenticatedError extends Error {
   constructor(readonly reason: string) {

@@ -5,7 +5,7 @@ import { fieldError } from './errors';
 export const SUPPORTED_API_VERSIONS = ['1', '1.0', '2', '2.0'] as const;
 export const SERVED_LANGUAGE = 'en-DE';
 
-/** Request id (echoed or made), security headers, `api-version` and `Accept-Language` (design part 5). */
+/** Request id (echoed or made), security headers, `api-version` and `Accept-Language` (docs/decisions.md#api-conventions). */
 export function requestHeaders(): Middleware {
   return async (ctx, next) => {
     const incoming = ctx.get('x-request-id');

@@ -66,7 +66,7 @@ export function authorize(principal: Principal, auth: RouteAuth): void {
       `Party type ${PARTY_TYPE_NAMES[principal.partyType]} (${principal.partyType}) cannot call this operation`,
     );
   }
-  // accounts of party type User are not subject to permission checks (spec 5.5)
+  // accounts of party type User are not subject to permission checks (docs/api.md#permissions)
   if (auth.permission && principal.partyType !== PartyType.User) {
     if (!principal.permissions.has(permissionByName(auth.permission).id)) {
       throw new AppError('Forbidden', `This operation needs the permission ${auth.permission}`);
@@ -220,7 +220,7 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
       return;
     }
     ctx.type = responseType as string;
-    // text/plain and text/json carry the same JSON text (spec 4)
+    // text/plain and text/json carry the same JSON text (docs/decisions.md#api-conventions)
     ctx.body = responseType === 'application/json' ? result : JSON.stringify(result);
   });
   return middlewares;

@@ -5,14 +5,14 @@ import type { Principal } from '../auth/principal';
 /**
  * Whether the caller sees every party's data: an Admin's account does. A webhook token of an
  * Admin registration does not: it is handed to a target outside the platform and reads for its
- * party like any other (spec 5.11, "for the partyId of the registration").
+ * party like any other (docs/dispatcher.md#what-the-api-lets-the-token-do).
  */
 export function seesAllParties(principal: Principal): boolean {
   return principal.partyType === PartyType.Admin && principal.scope !== TokenScope.Webhook;
 }
 
 /**
- * Limits `query` to rows whose party column the caller may see (design part 5): Admin sees all;
+ * Limits `query` to rows whose party column the caller may see (docs/api.md#scope-of-data): Admin sees all;
  * any other party (and any webhook token) sees its own party and the parties it manages.
  */
 export function scopeToParties(

@@ -24,7 +24,7 @@ let otherUnit: number;
 
 type Inquiry = Record<string, unknown> & { id: number };
 
-/** The fields of an Inquiry entity, exactly as spec 6.2 lists them. */
+/** The fields of an Inquiry entity, exactly as docs/resources.md#processes lists them. */
 const SPEC_INQUIRY_FIELDS = [
   'sourceId',
   'categoryId',
@@ -177,7 +177,7 @@ describe('Inquiry', () => {
     );
   });
 
-  it('captures an entity of exactly the spec 6.2 Inquiry fields (the body a webhook carries)', async () => {
+  it('captures an entity of exactly the Inquiry fields (the body a webhook carries)', async () => {
     await subscribe(api, world.pmc.id, 'Inquiry');
     const created = await createInquiry(world.pmc.full.token);
     const [change] = await api.db.knex('entity_changes').select('entity', 'entity_name');

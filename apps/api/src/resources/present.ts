@@ -39,7 +39,7 @@ function entityMeta(row: Row) {
  * A read shape: the bookkeeping fields of `row` (id, created, lastModified, deleted), then
  * `fields`. Not `{ ...entityMeta(row), ...fields }`: V8 builds a literal that starts with a spread
  * and goes on with ten more properties one slow step at a time, about 12 µs a row against 1 µs
- * here, which was a tenth of a GET list's CPU (docs/performance.md, "Issue 17: API CPU").
+ * here, which was a tenth of a GET list's CPU (docs/performance.md#api-cpu).
  */
 export function withMeta<T extends object>(row: Row, fields: T): ReturnType<typeof entityMeta> & T {
   return Object.assign(entityMeta(row), fields);

@@ -28,8 +28,7 @@ function patchSchema(def: ResourceDefinition) {
 
 /** The seven routes of a resource (six without delete), derived from its declaration, plus its own. */
 export function resourceRoutes(def: ResourceDefinition): RouteDefinition[] {
-  // reads also take the webhook bearer token (spec 5.11: it "may be used to read further data for
-  // the partyId of the registration"); writes keep the default platform scope, so it gets a 403
+  // reads also take the webhook bearer token (docs/dispatcher.md#what-the-api-lets-the-token-do); writes keep the default platform scope, so it gets a 403
   const readers = {
     allow: def.readers ?? DEFAULT_READERS,
     permission: `${def.permission}.Read` as const,

@@ -57,7 +57,7 @@ export interface ResourceDefinition {
   readers?: readonly PartyType[];
   /** Party types that may create, update and delete; default Admin and Property Management Company. */
   writers?: readonly PartyType[];
-  /** False for resources the API never deletes (ProcessFeed, spec 6.4). */
+  /** False for resources the API never deletes (ProcessFeed: docs/resources.md#processes). */
   deletable?: boolean;
   /** Behind the caller's party conference feature flag. */
   conference?: boolean;

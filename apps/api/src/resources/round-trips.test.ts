@@ -5,9 +5,9 @@ import { countStatements, type StatementCounter, type Traffic } from '../stateme
 import { buildWorld, startTestApi, testPrivateKeyPem, type TestApi, type World } from '../test-support';
 import { buildProperty, resetCapture, subscribe } from './test-support';
 
-// Issue 17 item 2: what a request costs the database, counted at the driver (statements sent,
+// What a request costs the database, counted at the driver (statements sent,
 // command tags answered, ReadyForQuery = one round trip each), so the numbers cannot creep back.
-// docs/performance.md reports them.
+// docs/performance.md#statements-per-api-request reports them.
 
 let api: TestApi;
 let world: World;

@@ -143,7 +143,7 @@ export async function webhookRows(
 }
 
 /**
- * A row outside the caller's scope, as the registry treats it (design part 5): reading, patching
+ * A row outside the caller's scope, as the registry treats it (docs/api.md#scope-of-data): reading, patching
  * and deleting it answer 404 ProblemDetails (deleting is not tried for a resource without a
  * delete), and a batch read leaves it out while answering the `visible` rows, in order.
  */
@@ -175,7 +175,7 @@ export async function expectOutOfScope(
 }
 
 /**
- * The guards the registry derives for a resource (design part 5), per operation: every party type
+ * The guards the registry derives for a resource (docs/api.md#permissions), per operation: every party type
  * reads (list, search, batch read, read) with `<Resource>.Read`; Admin and Property Management
  * Company create, update and delete with `<Resource>.Create/Update/Delete`; other party types get
  * a 403, and so does an allowed caller without the permission (Users are not checked).

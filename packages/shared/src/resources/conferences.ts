@@ -3,7 +3,7 @@ import { EntityMeta, Id, OptionalText, Text, Timestamp } from './common';
 
 // The conference family: owners' meetings (Gen1 "Eigentümerversammlung"), their agenda, resolutions
 // and votes, and the party's reusable templates. Every resource needs the conference feature of
-// the caller's party (spec 6.4). Children carry the owning party of their parent, so they never
+// the caller's party (docs/resources.md#conferences). Children carry the owning party of their parent, so they never
 // take a `partyId`.
 
 export const CONFERENCE_STATUSES = ['planned', 'invited', 'in_progress', 'closed', 'cancelled'] as const;

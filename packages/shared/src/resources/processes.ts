@@ -148,7 +148,7 @@ export const WorkOrderWrite = z
 export type WorkOrderWrite = z.infer<typeof WorkOrderWrite>;
 
 // ---------------------------------------------------------------------------------------------
-// Inquiry (Gen1 "inbox"): exactly the shape of spec 6.2
+// Inquiry (Gen1 "inbox"): exactly the fields of docs/resources.md#processes
 
 /** Where an inquiry came in. */
 export const InquirySource = { Api: 1, App: 2, Email: 3, Phone: 4, Letter: 5, InPerson: 6 } as const;

@@ -1,4 +1,4 @@
-/** POST /api/accounts (spec 4.1): who may create accounts where, and the rules of a new account. */
+/** POST /api/accounts (docs/decisions.md#accounts): who may create accounts where, and the rules of a new account. */
 import { PartyType, type AccountRead } from '@platform/shared';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-/** DELETE /api/accounts/{id} (spec 4.1): soft delete, refresh tokens revoked, in one transaction. */
+/** DELETE /api/accounts/{id} (docs/decisions.md#accounts): soft delete, refresh tokens revoked, in one transaction. */
 import { PartyType } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';

@@ -1,4 +1,4 @@
-/** PUT /api/accounts/{id}/password (spec 4.1, design part 5): changing one's own password. */
+/** PUT /api/accounts/{id}/password (docs/decisions.md#accounts): changing one's own password. */
 import { PartyType, type AccountRead } from '@platform/shared';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -135,7 +135,7 @@ describe('success', () => {
   });
 });
 
-describe('the forced change of design part 5', () => {
+describe('the forced change of docs/api.md#scopes', () => {
   it('an account created with a password logs in with change-password scope, changes it, and refreshes into platform', async () => {
     const email = 'forced@password.example';
     const created = await readJson<AccountRead>(

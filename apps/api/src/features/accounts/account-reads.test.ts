@@ -1,6 +1,6 @@
 /**
- * The account reads of spec 4.1 (list, search, batch read, myself, read) over HTTP and Postgres:
- * who may call them, what each party type sees (design part 5), the 404 outside the scope, bad
+ * The account reads of docs/decisions.md#accounts (list, search, batch read, myself, read) over
+ * HTTP and Postgres: who may call them, what each party type sees (docs/api.md#scope-of-data), the 404 outside the scope, bad
  * input, and that a change-password token reaches none of the account operations.
  */
 import { ALL_PARTY_TYPES, type AccountRead, type Page } from '@platform/shared';

@@ -1,5 +1,5 @@
 /**
- * What hangs off an account (spec 4.1): GET /api/accounts/{id}/accessible-accounts,
+ * What hangs off an account (docs/decisions.md#accounts): GET /api/accounts/{id}/accessible-accounts,
  * /account-contact-details and /party.
  */
 import {

@@ -220,7 +220,7 @@ export const accountRoutes = [
     method: 'get',
     path: '/api/accounts/:id/skip-multi-factor-authentication',
     summary: 'Whether an account may skip its second factor at login',
-    description: 'Admin only (spec 2.3).',
+    description: 'Admin only.',
     tags,
     auth: { allow: [Admin], permission: 'Account.Read' },
     params: idParams,
@@ -233,7 +233,7 @@ export const accountRoutes = [
     path: '/api/accounts/:id/skip-multi-factor-authentication',
     summary: 'Let an account skip its second factor at login, or stop it',
     description:
-      'Admin only (spec 2.3). While allowed, a login with `skipMultiFactorAuthentication: true` answers ' +
+      'Admin only. While allowed, a login with `skipMultiFactorAuthentication: true` answers ' +
       'tokens without asking for the second factor; otherwise that request field is ignored. Audited as ' +
       '`account.mfa-skip` (GET /api/operator-actions), also when the value stays as it was.',
     tags,

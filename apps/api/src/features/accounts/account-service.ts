@@ -97,7 +97,7 @@ async function visibleAccount(
   return row;
 }
 
-/** Live parties the caller may see (design part 5). */
+/** Live parties the caller may see (docs/api.md#scope-of-data). */
 function visibleParties(knex: Knex, principal: Principal): Knex.QueryBuilder {
   return scopeToParties(knex('parties as p').select(PARTY_COLUMNS).whereNull('p.deleted'), 'p.id', principal);
 }
@@ -426,7 +426,8 @@ export async function readMfaSkip(knex: Knex, principal: Principal, id: number):
 }
 
 /**
- * Sets whether account `id` may skip its second factor at login (spec 2.3), audited
+ * Sets whether account `id` may skip its second factor at login
+ * (docs/decisions.md#multi-factor-authentication), audited
  * (`account.mfa-skip`, with the previous and new value) in the same transaction, also when the
  * value stays as it was (`changed` 0).
  */

@@ -53,7 +53,7 @@ const MANAGED: Partial<Record<WorldName, WorldName[]>> = {
 };
 
 /**
- * The ids of the world accounts `viewer` may see under design part 5 (Admin: every world
+ * The ids of the world accounts `viewer` may see (docs/api.md#scope-of-data; Admin: every world
  * account; others: their party and the parties they manage; a User: only itself), sorted.
  */
 export function expectedScope(world: World, viewer: WorldName, as: 'full' | 'bare' = 'full'): number[] {

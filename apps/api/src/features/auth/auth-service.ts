@@ -65,7 +65,7 @@ async function startMfaLogin(deps: AppDeps, accountId: number): Promise<MfaChall
 }
 
 /**
- * Email + password login (design part 5); a wrong email and a wrong password look the same. An
+ * Email + password login (docs/decisions.md#authentication); a wrong email and a wrong password look the same. An
  * account with multi-factor authentication gets an mfaToken instead of tokens, unless it asks to
  * skip the second factor and its policy allows that.
  */

@@ -1,5 +1,5 @@
 /**
- * Account contact details (spec 4.2) over HTTP and real Postgres: the five operations, their
+ * Account contact details (docs/decisions.md#contact-details) over HTTP and real Postgres: the five operations, their
  * access rules, the caller's scope (a detail is visible when its account is), validation per
  * type, and the one-primary-per-type rule.
  */
@@ -671,7 +671,7 @@ describe('GET /api/account-contact-details/{id}', () => {
   });
 });
 
-describe('a change-password token (design part 5)', () => {
+describe('a change-password token (docs/api.md#scopes)', () => {
   it('reaches none of the five operations (403), and writes nothing', async () => {
     const forced = await buildAccount(api.deps, { partyId: world.pmc.id, mustChangePassword: true });
     const { accessToken: token } = await login(api, forced.email);

@@ -1,5 +1,5 @@
 /**
- * The permission endpoints (spec 4.4) over HTTP and real Postgres: the catalog, and the
+ * The permission endpoints (docs/decisions.md#permissions) over HTTP and real Postgres: the catalog, and the
  * permissions of an account group within the caller's scope.
  */
 import {
@@ -280,7 +280,7 @@ describe('GET /api/account-groups/{id}/permission-mappings', () => {
   });
 });
 
-describe('a change-password token (design part 5)', () => {
+describe('a change-password token (docs/api.md#scopes)', () => {
   it('reaches neither permission endpoint (403)', async () => {
     const forced = await buildAccount(api.deps, { partyId: world.pmc.id, mustChangePassword: true });
     const { accessToken: token } = await login(api, forced.email);

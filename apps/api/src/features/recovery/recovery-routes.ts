@@ -20,7 +20,7 @@ import {
 
 const adminOrPmc = { allow: [PartyType.Admin, PartyType.PropertyManagementCompany] };
 
-/** One operation under two paths (spec 4.1 and 4.3 list it under both). */
+/** One operation under two paths, both kept for clients (docs/decisions.md#password-recovery). */
 const unblockRoute = (path: string, tags: string[]) =>
   defineRoute({
     method: 'post',

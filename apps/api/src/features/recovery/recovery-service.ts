@@ -19,10 +19,10 @@ import { findLoginAccount } from '../auth/account-claims';
 import { sendMail } from '../mail/mail-outbox';
 import { runWrite } from '../write-path';
 
-/** Wrong recovery codes in a row that block an account's recovery (spec 5.9, part 8). */
+/** Wrong recovery codes in a row that block an account's recovery (docs/decisions.md#password-recovery). */
 export const MAX_RECOVERY_FAILURES = 5;
 
-/** The spec's policy name for recover-password (spec 4.3); its numbers come from config. */
+/** The policy name of recover-password's rate limit (docs/decisions.md#password-recovery); its numbers come from config. */
 export const RECOVERY_POLICY_NAME = 'DefaultRateLimitAuth';
 
 // No 0/O, 1/I: a code is read from a mail and typed by hand. 32 symbols × 8 = 40 bits.
@@ -168,7 +168,7 @@ async function issueRecoveryCode(
 }
 
 /**
- * Starts a password recovery (spec 4.3): mails a one-time code to the account of `email`. The
+ * Starts a password recovery (docs/decisions.md#password-recovery): mails a one-time code to the account of `email`. The
  * answer is the same whether or not the account exists or is blocked, and so is the work done.
  */
 export async function recoverPassword(
@@ -197,8 +197,8 @@ export async function recoverPassword(
 type ChangeOutcome = 'changed' | 'wrong' | 'blocked';
 
 /**
- * Sets a new password with a mailed recovery code (spec 4.3). A wrong code counts a strike; the
- * 5th blocks recovery for a day (spec 5.9). Success signs the account out everywhere.
+ * Sets a new password with a mailed recovery code (docs/decisions.md#password-recovery). A wrong
+ * code counts a strike; the 5th blocks recovery for a day. Success signs the account out everywhere.
  */
 export async function changePasswordWithRecoveryCode(
   deps: AppDeps,
@@ -288,7 +288,7 @@ function accountsInScope(knex: Knex, principal: Principal): Knex.QueryBuilder {
   return scopeToParties(query, 'a.party_id', principal);
 }
 
-/** Lifts a recovery block and forgets the wrong codes (spec 5.9); idempotent. */
+/** Lifts a recovery block and forgets the wrong codes (docs/decisions.md#password-recovery); idempotent. */
 export function unblockRecoveryCode(
   deps: AppDeps,
   principal: Principal,
@@ -309,8 +309,8 @@ export function unblockRecoveryCode(
 }
 
 /**
- * Mails the account a recovery code so its holder can set a password (spec 4.1's activation
- * message); refused while the account's recovery is blocked, as the code could not be used.
+ * Mails the account a recovery code so its holder can set a password (the activation message of
+ * docs/decisions.md#password-recovery); refused while the account's recovery is blocked, as the code could not be used.
  */
 export function sendActivationMessage(
   deps: AppDeps,

@@ -11,7 +11,7 @@ import { pathId } from '../../http/validate';
 import { webhookId } from '../webhooks/webhook-service';
 import { readOperation, startBulk, startWindowOperation } from './operation-service';
 
-/** Operators of Property Management Companies, and Admin for every party (spec 6.1.3). */
+/** Operators of Property Management Companies, and Admin for every party (docs/webhooks.md#who-may-call-them). */
 const operators = (permission: PermissionName) => ({
   allow: [PartyType.Admin, PartyType.PropertyManagementCompany],
   permission,
@@ -79,7 +79,7 @@ export const operationRoutes: RouteDefinition[] = [
     summary: 'Deliver again every recorded change of a window, in order, as new webhooks',
     description:
       'For a consumer that lost its data: a new webhook for every entity change recorded in [since, ' +
-      'until) that the registration would receive (its events, changes by its own party, spec 6.1), ' +
+      'until) that the registration would receive (its events, changes made by accounts of its own party), ' +
       'with the body as it was then, in the original order, grouped as the registration groups (a ' +
       'replayed change waits behind its group’s open webhooks). Changes are kept at least as long as ' +
       'WEBHOOK_RETENTION. Replaying twice delivers twice; a replay while another of the registration ' +

@@ -111,7 +111,7 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
     const secondProperty = await createProperty(api, token(), 'Eichenhof');
     await patchProperty(api, token(), secondProperty, { notes: 'in window 2' });
     await patchProperty(api, token(), firstProperty, { notes: 'in window 3' });
-    // changes the registrations never receive: another party's, a managed party's (spec 6.1.2)
+    // changes the registrations never receive: another party's, a managed party's (docs/webhooks.md#who-receives-a-change)
     await seedChange(api.db.knex, propertyChange(world.otherPmc.id, 900));
     await seedChange(api.db.knex, propertyChange(world.contractor.id, 901));
     const deleted = await api.fetch(`/api/properties/${secondProperty}`, {

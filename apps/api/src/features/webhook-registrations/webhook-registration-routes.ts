@@ -31,7 +31,7 @@ import {
 } from './webhook-registration-service';
 import { sendTestEvent } from './webhook-registration-test-event';
 
-/** Only Property Management Companies use webhooks, and Admin for any party (spec 6.1.3). */
+/** Only Property Management Companies use webhooks, and Admin for any party (docs/webhooks.md#who-may-call-them). */
 const webhookUsers = (permission: PermissionName) => ({
   allow: [PartyType.Admin, PartyType.PropertyManagementCompany],
   permission,
@@ -49,7 +49,7 @@ export const webhookRegistrationRoutes: RouteDefinition[] = [
       'Subscribes `targetUrl` to the listed (entityName, type) events of the party’s changes. ' +
       'Unsupported entities and relation event types are refused with the supported ones listed. ' +
       'Credentials are stored encrypted and never returned; `signingSecret` is returned only here. ' +
-      'The target is not contacted (spec 6.1.5).',
+      'The target is not contacted.',
     tags,
     auth: webhookUsers('WebhookRegistration.Create'),
     body: WebhookRegistrationWrite,
@@ -118,7 +118,7 @@ export const webhookRegistrationRoutes: RouteDefinition[] = [
     path: '/api/webhook-registrations/:id',
     summary: 'Change the target URL of a webhook registration',
     description:
-      'Only `targetUrl` can change. Events, authorization and grouping cannot (spec 6.1.4): ' +
+      'Only `targetUrl` can change. Events, authorization and grouping cannot: ' +
       'create a new registration and delete the old one.',
     tags,
     auth: webhookUsers('WebhookRegistration.Update'),
@@ -164,7 +164,7 @@ export const webhookRegistrationRoutes: RouteDefinition[] = [
     path: '/api/webhook-registrations/:id/test',
     summary: 'Send a test event to a webhook registration’s target now',
     description:
-      'One delivery now, from the API, built and sent like every other: the body of spec 6.2 for the ' +
+      'One delivery now, from the API, built and sent like every other: the usual delivery body for the ' +
       'chosen event (default: the first subscribed one) with the entity `{ "id": 0, "test": true }`, ' +
       'the registration’s authorization and Standard Webhooks signature, the same private-address ' +
       'refusal, timeout (`WEBHOOK_TIMEOUT`) and redacted 4 KiB excerpt, plus the header ' +

@@ -59,7 +59,7 @@ export const REGISTRATION_COLLECTION: CollectionSpec = {
   tieBreaker: 'r.id',
 };
 
-/** Party types whose parties may hold registrations (spec 6.1.3; Admin for testing its own). */
+/** Party types whose parties may hold registrations (docs/webhooks.md#who-may-call-them; Admin for testing its own). */
 const REGISTERING_PARTY_TYPES: readonly number[] = [PartyType.Admin, PartyType.PropertyManagementCompany];
 
 /**
@@ -235,7 +235,7 @@ export async function createRegistration(
   });
 }
 
-/** Changes a registration's `targetUrl`, the one field that may change (spec 6.1.4). */
+/** Changes a registration's `targetUrl`, the one field that may change (docs/webhooks.md#registrations). */
 export async function updateRegistration(
   deps: AppDeps,
   principal: Principal,

@@ -85,7 +85,7 @@ describe('POST /api/webhook-registrations/{id}/test', () => {
     // its own message id, never a webhook's: a receiver's dedupe keeps both apart
     expect(request!.webhookId).toMatch(/^test_[0-9a-f-]{36}$/);
     expect(verifies(created.signingSecret, request!)).toBe(true);
-    // the body of spec 6.2, for the registration's first event, with the sample entity
+    // the delivery body (docs/webhooks.md#the-delivery-request), for the registration's first event, with the sample entity
     const first = created.enabledEvents[0]!;
     expect(bodyOf(request!)).toEqual({
       entity: { id: 0, test: true },

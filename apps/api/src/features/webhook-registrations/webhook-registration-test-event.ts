@@ -70,7 +70,7 @@ const internalOutcome = (): DeliveryOutcome => ({
 /**
  * Sends one test event to a registration's target now, from this process, and answers how it
  * went (docs/webhooks.md › Test events). It is a delivery like the dispatcher's, built and sent by
- * the same code (`@platform/delivery`): the body of spec 6.2 with `TEST_EVENT_ENTITY` for the
+ * the same code (`@platform/delivery`): the body of docs/webhooks.md#the-delivery-request with `TEST_EVENT_ENTITY` for the
  * chosen event, the registration's authorization (every type, the platform-signed token
  * included) and its Standard Webhooks signature (both signatures during a rotation's overlap),
  * the same private-address refusal, timeout, excerpt and redaction, plus `x-webhook-test: 1`.

@@ -544,7 +544,7 @@ describe('PATCH /api/webhook-registrations/{id}', () => {
     ).toEqual(patched);
   });
 
-  it('refuses any change of events, authorization, grouping or party with the rule of spec 6.1.4', async () => {
+  it('refuses any change of events, authorization, grouping or party with the rule of docs/webhooks.md#registrations', async () => {
     const token = world.pmc.full.token;
     const created = await register(api, token);
     const before = await api.db.knex('webhook_registrations').where({ id: created.id }).first();
@@ -561,7 +561,7 @@ describe('PATCH /api/webhook-registrations/{id}', () => {
         400,
       );
       expect(problem.errors?.[field]?.[0]).toBe(
-        `${field} cannot be changed (spec 6.1.4): create a new registration and delete the old one`,
+        `${field} cannot be changed: create a new registration and delete the old one`,
       );
     }
     for (const [patch, field] of [

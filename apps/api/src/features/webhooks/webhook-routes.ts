@@ -24,7 +24,7 @@ import {
   WebhookListQuery,
 } from './webhook-service';
 
-/** Operators of Property Management Companies, and Admin for every party (spec 6.1.3). */
+/** Operators of Property Management Companies, and Admin for every party (docs/webhooks.md#who-may-call-them). */
 const operators = (permission: PermissionName) => ({
   allow: [PartyType.Admin, PartyType.PropertyManagementCompany],
   permission,

@@ -80,9 +80,9 @@ const timestampText = (name: string) =>
 /** GET /api/webhooks: paging and sorting, plus one optional filter per query parameter. */
 export const WebhookListQuery = listQuery(WEBHOOK_COLLECTION)
   .extend({
-    state: wholeNumberText('state', WebhookState.Created, WebhookState.Resolved)
-      .optional()
-      .meta({ description: '1 Created … 7 Resolved (spec 3).' }),
+    state: wholeNumberText('state', WebhookState.Created, WebhookState.Resolved).optional().meta({
+      description: '1 Created, 2 Retrying, 3 Successful, 4 Failed, 5 Aborted, 6 Pending, 7 Resolved.',
+    }),
     registrationId: wholeNumberText('registrationId', 1, 2147483647).optional(),
     entityName: WebhookEntityNameIn.optional(),
     entityId: wholeNumberText('entityId', 1, 2147483647).optional(),
@@ -158,7 +158,7 @@ export async function findWebhook(knex: Knex, principal: Principal, id: number):
   return row;
 }
 
-/** One visible webhook with the body it delivers (spec 6.2). */
+/** One visible webhook with the body it delivers (docs/webhooks.md#the-delivery-request). */
 export async function readWebhook(
   deps: AppDeps,
   principal: Principal,

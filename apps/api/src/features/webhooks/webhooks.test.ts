@@ -148,7 +148,7 @@ describe('reading webhooks', () => {
       lastAction: null,
       payload: deliveryBody(change, event),
     });
-    // the delivery body of spec 6.2: the entity as the API reads it, the subscribed event, the initiator
+    // the delivery body (docs/webhooks.md#the-delivery-request): the entity as the API reads it, the subscribed event, the initiator
     const property = await readJson(await api.fetch(`/api/properties/${propertyId}`, { token }));
     expect(detail.payload).toEqual({
       entity: property,

@@ -575,7 +575,7 @@ export const resolutionOptionTemplateResource = defineConferenceResource({
   derive: appendPosition('resolution_option_templates', 'resolution_template_id'),
 });
 
-/** The conference family (spec 6.4), in the order of the spec's table. */
+/** The conference family (docs/resources.md#conferences), in the order of its list there. */
 export const conferenceResources: ResourceDefinition[] = [
   conferenceResource,
   settingsResource,

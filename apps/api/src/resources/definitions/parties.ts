@@ -45,7 +45,7 @@ function lockLiveParty(trx: Knex.Transaction, id: unknown): Promise<{ type: numb
   return trx('parties').where({ id }).whereNull('deleted').forKeyShare().first('type');
 }
 
-/** Party: an organisation or person owning accounts (spec 2.2; Gen1 "companies"). */
+/** Party: an organisation or person owning accounts (docs/api.md#party-types; Gen1 "companies"). */
 const partyResource = defineResource({
   name: 'Party',
   path: '/api/parties',

@@ -123,7 +123,7 @@ export const processResource = defineResource({
 /**
  * ProcessFeed: one entry of a process's timeline (Gen1 "ordertimeline"). An entry belongs to the
  * party of its process, so whoever sees the process sees its timeline; its author is the caller.
- * The API never deletes one (spec 6.4).
+ * The API never deletes one (docs/resources.md#processes).
  */
 export const processFeedResource = defineResource({
   name: 'ProcessFeed',
@@ -259,7 +259,7 @@ export const workOrderResource = defineResource({
 });
 
 /**
- * Inquiry: a message in a party's inbox (Gen1 "inbox"), exactly the shape of spec 6.2. It belongs
+ * Inquiry: a message in a party's inbox (Gen1 "inbox"), exactly the shape of docs/resources.md#processes. It belongs
  * to its receiver; the creator fields come from the caller; `report` is stored as given.
  */
 export const inquiryResource = defineResource({
@@ -356,7 +356,7 @@ export const inquiryResource = defineResource({
     sortable: ['id', 'subject', 'readStatus', 'priority', 'categoryId', 'dueDate', 'created', 'lastModified'],
     tieBreaker: 'inquiries.id',
   },
-  // exactly the keys of spec 6.2, in its order
+  // exactly the keys of docs/resources.md#processes, in their order
   present: (row) => ({
     sourceId: row.source_id as number,
     categoryId: row.category_id as number,

@@ -2,7 +2,7 @@ import { PropertyRead, PropertyWrite } from '@platform/shared';
 import { withMeta } from '../present';
 import { defineResource } from '../resource';
 
-/** Property: a building (Gen1 "object"), spec 4.4 and 4.5. */
+/** Property: a building (Gen1 "object"; docs/gen1-to-gen2.md#semantic-traps). */
 export const propertyResource = defineResource({
   name: 'Property',
   path: '/api/properties',

@@ -12,7 +12,7 @@ interface EventsPickerProps {
 
 /**
  * Chooses the (entity, event type) pairs of a registration from the supported entities
- * (spec 6.4), one checkbox each, with shortcuts for whole columns.
+ * (docs/webhooks.md#events), one checkbox each, with shortcuts for whole columns.
  */
 export function EventsPicker({ value, onChange, errors }: EventsPickerProps) {
   const [filter, setFilter] = useState('');
