@@ -1424,7 +1424,7 @@ AS $function$
             if w.state = 6 then
               update webhook_groups set open_count = greatest(open_count - 1, 0)
                where registration_id = w.registration_id and group_key = w.group_key;
-            elsif w.state in (1, 2) or (w.state = 4 and not w.continue_after_fail) then
+            elsif w.state in (1, 2) or (w.state in (4) and not w.continue_after_fail) then
               if exists (select 1 from webhook_groups_release(array[w.registration_id], array[w.group_key])) then
                 woke := true;
               end if;

@@ -1,3 +1,7 @@
+import { WebhookState } from '@platform/shared';
+
+const { Created, Aborted, Pending } = WebhookState;
+
 /**
  * Releases groups whose head ended: each loses one open webhook, and its oldest Pending (lowest
  * group_seq) becomes the new head. Locks the group rows first, in the fixed order every writer of
@@ -34,7 +38,7 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
       ),
       heads as (
         select (select w.id from webhooks w
-                 where w.registration_id = d.registration_id and w.group_key = d.group_key and w.state = 6
+                 where w.registration_id = d.registration_id and w.group_key = d.group_key and w.state = ${Pending}
                  order by w.group_seq limit 1) as id
           from decremented d
          where d.open_count > 0
@@ -49,7 +53,7 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
           join webhook_targets t on t.id = r.target_id
       )
       update webhooks w
-         set state = case when p_lease_to is null or not p.deleted then 1 else 5 end,
+         set state = case when p_lease_to is null or not p.deleted then ${Created} else ${Aborted} end,
              next_attempt_at = case when p.lease then now() + make_interval(secs => p_lease_ms / 1000.0)
                                     else now() end,
              locked_by = case when p.lease then p_lease_to end,

@@ -1,3 +1,14 @@
+import { ATTEMPT_OUTCOME_CODES, CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
+import { sqlList } from '../sql';
+
+const { Created, Successful, Failed } = WebhookState;
+const {
+  neutral: NEUTRAL,
+  success: SUCCESS,
+  'target-failure': TARGET_FAILURE,
+  failure: FAILURE,
+} = ATTEMPT_OUTCOME_CODES;
+
 /**
  * Records a batch of delivery results: the state update guarded by the lease (a dispatcher
  * whose lease ran out cannot overwrite newer state), one attempt row per applied result, the
@@ -10,8 +21,8 @@
  * when a claim could take them (webhook_groups_release). A NOTIFY wakes the dispatchers when
  * the batch made work claimable that no timer knows of: a breaker closed, a half-open trial
  * that ended without an answer, a released head left unleased.
- * p_outcomes: per result, 0 neutral, 1 success, 2 target failure, 3 other failure
- * (attemptOutcome in packages/shared). p_policy: breakerFailures, breakerCooldownMs,
+ * p_outcomes: per result, its code in `ATTEMPT_OUTCOME_CODES` (`attemptOutcome` in
+ * packages/shared). p_policy: breakerFailures, breakerCooldownMs,
  * breakerMaxCooldownMs, disableAfterMs, disableMinAttempts.
  * Answers { "applied": [ids], "leased": [as webhooks_lease], "disabled": [{ registrationId, reason }] }.
  */
@@ -46,14 +57,14 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
              coalesce(array_agg(tail_failures order by registration_id), '{}'),
              coalesce(array_agg(gone order by registration_id), '{}')
         into reg_ids, reg_success, reg_trailing, reg_gone
-        from (select registration_id, bool_or(outcome = 1) as any_success,
-                     (count(*) filter (where outcome <> 1 and i > coalesce(last_success, 0)))::int as tail_failures,
+        from (select registration_id, bool_or(outcome = ${SUCCESS}) as any_success,
+                     (count(*) filter (where outcome <> ${SUCCESS} and i > coalesce(last_success, 0)))::int as tail_failures,
                      coalesce(bool_or(status_code = 410 and i > coalesce(last_success, 0)), false) as gone
                 from (select t.registration_id, t.outcome, t.status_code, t.i,
-                             max(t.i) filter (where t.outcome = 1) over (partition by t.registration_id) as last_success
+                             max(t.i) filter (where t.outcome = ${SUCCESS}) over (partition by t.registration_id) as last_success
                         from unnest(p_registration_ids, p_outcomes, p_status_codes) with ordinality
                                as t(registration_id, outcome, status_code, i)
-                       where t.outcome <> 0) r
+                       where t.outcome <> ${NEUTRAL}) r
                group by registration_id) a;
 
       perform 1 from webhook_registrations g
@@ -81,9 +92,9 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                                       else now() + make_interval(secs => r.retry_delay_ms / 1000.0) end,
                locked_by = null,
                last_modified = now(),
-               completed_at = case when r.state in (3, 4) then now() end
+               completed_at = case when r.state in (${sqlList([Successful, Failed])}) then now() end
           from results r
-         where w.id = r.id and w.locked_by = p_dispatcher_id and w.state in (1, 2)
+         where w.id = r.id and w.locked_by = p_dispatcher_id and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)})
         returning w.id
       )
       select coalesce(array_agg(id), '{}') into applied from updated;
@@ -97,9 +108,9 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       -- per-minute figures for GET .../health; a latency bucket only for a request that was sent
       insert into webhook_attempt_stats as s (registration_id, minute, bucket, attempts, successes)
       select r.registration_id, date_trunc('minute', now()),
-             case when r.status_code is not null or r.outcome = 2
+             case when r.status_code is not null or r.outcome = ${TARGET_FAILURE}
                   then floor(ln(greatest(r.duration_ms, 0) + 1) / ln(1.1))::smallint else -1 end as bucket,
-             count(*), count(*) filter (where r.outcome = 1)
+             count(*), count(*) filter (where r.outcome = ${SUCCESS})
         from unnest(p_ids, p_registration_ids, p_outcomes, p_durations_ms, p_status_codes)
                as r(id, registration_id, outcome, duration_ms, status_code)
        where r.id = any(applied)
@@ -119,12 +130,12 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
              coalesce(array_agg(tail_failures order by target_id), '{}'),
              coalesce(array_agg(unanswered order by target_id), '{}')
         into tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered
-        from (select target_id, bool_or(outcome = 1) as any_success, bool_or(answered) as any_answer,
-                     (count(*) filter (where outcome = 2 and i > coalesce(last_answer, 0)))::int as tail_failures,
-                     bool_or(not answered and outcome <> 2) as unanswered
+        from (select target_id, bool_or(outcome = ${SUCCESS}) as any_success, bool_or(answered) as any_answer,
+                     (count(*) filter (where outcome = ${TARGET_FAILURE} and i > coalesce(last_answer, 0)))::int as tail_failures,
+                     bool_or(not answered and outcome <> ${TARGET_FAILURE}) as unanswered
                 from (select t.target_id, t.outcome, t.i, t.answered,
                              max(t.i) filter (where t.answered) over (partition by t.target_id) as last_answer
-                        from (select u.*, u.outcome = 1 or (u.outcome = 3 and u.status_code is not null) as answered
+                        from (select u.*, u.outcome = ${SUCCESS} or (u.outcome = ${FAILURE} and u.status_code is not null) as answered
                                 from unnest(p_ids, p_target_ids, p_outcomes, p_status_codes, p_error_kinds)
                                        with ordinality as u(id, target_id, outcome, status_code, error_kind, i)
                                where u.id = any(applied) and u.error_kind is distinct from 'circuit-open') t) r
@@ -246,7 +257,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
         -- the claim's to take, when its rules let it
         wake := wake or exists (
           select 1 from webhooks w join webhook_registrations r on r.id = w.registration_id
-           where w.id = any(promoted) and w.locked_by is null and w.state = 1 and r.status = 'active');
+           where w.id = any(promoted) and w.locked_by is null and w.state = ${Created} and r.status = 'active');
         promoted := array(select id from webhooks where id = any(promoted) and locked_by = p_dispatcher_id);
       end if;
       if wake then

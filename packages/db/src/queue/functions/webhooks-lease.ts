@@ -1,3 +1,5 @@
+import { WebhookState } from '@platform/shared';
+
 /**
  * Leases webhooks to a dispatcher for p_lease_ms and answers what their deliveries need, as
  * a JSON array. Each lease counts an attempt, except for a webhook whose previous lease ran out
@@ -22,7 +24,7 @@ export const WEBHOOKS_LEASE_FUNCTION = `
                locked_by = case when r.deleted is null then p_dispatcher_id end,
                attempt_count = w.attempt_count
                  + case when r.deleted is null and not w.id = any(interrupted) then 1 else 0 end,
-               state = case when r.deleted is null then w.state else 5 end,
+               state = case when r.deleted is null then w.state else ${WebhookState.Aborted} end,
                completed_at = case when r.deleted is null then w.completed_at else now() end
           from webhook_registrations r
          where w.id = any(p_ids) and r.id = w.registration_id

@@ -1,8 +1,16 @@
+import { FINAL_WEBHOOK_STATES, GROUP_HOLDING_STATES, WebhookState } from '@platform/shared';
+import { sqlList } from '../sql';
+
+const { Retrying, Failed, Aborted, Pending, Resolved } = WebhookState;
+const HEAD = sqlList(GROUP_HOLDING_STATES.head);
+const BLOCKING = sqlList(GROUP_HOLDING_STATES.blocking);
+
 /**
- * An operator action on webhooks, the state rules of spec part 3 in one place:
+ * An operator action on webhooks, the state rules of docs/webhooks.md › The state machine in one
+ * place:
  * - abort / resolve: any webhook not final (Created, Retrying, Failed, Pending) ends as Aborted
- *   (5) / Resolved (7). One that holds its group (a head, or a Failed one blocking it) releases
- *   it, so the group's next Pending becomes due; a Pending one just leaves the chain.
+ *   / Resolved. One that holds its group (`GROUP_HOLDING_STATES`: a head, or a Failed one blocking
+ *   it) releases it, so the group's next Pending becomes due; a Pending one just leaves the chain.
  * - retry: a Failed webhook of a live registration is due again: Retrying, or Pending when it
  *   re-enters a continue-after-fail group that has another open webhook (it is next in line by
  *   its place in the group). p_fresh starts its schedule again (attempt count 0: all 7 attempts);
@@ -44,29 +52,29 @@ export const WEBHOOKS_OPERATOR_APPLY_FUNCTION = `
       loop
         webhook_id := w.id;
         if p_action in ('abort', 'resolve') then
-          if w.state in (3, 5, 7) then
+          if w.state in (${sqlList(FINAL_WEBHOOK_STATES)}) then
             outcome := 'final';
             return next;
             continue;
           end if;
           update webhooks
-             set state = case p_action when 'abort' then 5 else 7 end,
+             set state = case p_action when 'abort' then ${Aborted} else ${Resolved} end,
                  completed_at = p_now, last_modified = p_now,
                  -- a dispatcher delivering it right now can no longer complete it
                  locked_by = null, last_action_id = p_action_id
            where id = w.id;
           if w.group_key is not null then
-            if w.state = 6 then
+            if w.state = ${Pending} then
               update webhook_groups set open_count = greatest(open_count - 1, 0)
                where registration_id = w.registration_id and group_key = w.group_key;
-            elsif w.state in (1, 2) or (w.state = 4 and not w.continue_after_fail) then
+            elsif w.state in (${HEAD}) or (w.state in (${BLOCKING}) and not w.continue_after_fail) then
               if exists (select 1 from webhook_groups_release(array[w.registration_id], array[w.group_key])) then
                 woke := true;
               end if;
             end if;
           end if;
         else
-          if w.state <> 4 then
+          if w.state <> ${Failed} then
             outcome := 'not-failed';
             return next;
             continue;
@@ -83,7 +91,7 @@ export const WEBHOOKS_OPERATOR_APPLY_FUNCTION = `
             returning open_count into opened;
           end if;
           update webhooks
-             set state = case when opened > 1 then 6 else 2 end,
+             set state = case when opened > 1 then ${Pending} else ${Retrying} end,
                  next_attempt_at = now(),
                  attempt_count = case when p_fresh then 0 else attempt_count end,
                  completed_at = null, last_modified = p_now, locked_by = null, last_action_id = p_action_id
