@@ -6,7 +6,7 @@ export type BreakerState = (typeof BREAKER_STATES)[number];
  * The breaker's state machine as data, beside the webhook's (`WEBHOOK_TRANSITIONS`): every change
  * of a target's `breaker_state` the system may make, and who makes it. `from: null` is the state a
  * target is written in. The SQL makes exactly these changes, which a test proves by recording
- * every change a trigger sees (`packages/db/src/queue/breaker-transitions.test.ts`).
+ * every change a trigger sees (`packages/db/src/queue/transitions.test.ts`).
  *
  * - `registration`: a registration names an origin no target has yet; its target starts closed.
  * - `delivery`: recorded results (`webhooks_complete`). A run of target failures opens a closed
