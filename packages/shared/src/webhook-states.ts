@@ -3,12 +3,13 @@ import { WebhookState } from './enums';
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
 /**
- * The webhook state machine (docs/webhooks.md › The state machine) as data: every change of a
- * webhook's state the system may make, and who makes it. `from: null` is the state a webhook is
- * written in. The queue's SQL (`packages/db/src/queue/`) makes exactly these changes, which a test
- * proves by recording every change a trigger sees; the API answers 409 and the console hides a
- * button for an operator action the table does not allow. The breaker's own states have a table
- * of their own beside it (`BREAKER_TRANSITIONS`, `breaker-states.ts`).
+ * The webhook state machine (docs/webhooks.md#the-state-machine) as data: every change of a webhook's
+ * state the system may make, and who makes it. `from: null` is the state a webhook is written in.
+ * The queue's SQL (`packages/db/src/queue/`) makes exactly these changes, which a test proves by
+ * recording every change a trigger sees; the API answers 409 and the console hides a button for
+ * an operator action the table does not allow.
+ * The breaker's states have a table of their own beside it (`BREAKER_TRANSITIONS`,
+ * `breaker-states.ts`).
  *
  * - `enqueue`: a change fans out; a grouped webhook waits (Pending) behind an open one.
  * - `claim`: a webhook whose registration was deleted after it was written is aborted, not sent.

@@ -18,7 +18,7 @@ export interface OperatorApply {
 /**
  * Applies an operator action (abort, resolve, retry) to webhooks, in the caller's transaction:
  * one call of `webhooks_operator_apply` (`functions/webhooks-operator-apply.ts`), the one home
- * of the operator actions' state rules (docs/webhooks.md › The state machine), group release and
+ * of the operator actions' state rules (docs/webhooks.md#the-state-machine), group release and
  * re-entry, and the breaker's half-open on retry. The
  * single-webhook routes and every batch of a bulk operation use it alike. Answers the outcome per
  * id; ids that do not exist are absent.

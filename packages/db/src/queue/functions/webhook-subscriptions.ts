@@ -1,8 +1,8 @@
 /**
  * Who receives a change: every live event (entityName, type) of every live registration of the
- * initiator's party (docs/webhooks.md). Enqueue fans a new change out through it; a replay asks it
- * whether its registration would have received a recorded one. A plain SQL function, inlined by
- * the planner like a view with parameters, so enqueue's plan is that of the statement written out.
+ * initiator's party. Enqueue fans a new change out through it; a replay asks it whether its
+ * registration would have received a recorded one. A plain SQL function, inlined by the planner
+ * like a view with parameters, so enqueue's plan is that of the statement written out.
  */
 export const WEBHOOK_SUBSCRIPTIONS_FUNCTION = `
     create or replace function webhook_subscriptions(p_party_id int, p_entity_name text, p_type smallint)

@@ -6,7 +6,7 @@ const HEAD = sqlList(GROUP_HOLDING_STATES.head);
 const BLOCKING = sqlList(GROUP_HOLDING_STATES.blocking);
 
 /**
- * An operator action on webhooks, the state rules of docs/webhooks.md › The state machine in one
+ * An operator action on webhooks, the state rules of docs/webhooks.md#the-state-machine in one
  * place:
  * - abort / resolve: any webhook not final (Created, Retrying, Failed, Pending) ends as Aborted
  *   / Resolved. One that holds its group (`GROUP_HOLDING_STATES`: a head, or a Failed one blocking
