@@ -1,12 +1,15 @@
 import type { Knex } from 'knex';
+import { TIME_PARTITION_START_FUNCTION } from '../src/queue/functions/time-partition-start';
+import { TIME_PARTITIONS_ENSURE_FUNCTION } from '../src/queue/functions/time-partitions-ensure';
 
 /**
- * Time partitioning (issue 17; docs/decisions.md › Time partitioning): `entity_changes` and
+ * Time partitioning (docs/decisions.md › Time partitioning): `entity_changes` and
  * `webhook_attempts` become tables partitioned by range of their bigint `id`, one partition per
  * UTC day, so retention drops whole partitions instead of deleting rows.
  *
  * - The id layout places each day's partition at a fixed id: day d (days since 1970-01-01)
- *   holds ids [d × 10^10, (d + 1) × 10^10). `time_partitions_ensure` creates the partitions of a
+ *   holds ids [d × 10^10, (d + 1) × 10^10). `time_partitions_ensure`
+ *   (`packages/db/src/queue/functions/time-partitions-ensure.ts`) creates the partitions of a
  *   day and the days after it, and moves the table's id sequence forward to the start of that
  *   day's range, so the rows written from then on land in that day's partition. Until the next
  *   move the sequence stays in the range it is in: a write never needs a partition that was not
@@ -25,39 +28,9 @@ import type { Knex } from 'knex';
  *   of a pruned webhook go with their partition.
  */
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`
-    create function time_partition_start(p_day date) returns bigint
-    language sql immutable as $$
-      select (p_day - date '1970-01-01')::bigint * 10000000000
-    $$;
-
-    create function time_partitions_ensure(p_table text, p_day date, p_ahead int) returns text[]
-    language plpgsql as $$
-    declare
-      v_day date;
-      v_name text;
-      v_sequence text := pg_get_serial_sequence(p_table, 'id');
-      v_last bigint;
-      v_created text[] := '{}';
-    begin
-      for v_day in select d::date from generate_series(p_day, p_day + p_ahead, interval '1 day') d loop
-        v_name := p_table || '_' || to_char(v_day, 'YYYYMMDD');
-        if to_regclass(v_name) is null then
-          execute format('create table %I (like %I including all)', v_name, p_table);
-          execute format('alter table %I attach partition %I for values from (%s) to (%s)',
-                         p_table, v_name, time_partition_start(v_day), time_partition_start(v_day + 1));
-          v_created := v_created || v_name;
-        end if;
-      end loop;
-      -- forward only: ids stay unique, and a day that is over keeps the ids it handed out
-      execute format('select last_value from %s', v_sequence) into v_last;
-      if v_last < time_partition_start(p_day) then
-        perform setval(v_sequence, time_partition_start(p_day), false);
-      end if;
-      return v_created;
-    end
-    $$;
-  `);
+  // the partitioning below calls them, so they are written now (and again after every migrate)
+  await knex.raw(TIME_PARTITION_START_FUNCTION);
+  await knex.raw(TIME_PARTITIONS_ENSURE_FUNCTION);
   const { rows } = await knex.raw<{ rows: { today: string }[] }>(
     `select to_char((now() at time zone 'UTC')::date, 'YYYY-MM-DD') as today`,
   );

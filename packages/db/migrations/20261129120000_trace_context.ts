@@ -5,33 +5,9 @@ import type { Knex } from 'knex';
  * the API request that wrote a webhook, stored with it by the fan-out in the same transaction, so
  * the dispatcher's delivery spans continue that trace. Null when tracing is off (the fan-out then
  * writes no value: nothing more per row than before) and for webhooks written before.
- * `webhook_deliveries` (migration 20261127000000) returns it with each claimed webhook.
+ * `webhook_deliveries` (`packages/db/src/queue/functions/webhook-deliveries.ts`) returns it with
+ * each claimed webhook.
  */
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`
-    alter table webhooks add column trace_context jsonb;
-
-    -- As in migration 20261127000000, plus the stored trace context.
-    create or replace function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] default '{}')
-    returns json
-    language sql stable as $$
-      select coalesce(json_agg(d), '[]') from (
-        select w.id, w.registration_id, r.target_id, w.attempt_count as attempt, w.group_key,
-               r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
-               webhook_previous_secret(r.previous_signing_secret, r.previous_secret_expires_at)
-                 as previous_signing_secret,
-               r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
-               w.id = any(p_interrupted) as interrupted,
-               c.entity, c.initiator_party_id, c.initiator_account_id,
-               e.id as event_id, e.type as event_type, e.entity_name as event_entity_name,
-               e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted,
-               w.trace_context
-          from webhooks w
-          join webhook_registrations r on r.id = w.registration_id
-          join entity_changes c on c.id = w.entity_change_id
-          join webhook_events e on e.id = w.event_id
-         where w.id = any(p_ids)
-      ) d
-    $$;
-  `);
+  await knex.raw(`alter table webhooks add column trace_context jsonb`);
 }

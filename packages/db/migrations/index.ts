@@ -20,7 +20,8 @@ import * as traceContext from './20261129120000_trace_context';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
- * list runs under tsx, vitest and bundlers. Forward-only: add a file, never edit a landed one.
+ * list runs under tsx, vitest and bundlers. Forward-only: add a file, never change what a landed
+ * one does to the schema. Functions are not theirs: `src/queue/functions/`, written after them.
  */
 export const MIGRATIONS: ReadonlyArray<
   readonly [name: string, migration: { up(knex: Knex): Promise<void> }]

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { PERMISSIONS } from '@platform/shared';
 import { MIGRATIONS } from '../migrations/index';
+import { applyDatabaseFunctions } from './queue/functions/index';
 
 const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => MIGRATIONS.map(([name]) => name),
@@ -13,11 +14,14 @@ const migrationSource: Knex.MigrationSource<string> = {
 };
 
 /**
- * Brings the schema up to date. Knex's migration lock makes concurrent callers (an API and a
- * dispatcher starting together) wait for each other instead of racing.
+ * Brings the schema up to date, then writes the database's functions (`applyDatabaseFunctions`:
+ * the migrations change only tables and indexes) and the permission catalog. Knex's migration lock
+ * makes concurrent callers (an API and a dispatcher starting together) wait for each other instead
+ * of racing.
  */
 export async function migrate(knex: Knex): Promise<string[]> {
   const [, applied] = (await knex.migrate.latest({ migrationSource })) as [number, string[]];
+  await applyDatabaseFunctions(knex);
   await syncPermissionCatalog(knex);
   return applied;
 }

@@ -11,11 +11,11 @@ beforeAll(async () => {
 afterAll(() => db.drop());
 
 describe('the schema snapshot', () => {
-  it('is what the migrations make: run `pnpm db:schema` after adding a migration', async () => {
+  it('is what migrate makes: run `pnpm db:schema` after changing a migration or a function', async () => {
     const committed = await readFile(SCHEMA_FILE, 'utf8').catch(() => '');
     expect(
       await schemaSnapshot(db.knex),
-      'packages/db/schema.sql is not the schema the migrations make: run pnpm db:schema and commit it',
+      'packages/db/schema.sql is not the schema migrate makes: run pnpm db:schema and commit it',
     ).toBe(committed);
   });
 });

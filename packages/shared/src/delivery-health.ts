@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BREAKER_STATES } from './breaker-states';
 
 const timestamp = z.iso.datetime({ offset: true });
 
@@ -49,10 +50,6 @@ export type WebhookRegistrationStatus = (typeof WEBHOOK_REGISTRATION_STATUSES)[n
 /** Why the dispatcher disabled a registration: its target answered 410 Gone, or it kept failing. */
 export const WEBHOOK_DISABLED_REASONS = ['gone', 'failing'] as const;
 export type WebhookDisabledReason = (typeof WEBHOOK_DISABLED_REASONS)[number];
-
-/** A target's circuit breaker. */
-export const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
-export type BreakerState = (typeof BREAKER_STATES)[number];
 
 const HealthWindow = z.object({
   attempts: z

@@ -1,5 +1,6 @@
 export * from './accounts';
 export * from './auth';
+export * from './breaker-states';
 export * from './contact-details';
 export * from './delivery-health';
 export * from './enums';

@@ -8,6 +8,8 @@ const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = We
  * The queue's SQL (`packages/db/src/queue/`) makes exactly these changes, which a test proves by
  * recording every change a trigger sees; the API answers 409 and the console hides a button for
  * an operator action the table does not allow.
+ * The breaker's states have a table of their own beside it (`BREAKER_TRANSITIONS`,
+ * `breaker-states.ts`).
  *
  * - `enqueue`: a change fans out; a grouped webhook waits (Pending) behind an open one.
  * - `claim`: a webhook whose registration was deleted after it was written is aborted, not sent.
@@ -82,13 +84,21 @@ export const UNDELIVERED_WEBHOOK_STATES: readonly WebhookState[] = Object.values
 export const CLAIMABLE_WEBHOOK_STATES: readonly WebhookState[] = [Created, Retrying];
 
 /**
- * Whether a webhook in `state` holds its group: a head (Created, Retrying), or a Failed one that
- * blocks it (a Failed webhook of a continue-after-fail registration released it when it failed).
- * Only such a webhook releases the group when it ends; a Pending one just leaves the chain.
+ * The states in which a webhook holds its group: `head`, the one being delivered (Created,
+ * Retrying); `blocking`, a Failed one, unless its registration continues after a failure (then
+ * it released the group when it failed). Only a webhook that holds its group releases it when it
+ * ends; a Pending one just leaves the chain. Read by `holdsGroup` and by the operator actions'
+ * SQL (`webhooks_operator_apply`).
  */
+export const GROUP_HOLDING_STATES: {
+  readonly head: readonly WebhookState[];
+  readonly blocking: readonly WebhookState[];
+} = { head: CLAIMABLE_WEBHOOK_STATES, blocking: [Failed] };
+
+/** Whether a webhook in `state` holds its group (`GROUP_HOLDING_STATES`). */
 export function holdsGroup(state: WebhookState, continueAfterFail: boolean): boolean {
-  if (CLAIMABLE_WEBHOOK_STATES.includes(state)) return true;
-  return state === Failed && !continueAfterFail;
+  if (GROUP_HOLDING_STATES.head.includes(state)) return true;
+  return !continueAfterFail && GROUP_HOLDING_STATES.blocking.includes(state);
 }
 
 /** What an operator may do to a webhook, and the states each action may lead to. */

@@ -4,8 +4,8 @@ import { prepared } from './prepared';
 import { arrays, sqlList } from './sql';
 
 /**
- * A claimed webhook with everything one delivery needs, as `webhook_deliveries` (migration
- * 20261126000000) answers it: JSON, so its times are ISO strings.
+ * A claimed webhook with everything one delivery needs, as `webhook_deliveries`
+ * (`functions/webhook-deliveries.ts`) answers it: JSON, so its times are ISO strings.
  */
 export interface ClaimedWebhook {
   id: number;

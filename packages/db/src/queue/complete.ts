@@ -57,8 +57,8 @@ export interface HealthPolicy {
 }
 
 /**
- * Writes a batch of results with one call of `webhooks_complete` (migration 20261126000000), one
- * round trip and one commit: the state update guarded by the lease (a dispatcher whose lease ran
+ * Writes a batch of results with one call of `webhooks_complete` (`functions/webhooks-complete.ts`),
+ * one round trip and one commit: the state update guarded by the lease (a dispatcher whose lease ran
  * out cannot overwrite newer state), one attempt row per applied result, the health figures
  * (per-minute stats, the targets' breakers, failing runs and automatic disable), then the group releases,
  * whose new heads are leased to `dispatcherId` for `leaseMs` and returned. Group rows are locked

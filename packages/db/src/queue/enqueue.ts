@@ -35,7 +35,7 @@ export function groupKeyOf(change: { entityName: string; entityId: number }): st
 
 /**
  * The fan-out of one change, after the CTE `change` that yields its id: one webhook per
- * subscription (`webhook_subscriptions`, the initiator-party rule of spec 6.1.2), narrowed by
+ * subscription (`webhook_subscriptions`: the registrations of the initiator's party), narrowed by
  * `only` (a replay's registration). Grouped registrations upsert their `webhook_groups` row first:
  * the upsert row-locks the group until commit, so producers of one group serialise and
  * `group_seq` follows commit order; the new webhook is the group's head (Created) when it is the
@@ -88,7 +88,7 @@ const REPLAY = fanOut('select :changeId::bigint as id', 'where s.registration_id
 
 /**
  * Records a change and fans it out, in one statement, to one webhook per live registration of the
- * initiator's party subscribed to (entityName, type) (spec 6.1.2), grouped as each registration
+ * initiator's party subscribed to (entityName, type) (`webhook_subscriptions`), grouped as each registration
  * groups (see `fanOut`). A registration deleted while this runs may still get a webhook; the
  * claim aborts such webhooks instead of delivering them. Returns how many webhooks were created.
  */

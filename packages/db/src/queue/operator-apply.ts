@@ -17,8 +17,9 @@ export interface OperatorApply {
 
 /**
  * Applies an operator action (abort, resolve, retry) to webhooks, in the caller's transaction:
- * one call of `webhooks_operator_apply` (migration 20261127000000), the one home of the state
- * rules of spec part 3, group release and re-entry, and the breaker's half-open on retry. The
+ * one call of `webhooks_operator_apply` (`functions/webhooks-operator-apply.ts`), the one home
+ * of the operator actions' state rules (docs/webhooks.md#the-state-machine), group release and
+ * re-entry, and the breaker's half-open on retry. The
  * single-webhook routes and every batch of a bulk operation use it alike. Answers the outcome per
  * id; ids that do not exist are absent.
  */

@@ -159,7 +159,7 @@ export const PARTITION_LOCK_TIMEOUT_MS = 1_000;
 /**
  * Creates the partitions of `table` for `day` (today in UTC by default, `YYYY-MM-DD`) and the
  * PARTITIONS_AHEAD days after it that do not exist yet, and moves the table's id sequence forward
- * to the start of that day's range (`time_partitions_ensure`). Answers the partitions created.
+ * to the start of that day's range (`time_partitions_ensure`, `functions/time-partitions-ensure.ts`). Answers the partitions created.
  */
 export async function ensurePartitions(
   knex: Knex,

@@ -6,7 +6,7 @@ import { notifyWebhookDue } from '../notify';
  * An operator says a registration's endpoint is fixed (a resume, a retry, a recover, a test
  * event): its target's breaker half-opens at once, so the next delivery is the trial, with no
  * cool-down to wait out. A closed breaker is left alone. The rule is SQL's `webhook_target_half_open`
- * (migration 20261127000000), which `webhooks_operator_apply` uses too.
+ * (`functions/webhook-target-half-open.ts`), which `webhooks_operator_apply` uses too.
  */
 export async function halfOpenTargetOf(trx: Knex | Knex.Transaction, registrationId: number): Promise<void> {
   await trx.raw('select webhook_target_half_open(?)', [registrationId]);

@@ -9,8 +9,8 @@ export interface GroupRelease {
 
 /**
  * Releases groups: each loses one open webhook, and its oldest Pending (lowest `group_seq`)
- * becomes the new head, Created and due now. One call of `webhook_groups_release` (migration
- * 20261125000000), which locks the `webhook_groups` rows first, in the fixed order enqueue uses
+ * becomes the new head, Created and due now. One call of `webhook_groups_release`
+ * (`functions/webhook-groups-release.ts`), which locks the `webhook_groups` rows first, in the fixed order enqueue uses
  * too, so a release never interleaves with a producer of the group. Must run in the transaction
  * that ended the heads. Returns the promoted webhook ids.
  */

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BREAKER_TRANSITIONS,
   canTransition,
   WEBHOOK_TRANSITIONS,
   WebhookState,
+  type BreakerTransitionCause,
   type WebhookTransitionCause,
 } from '@platform/shared';
 import { createKnex, type Knex } from '../knex';
@@ -11,22 +13,31 @@ import { abortRegistrationWebhooks } from './abort-registration-webhooks';
 import type { ClaimedWebhook } from './claim';
 import { completeWebhooks, type AttemptResult } from './complete';
 import { enqueueEntityChange } from './enqueue';
-import { claim as claimAll, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
+import {
+  attemptResult,
+  backlog,
+  claim as claimAll,
+  ownRegistration,
+  setBreaker,
+  TEST_HEALTH_POLICY,
+  unitChange,
+} from './queue-test-support';
 import { pruneWebhooksStep } from './prune';
+import { halfOpenTargetOf } from './registration-status';
 import { releaseClaims } from './release-claims';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups } from './repair';
 import { applyOperatorAction } from './operator-apply';
 
 /**
- * Proves the queue's SQL makes only the state changes the shared table allows: a trigger records
- * every state a webhook is written in or moved to, labelled with the queue operation that ran
- * (a session setting on the test's one connection), while every operation of the queue is driven
- * through its own function. Each recorded change must be in the table under a cause that
- * operation may stand for; and every row of the table must have been seen, so the drive covers
- * the whole machine.
+ * Proves the queue's SQL makes only the state changes the shared tables allow, for a webhook's
+ * state (`WEBHOOK_TRANSITIONS`) and a target's breaker (`BREAKER_TRANSITIONS`): a trigger records
+ * every state a row is written in or moved to, labelled with the operation that ran (a session
+ * setting on the test's one connection), while every operation is driven through its own
+ * function. Each recorded change must be in the table under a cause that operation may stand
+ * for; and every row of the table must have been seen, so the drive covers the whole machine.
  */
 
-/** Which causes of the table each driven operation may stand for. */
+/** Which causes of the webhook table each driven operation may stand for. */
 const OPERATIONS = {
   enqueue: ['enqueue'],
   claim: ['claim'],
@@ -41,12 +52,22 @@ const OPERATIONS = {
   // open_count): they must not change a state
   arrange: [],
 } as const satisfies Record<string, readonly WebhookTransitionCause[]>;
-type Operation = keyof typeof OPERATIONS;
+
+/** Which causes of the breaker table each driven operation may stand for. */
+const BREAKER_OPERATIONS = {
+  registration: ['registration'],
+  enqueue: [],
+  claim: ['claim'],
+  complete: ['delivery'],
+  operator: ['operator'],
+  arrange: [],
+} as const satisfies Record<string, readonly BreakerTransitionCause[]>;
+type Operation = keyof typeof OPERATIONS | keyof typeof BREAKER_OPERATIONS;
 
 interface Observed {
   operation: Operation;
-  from_state: WebhookState | null;
-  to_state: WebhookState;
+  from_state: string | null;
+  to_state: string;
 }
 
 const { Created, Retrying, Successful, Failed, Pending } = WebhookState;
@@ -98,26 +119,16 @@ type Outcome = 'success' | 'retry' | 'fail' | 'hand-back';
 
 /** What a dispatcher records for `outcome`, as the dispatcher's loop builds it. */
 function result(webhook: ClaimedWebhook, outcome: Exclude<Outcome, 'hand-back'>): AttemptResult {
-  const base = {
-    webhookId: webhook.id,
-    registrationId: webhook.registration_id,
-    targetId: webhook.target_id,
-    groupKey: webhook.group_key,
-    attempt: webhook.attempt,
-    startedAt: new Date(),
-    durationMs: 1,
-    statusCode: outcome === 'success' ? 200 : 500,
-    errorKind: outcome === 'success' ? null : 'status',
-    responseBody: null,
-  };
-  if (outcome === 'success') return { ...base, state: Successful, retryDelayMs: null, releasesGroup: true };
-  if (outcome === 'retry') return { ...base, state: Retrying, retryDelayMs: 0, releasesGroup: false };
-  return {
-    ...base,
+  if (outcome === 'success') return attemptResult(webhook);
+  const failure = { statusCode: 500, errorKind: 'status', responseBody: null };
+  if (outcome === 'retry')
+    return attemptResult(webhook, { ...failure, state: Retrying, retryDelayMs: 0, releasesGroup: false });
+  return attemptResult(webhook, {
+    ...failure,
     state: Failed,
     retryDelayMs: null,
     releasesGroup: webhook.should_group_continue_after_fail,
-  };
+  });
 }
 
 /**
@@ -171,27 +182,60 @@ async function operator(id: number, action: 'abort' | 'resolve' | 'retry'): Prom
 const deleteBehindTheQueue = (registrationId: number) =>
   knex('webhook_registrations').where({ id: registrationId }).update({ deleted: new Date() });
 
-const observed = async (): Promise<Observed[]> =>
-  knex('observed_transitions').orderBy('id').select('operation', 'from_state', 'to_state');
+/** The changes recorded on `table` (`webhooks`, `webhook_targets`), states as text. */
+const observed = async (table: string): Promise<Observed[]> =>
+  knex('observed_transitions').where({ table }).orderBy('id').select('operation', 'from_state', 'to_state');
+
+/** The webhook changes, states as numbers. */
+const observedWebhooks = async () =>
+  (await observed('webhooks')).map((o) => ({
+    operation: o.operation,
+    from_state: o.from_state === null ? null : (Number(o.from_state) as WebhookState),
+    to_state: Number(o.to_state) as WebhookState,
+  }));
+
+/**
+ * Checks recorded changes against a transition table: `forbidden`, the changes no cause of their
+ * operation allows; `unseen`, the rows of the table no change stood for.
+ */
+function check<T extends { from: unknown; to: unknown; by: string }>(
+  transitions: readonly T[],
+  operations: Partial<Record<Operation, readonly string[]>>,
+  changes: readonly { operation: Operation; from_state: unknown; to_state: unknown }[],
+) {
+  const stands = (o: (typeof changes)[number], t: T) =>
+    o.from_state === t.from && o.to_state === t.to && (operations[o.operation] ?? []).includes(t.by);
+  return {
+    forbidden: changes.filter((o) => !transitions.some((t) => stands(o, t))),
+    unseen: transitions.filter((t) => !changes.some((o) => stands(o, t))),
+  };
+}
 
 beforeAll(async () => {
   db = await createTestDatabase();
   knex = createKnex(db.url, { pool: { min: 1, max: 1 } });
   await knex.raw(`
     create table observed_transitions (
-      id serial primary key, operation text not null, from_state smallint, to_state smallint not null
+      id serial primary key, "table" text not null, operation text not null,
+      from_state text, to_state text not null
     );
+    -- tg_argv[0]: the state column
     create function record_transition() returns trigger language plpgsql as $$
+    declare
+      v_from text := case when tg_op = 'UPDATE' then to_jsonb(old) ->> tg_argv[0] end;
+      v_to text := to_jsonb(new) ->> tg_argv[0];
     begin
-      if tg_op = 'INSERT' or old.state is distinct from new.state then
-        insert into observed_transitions (operation, from_state, to_state)
-        values (coalesce(nullif(current_setting('transitions.operation', true), ''), 'arrange'),
-                case when tg_op = 'UPDATE' then old.state end, new.state);
+      if tg_op = 'INSERT' or v_from is distinct from v_to then
+        insert into observed_transitions ("table", operation, from_state, to_state)
+        values (tg_table_name, coalesce(nullif(current_setting('transitions.operation', true), ''), 'arrange'),
+                v_from, v_to);
       end if;
       return null;
     end $$;
     create trigger record_transition after insert or update on webhooks
-      for each row execute function record_transition();
+      for each row execute function record_transition('state');
+    create trigger record_transition after insert or update on webhook_targets
+      for each row execute function record_transition('breaker_state');
   `);
   partyId = await seedParty(knex);
 });
@@ -207,7 +251,7 @@ describe('the queue follows the shared state machine', () => {
     const [id] = await webhooksOf(plain);
     await setWebhookState(knex, id!, Successful);
     await setWebhookState(knex, id!, Created);
-    const forbidden = (await observed()).filter((o) => !canTransition(o.from_state, o.to_state));
+    const forbidden = (await observedWebhooks()).filter((o) => !canTransition(o.from_state, o.to_state));
     expect(forbidden).toEqual([{ operation: 'arrange', from_state: Successful, to_state: Created }]);
     await knex.raw('truncate webhooks, webhook_groups, observed_transitions cascade');
   });
@@ -315,23 +359,8 @@ describe('the queue follows the shared state machine', () => {
 
     await run('prune', () => pruneWebhooksStep(knex, { olderThanMs: -60_000, after: 0, scan: 1000 }));
 
-    const changes = await observed();
-    const forbidden = changes.filter(
-      (o) =>
-        !(OPERATIONS[o.operation] as readonly WebhookTransitionCause[]).some((by) =>
-          canTransition(o.from_state, o.to_state, by),
-        ),
-    );
+    const { forbidden, unseen } = check(WEBHOOK_TRANSITIONS, OPERATIONS, await observedWebhooks());
     expect(forbidden).toEqual([]);
-    const unseen = WEBHOOK_TRANSITIONS.filter(
-      (t) =>
-        !changes.some(
-          (o) =>
-            o.from_state === t.from &&
-            o.to_state === t.to &&
-            (OPERATIONS[o.operation] as readonly WebhookTransitionCause[]).includes(t.by),
-        ),
-    );
     expect(unseen).toEqual([]);
     // nothing is left open that the drive did not mean to leave
     const open = await knex.raw<{ rows: { n: number }[] }>(
@@ -339,5 +368,64 @@ describe('the queue follows the shared state machine', () => {
       [Created, Retrying, Pending],
     );
     expect(open.rows[0]!.n).toBe(0);
+  });
+});
+
+describe('the breaker follows the shared state machine', () => {
+  /** A registration of an origin of its own (a new target, closed) with `count` due webhooks. */
+  async function target(origin: string, count: number) {
+    const registration = await run('registration', () => ownRegistration(knex, `${origin}/hook`));
+    await run('enqueue', () => backlog(knex, registration, count));
+    return registration;
+  }
+  const ofTarget = (webhooks: ClaimedWebhook[], targetId: number) =>
+    webhooks.filter((w) => w.target_id === targetId).sort((a, b) => a.id - b.id);
+  /** Records a 500 (a target failure) for each webhook, in one batch. */
+  const down = (webhooks: ClaimedWebhook[]) =>
+    complete(webhooks, Object.fromEntries(webhooks.map((w) => [w.id, 'retry'])), { follow: false });
+  /** Cuts an open breaker's cool-down short: the next claim takes its trial. */
+  const coolDownOver = (targetId: number) => setBreaker(knex, targetId, 'open', { openForSeconds: -1 });
+
+  beforeAll(() => knex.raw('truncate observed_transitions'));
+
+  it('catches a change the table does not allow (the check can fail)', async () => {
+    const { targetId } = await target('http://127.0.0.1:1', 0);
+    await setBreaker(knex, targetId, 'half-open');
+    expect(
+      check(BREAKER_TRANSITIONS, BREAKER_OPERATIONS, await observed('webhook_targets')).forbidden,
+    ).toEqual([{ operation: 'arrange', from_state: 'closed', to_state: 'half-open' }]);
+    await knex.raw('truncate observed_transitions');
+  });
+
+  it('makes only allowed changes, and every allowed change, when every operation runs', async () => {
+    // three target failures in one batch open a closed breaker; a request sent before it opened
+    // then comes back answered, which closes it
+    const a = await target('http://127.0.0.1:2', 4);
+    const [a1, a2, a3, a4] = ofTarget(await claim(), a.targetId);
+    await down([a1!, a2!, a3!]);
+    await complete([a4!], {}, { follow: false });
+
+    // opened again; after the cool-down the claim takes a trial (half-open), which succeeds
+    const b = await target('http://127.0.0.1:3', 4);
+    const [b1, b2, b3] = ofTarget(await claim(), b.targetId);
+    await down([b1!, b2!, b3!]);
+    await coolDownOver(b.targetId);
+    await complete(ofTarget(await claim(), b.targetId), {}, { follow: false });
+
+    // a trial that fails opens it again; an operator then half-opens it
+    const c = await target('http://127.0.0.1:4', 4);
+    const [c1, c2, c3] = ofTarget(await claim(), c.targetId);
+    await down([c1!, c2!, c3!]);
+    await coolDownOver(c.targetId);
+    await down(ofTarget(await claim(), c.targetId));
+    await run('operator', () => halfOpenTargetOf(knex, c.id));
+
+    const { forbidden, unseen } = check(
+      BREAKER_TRANSITIONS,
+      BREAKER_OPERATIONS,
+      await observed('webhook_targets'),
+    );
+    expect(forbidden).toEqual([]);
+    expect(unseen).toEqual([]);
   });
 });

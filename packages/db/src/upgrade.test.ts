@@ -6,26 +6,33 @@ import {
   withDatabase,
   type TestDatabase,
 } from '@platform/testkit';
+import { WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../migrations/index';
 import { createKnex } from './knex';
+import { migrate } from './migrate';
 import { pgErrorCode, PgErrorCode } from './errors';
 import { schemaSnapshot } from './schema-snapshot';
 import type { Knex } from 'knex';
 
-const PARTITIONING = '20261128000000_time_partitions';
-const before = MIGRATIONS.slice(
-  0,
-  MIGRATIONS.findIndex(([name]) => name === PARTITIONING),
-);
+/**
+ * A database migrated by an older release, then by this one, ends as a database migrated from
+ * empty (the same `schemaSnapshot`), with its rows kept. An older release is stood in for by the
+ * migrations it knew, run with knex's bookkeeping as `migrate` runs them; the functions it had
+ * are written by each test as that release left them where it matters (their signatures).
+ */
 
 let adminUrl: string;
-let name: string;
-let knex: Knex;
 let fresh: TestDatabase;
+const older: { name: string; knex: Knex }[] = [];
 
-/** Migrates as `migrate` does (knex's bookkeeping included), with only `migrations` known. */
-async function migrateTo(migrations: typeof MIGRATIONS): Promise<void> {
+/** A new database migrated as the release whose newest migration was `last` left it. */
+async function olderRelease(last: string): Promise<Knex> {
+  const migrations = MIGRATIONS.slice(0, MIGRATIONS.findIndex(([name]) => name === last) + 1);
+  const name = `test_upgrade_${randomBytes(4).toString('hex')}`;
+  await adminQuery(adminUrl, `create database ${name}`);
+  const knex = createKnex(withDatabase(adminUrl, name), { pool: { max: 2 } });
+  older.push({ name, knex });
   await knex.migrate.latest({
     migrationSource: {
       getMigrations: async () => migrations.map(([name]) => name),
@@ -36,25 +43,63 @@ async function migrateTo(migrations: typeof MIGRATIONS): Promise<void> {
       }),
     },
   });
+  return knex;
 }
 
 beforeAll(async () => {
   const { inject } = await import('vitest');
   adminUrl = inject('databaseAdminUrl');
-  name = `test_partitioning_${randomBytes(4).toString('hex')}`;
-  await adminQuery(adminUrl, `create database ${name}`);
-  knex = createKnex(withDatabase(adminUrl, name), { pool: { max: 2 } });
   fresh = await createTestDatabase();
 });
 afterAll(async () => {
-  await knex?.destroy();
-  await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
+  for (const { name, knex } of older) {
+    await knex.destroy();
+    await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
+  }
   await fresh?.drop();
 });
 
-describe('the time partitioning migration', () => {
-  it('keeps the rows of the tables it converts, and the foreign key between them', async () => {
-    await migrateTo(before);
+describe('a database of an older release', () => {
+  it('keeps its registrations, which get their targets, and ends as a fresh one', async () => {
+    const knex = await olderRelease('20261122001100_webhook_maintenance');
+    const partyId = await seedParty(knex);
+    await knex('webhook_registrations').insert([
+      { party_id: partyId, target_url: 'HTTP://Example.test:80/a', signing_secret: 'x' },
+      { party_id: partyId, target_url: 'http://example.test/b', signing_secret: 'x' },
+    ]);
+
+    await migrate(knex);
+
+    expect(await schemaSnapshot(knex)).toBe(await schemaSnapshot(fresh.knex));
+    const targets = await knex('webhook_registrations as r')
+      .join('webhook_targets as t', 't.id', 'r.target_id')
+      .orderBy('r.id')
+      .pluck('t.origin');
+    expect(targets).toEqual(['http://example.test', 'http://example.test']);
+  });
+
+  it('loses the functions whose signatures changed since', async () => {
+    const knex = await olderRelease('20261125000000_queue_functions');
+    // the signatures that release wrote (bodies aside): today's take other arguments
+    await knex.raw(`
+      create function webhook_deliveries(p_ids bigint[]) returns json
+        language sql stable as 'select null::json';
+      create function webhooks_complete(
+        p_dispatcher_id text, p_lease_ms float8,
+        p_ids bigint[], p_states smallint[], p_retry_delays_ms float8[],
+        p_attempts smallint[], p_started_at timestamptz[], p_durations_ms int[],
+        p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[],
+        p_registration_ids int[], p_group_keys text[], p_releases boolean[]
+      ) returns json language sql as 'select null::json';
+    `);
+
+    await migrate(knex);
+
+    expect(await schemaSnapshot(knex)).toBe(await schemaSnapshot(fresh.knex));
+  });
+
+  it('keeps the rows of the tables partitioning converts, and the foreign key between them', async () => {
+    const knex = await olderRelease('20261127000300_replay');
     const partyId = await seedParty(knex);
     const [registration] = await knex('webhook_registrations')
       .insert({ party_id: partyId, target_url: 'http://127.0.0.1:9/hook', signing_secret: 'x' })
@@ -79,7 +124,7 @@ describe('the time partitioning migration', () => {
           registration_id: registration.id,
           event_id: event.id,
           entity_change_id: change.id,
-          state: 3,
+          state: WebhookState.Successful,
         })),
       )
       .returning('id');
@@ -97,7 +142,7 @@ describe('the time partitioning migration', () => {
       attempts: await knex('webhook_attempts').orderBy('id').select('*'),
     };
 
-    await migrateTo(MIGRATIONS);
+    await migrate(knex);
 
     // the same schema as a database migrated from empty
     expect(await schemaSnapshot(knex)).toBe(await schemaSnapshot(fresh.knex));
@@ -119,7 +164,12 @@ describe('the time partitioning migration', () => {
     );
     expect(joined[0].n).toBe(3);
     const missing = await knex('webhooks')
-      .insert({ registration_id: registration.id, event_id: event.id, entity_change_id: 999, state: 1 })
+      .insert({
+        registration_id: registration.id,
+        event_id: event.id,
+        entity_change_id: 999,
+        state: WebhookState.Created,
+      })
       .catch((error: unknown) => error);
     expect(pgErrorCode(missing)).toBe(PgErrorCode.ForeignKeyViolation);
     await expect(knex('entity_changes').where({ id: changes[0].id }).delete()).rejects.toMatchObject({
@@ -133,8 +183,10 @@ describe('the time partitioning migration', () => {
     const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
     expect(next.partition).toBe(`entity_changes_${today}`);
   });
+});
 
-  it('leaves an empty first partition in a database migrated from empty', async () => {
+describe('a database migrated from empty', () => {
+  it('has an empty first partition of each partitioned table', async () => {
     const { rows } = await fresh.knex.raw(
       `select (select count(*)::int from entity_changes_initial) as changes,
               (select count(*)::int from webhook_attempts_initial) as attempts`,

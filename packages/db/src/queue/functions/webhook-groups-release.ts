@@ -1,0 +1,68 @@
+import { WebhookState } from '@platform/shared';
+
+const { Created, Aborted, Pending } = WebhookState;
+
+/**
+ * Releases groups whose head ended: each loses one open webhook, and its oldest Pending (lowest
+ * group_seq) becomes the new head. Locks the group rows first, in the fixed order every writer of
+ * a group uses. Given p_lease_to, the new head is leased to that dispatcher in the same update (as
+ * `webhooks_lease` would: attempt counted, Aborted if its registration was deleted) when a claim
+ * could take it: its registration active and its target's breaker closed. Otherwise it becomes
+ * Created and due now, unleased, and the claim's rules decide (paused or disabled: not claimed;
+ * open: a circuit-open attempt; half-open: it waits for the trial, or is it). Returns the
+ * promoted webhook ids.
+ */
+export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
+    create or replace function webhook_groups_release(
+      p_registration_ids int[], p_group_keys text[],
+      p_lease_to text default null, p_lease_ms float8 default null
+    )
+    returns setof bigint
+    language plpgsql as $$
+    begin
+      perform 1 from webhook_groups g
+        join (select distinct * from unnest(p_registration_ids, p_group_keys)) as r(registration_id, group_key)
+          using (registration_id, group_key)
+       order by g.registration_id, g.group_key
+         for update of g;
+      return query
+      with released as (
+        select distinct registration_id, group_key
+          from unnest(p_registration_ids, p_group_keys) as r(registration_id, group_key)
+      ),
+      decremented as (
+        update webhook_groups g set open_count = greatest(g.open_count - 1, 0)
+          from released r
+         where g.registration_id = r.registration_id and g.group_key = r.group_key
+        returning g.registration_id, g.group_key, g.open_count
+      ),
+      heads as (
+        select (select w.id from webhooks w
+                 where w.registration_id = d.registration_id and w.group_key = d.group_key and w.state = ${Pending}
+                 order by w.group_seq limit 1) as id
+          from decremented d
+         where d.open_count > 0
+      ),
+      promoted as (
+        select h.id, r.deleted is not null as deleted,
+               p_lease_to is not null and r.deleted is null and r.status = 'active'
+                 and t.breaker_state = 'closed' as lease
+          from heads h
+          join webhooks w on w.id = h.id
+          join webhook_registrations r on r.id = w.registration_id
+          join webhook_targets t on t.id = r.target_id
+      )
+      update webhooks w
+         set state = case when p_lease_to is null or not p.deleted then ${Created} else ${Aborted} end,
+             next_attempt_at = case when p.lease then now() + make_interval(secs => p_lease_ms / 1000.0)
+                                    else now() end,
+             locked_by = case when p.lease then p_lease_to end,
+             attempt_count = w.attempt_count + case when p.lease then 1 else 0 end,
+             completed_at = case when p_lease_to is null or not p.deleted then null else now() end,
+             last_modified = now()
+        from promoted p
+       where w.id = p.id
+      returning w.id;
+    end
+    $$;
+`;

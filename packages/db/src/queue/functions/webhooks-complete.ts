@@ -1,0 +1,274 @@
+import { ATTEMPT_OUTCOME_CODES, CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
+import { sqlList } from '../sql';
+
+const { Created, Successful, Failed } = WebhookState;
+const {
+  neutral: NEUTRAL,
+  success: SUCCESS,
+  'target-failure': TARGET_FAILURE,
+  failure: FAILURE,
+} = ATTEMPT_OUTCOME_CODES;
+
+/**
+ * Records a batch of delivery results: the state update guarded by the lease (a dispatcher
+ * whose lease ran out cannot overwrite newer state), one attempt row per applied result, the
+ * health figures (per-minute stats, the targets' breakers, the registrations' failing runs and
+ * automatic disable, with its mails), and the release of the groups whose head ended. Rows are
+ * locked first, each table in id order, registrations before groups before targets (the order
+ * a registration's delete takes), and a registration or target only when its row must change:
+ * a healthy steady state writes neither (last_success_at moves at most every 10 seconds). The
+ * new heads of the released groups are leased straight to the calling dispatcher (p_lease_ms)
+ * when a claim could take them (webhook_groups_release). A NOTIFY wakes the dispatchers when
+ * the batch made work claimable that no timer knows of: a breaker closed, a half-open trial
+ * that ended without an answer, a released head left unleased.
+ * p_outcomes: per result, its code in `ATTEMPT_OUTCOME_CODES` (`attemptOutcome` in
+ * packages/shared). p_policy: breakerFailures, breakerCooldownMs,
+ * breakerMaxCooldownMs, disableAfterMs, disableMinAttempts.
+ * Answers { "applied": [ids], "leased": [as webhooks_lease], "disabled": [{ registrationId, reason }] }.
+ */
+export const WEBHOOKS_COMPLETE_FUNCTION = `
+    create or replace function webhooks_complete(
+      p_dispatcher_id text, p_lease_ms float8,
+      p_ids bigint[], p_states smallint[], p_retry_delays_ms float8[],
+      p_attempts smallint[], p_started_at timestamptz[], p_durations_ms int[],
+      p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[],
+      p_registration_ids int[], p_group_keys text[], p_releases boolean[],
+      p_target_ids int[], p_outcomes smallint[], p_policy json
+    )
+    returns json
+    language plpgsql as $$
+    declare
+      applied bigint[];
+      promoted bigint[];
+      release_registrations int[];
+      release_keys text[];
+      disabled json;
+      -- per registration, then per target: whether the batch holds a success, the failures after
+      -- its last success, and (registrations) whether one of those answered 410
+      reg_ids int[]; reg_success boolean[]; reg_trailing int[]; reg_gone boolean[];
+      -- per target: whether the batch holds a 2xx, an answer (a 2xx, or any status but a 5xx),
+      -- the target failures after its last answer, and a result that sent no request or got no
+      -- verdict (internal, private-address, interrupted: not circuit-open)
+      tgt_ids int[]; tgt_success boolean[]; tgt_answer boolean[]; tgt_trailing int[]; tgt_unanswered boolean[];
+      wake boolean := false;
+    begin
+      select coalesce(array_agg(registration_id order by registration_id), '{}'),
+             coalesce(array_agg(any_success order by registration_id), '{}'),
+             coalesce(array_agg(tail_failures order by registration_id), '{}'),
+             coalesce(array_agg(gone order by registration_id), '{}')
+        into reg_ids, reg_success, reg_trailing, reg_gone
+        from (select registration_id, bool_or(outcome = ${SUCCESS}) as any_success,
+                     (count(*) filter (where outcome <> ${SUCCESS} and i > coalesce(last_success, 0)))::int as tail_failures,
+                     coalesce(bool_or(status_code = 410 and i > coalesce(last_success, 0)), false) as gone
+                from (select t.registration_id, t.outcome, t.status_code, t.i,
+                             max(t.i) filter (where t.outcome = ${SUCCESS}) over (partition by t.registration_id) as last_success
+                        from unnest(p_registration_ids, p_outcomes, p_status_codes) with ordinality
+                               as t(registration_id, outcome, status_code, i)
+                       where t.outcome <> ${NEUTRAL}) r
+               group by registration_id) a;
+
+      perform 1 from webhook_registrations g
+        join unnest(reg_ids, reg_success, reg_trailing) as a(id, any_success, tail_failures) using (id)
+       where a.tail_failures > 0 or g.failures_since_success <> 0
+          or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
+       order by g.id
+         for no key update of g;
+
+      perform 1 from webhook_groups g
+        join (select distinct registration_id, group_key
+                from unnest(p_registration_ids, p_group_keys, p_releases) as r(registration_id, group_key, releases)
+               where releases and group_key is not null) as r
+          using (registration_id, group_key)
+       order by g.registration_id, g.group_key
+         for update of g;
+
+      with results as (
+        select * from unnest(p_ids, p_states, p_retry_delays_ms) as r(id, state, retry_delay_ms)
+      ),
+      updated as (
+        update webhooks w
+           set state = r.state,
+               next_attempt_at = case when r.retry_delay_ms is null then w.next_attempt_at
+                                      else now() + make_interval(secs => r.retry_delay_ms / 1000.0) end,
+               locked_by = null,
+               last_modified = now(),
+               completed_at = case when r.state in (${sqlList([Successful, Failed])}) then now() end
+          from results r
+         where w.id = r.id and w.locked_by = p_dispatcher_id and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)})
+        returning w.id
+      )
+      select coalesce(array_agg(id), '{}') into applied from updated;
+
+      insert into webhook_attempts (webhook_id, number, started_at, duration_ms, status_code, error_kind, response_body)
+      select r.id, r.attempt, r.started_at, r.duration_ms, r.status_code, r.error_kind, r.response_body
+        from unnest(p_ids, p_attempts, p_started_at, p_durations_ms, p_status_codes, p_error_kinds, p_response_bodies)
+               as r(id, attempt, started_at, duration_ms, status_code, error_kind, response_body)
+       where r.id = any(applied);
+
+      -- per-minute figures for GET .../health; a latency bucket only for a request that was sent
+      insert into webhook_attempt_stats as s (registration_id, minute, bucket, attempts, successes)
+      select r.registration_id, date_trunc('minute', now()),
+             case when r.status_code is not null or r.outcome = ${TARGET_FAILURE}
+                  then floor(ln(greatest(r.duration_ms, 0) + 1) / ln(1.1))::smallint else -1 end as bucket,
+             count(*), count(*) filter (where r.outcome = ${SUCCESS})
+        from unnest(p_ids, p_registration_ids, p_outcomes, p_durations_ms, p_status_codes)
+               as r(id, registration_id, outcome, duration_ms, status_code)
+       where r.id = any(applied)
+       group by 1, 2, 3
+       order by 1, 2, 3
+      on conflict (registration_id, minute, bucket)
+        do update set attempts = s.attempts + excluded.attempts, successes = s.successes + excluded.successes;
+
+      -- the breakers: per target, the results in the order they finished. A run of target failures
+      -- (timeouts, connection errors, 5xx) opens it; any answer but a 5xx (a 2xx, a 4xx, a
+      -- redirect) shows the target up: it ends the run and closes a half-open breaker. Results
+      -- that asked the target nothing leave the run as it is, and let a half-open breaker send
+      -- another trial now (the one it had ended without a verdict).
+      select coalesce(array_agg(target_id order by target_id), '{}'),
+             coalesce(array_agg(any_success order by target_id), '{}'),
+             coalesce(array_agg(any_answer order by target_id), '{}'),
+             coalesce(array_agg(tail_failures order by target_id), '{}'),
+             coalesce(array_agg(unanswered order by target_id), '{}')
+        into tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered
+        from (select target_id, bool_or(outcome = ${SUCCESS}) as any_success, bool_or(answered) as any_answer,
+                     (count(*) filter (where outcome = ${TARGET_FAILURE} and i > coalesce(last_answer, 0)))::int as tail_failures,
+                     bool_or(not answered and outcome <> ${TARGET_FAILURE}) as unanswered
+                from (select t.target_id, t.outcome, t.i, t.answered,
+                             max(t.i) filter (where t.answered) over (partition by t.target_id) as last_answer
+                        from (select u.*, u.outcome = ${SUCCESS} or (u.outcome = ${FAILURE} and u.status_code is not null) as answered
+                                from unnest(p_ids, p_target_ids, p_outcomes, p_status_codes, p_error_kinds)
+                                       with ordinality as u(id, target_id, outcome, status_code, error_kind, i)
+                               where u.id = any(applied) and u.error_kind is distinct from 'circuit-open') t) r
+               group by target_id) a;
+
+      perform 1 from webhook_targets t
+        join unnest(tgt_ids, tgt_success, tgt_trailing) as a(id, any_success, tail_failures) using (id)
+       where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0
+          or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'))
+       order by t.id
+         for no key update of t;
+
+      with n as (
+        select t.id, a.any_success, a.any_answer, a.tail_failures, a.unanswered, t.breaker_state as was,
+               case when a.any_answer then a.tail_failures else t.consecutive_failures + a.tail_failures end as failures
+          from webhook_targets t
+          join unnest(tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered)
+                 as a(id, any_success, any_answer, tail_failures, unanswered) using (id)
+         where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0
+            or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'))
+      ),
+      s as (
+        select n.*,
+               case when n.tail_failures = 0 and n.any_answer then 'closed'
+                    when n.tail_failures = 0 then n.was
+                    when n.was = 'open' then 'open'
+                    when n.was = 'half-open' and not n.any_answer then 'open'
+                    when n.failures >= (p_policy->>'breakerFailures')::int then 'open'
+                    else 'closed' end as state
+          from n
+      ),
+      updated as (
+        update webhook_targets t
+           set consecutive_failures = s.failures,
+               breaker_state = s.state,
+               opens = case when s.state = 'closed' then 0
+                            when s.state = 'open' and s.was <> 'open' then t.opens + 1
+                            else t.opens end,
+               open_until = case when s.state = 'closed' then null
+                                 when s.state = 'open' and s.was <> 'open' then now() + make_interval(secs =>
+                                   least((p_policy->>'breakerMaxCooldownMs')::float8,
+                                         (p_policy->>'breakerCooldownMs')::float8 * 2 ^ least(t.opens, 30)) / 1000.0)
+                                 else t.open_until end,
+               trial_until = case when s.state = s.was and not (s.state = 'half-open' and s.unanswered)
+                                  then t.trial_until end,
+               last_success_at = case when s.any_success then now() else t.last_success_at end,
+               last_failure_at = case when s.tail_failures > 0 then now() else t.last_failure_at end,
+               state_changed = case when s.state <> s.was then now() else t.state_changed end
+          from s
+         where t.id = s.id
+        returning s.was, s.state, s.unanswered
+      )
+      select coalesce(bool_or((was <> 'closed' and state = 'closed') or (state = 'half-open' and unanswered)), false)
+        into wake
+        from updated;
+
+      -- the registrations' failing runs; a 410 or a long enough run disables, and mails the party
+      with n as (
+        select g.id, g.party_id, g.target_url, g.status as was, a.gone, a.any_success,
+               case when a.any_success then a.tail_failures else g.failures_since_success + a.tail_failures end as failures,
+               case when a.tail_failures = 0 then null
+                    when a.any_success then now()
+                    else coalesce(g.failing_since, now()) end as failing_since
+          from webhook_registrations g
+          join unnest(reg_ids, reg_success, reg_trailing, reg_gone) as a(id, any_success, tail_failures, gone) using (id)
+         where a.tail_failures > 0 or g.failures_since_success <> 0
+            or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
+      ),
+      s as (
+        select n.*,
+               case when n.was <> 'active' then null
+                    when n.gone then 'gone'
+                    when n.failing_since <= now() - make_interval(secs => (p_policy->>'disableAfterMs')::float8 / 1000.0)
+                         and n.failures >= (p_policy->>'disableMinAttempts')::int then 'failing'
+               end as disable
+          from n
+      ),
+      changed as (
+        update webhook_registrations g
+           set failures_since_success = s.failures,
+               failing_since = s.failing_since,
+               last_success_at = case when s.any_success then now() else g.last_success_at end,
+               status = case when s.disable is not null then 'disabled' else g.status end,
+               disabled_reason = coalesce(s.disable, g.disabled_reason),
+               status_changed = case when s.disable is not null then now() else g.status_changed end
+          from s
+         where g.id = s.id
+        returning g.id, g.party_id, g.target_url, s.disable
+      ),
+      mails as (
+        insert into mail_outbox (to_address, subject, text_body, kind)
+        select distinct ac.email,
+               format('Webhook deliveries to %s stopped', c.target_url),
+               format(E'The webhook registration %s (%s) was disabled: %s.\n\n'
+                      'Its webhooks are kept, not lost. Once the endpoint is fixed, resume the registration '
+                      '(POST /api/webhook-registrations/%s/resume, or Resume in the console) and they are delivered in order.',
+                      c.id, c.target_url,
+                      case c.disable when 'gone' then 'the endpoint answered 410 Gone'
+                           else 'every delivery attempt has failed for a long time' end,
+                      c.id),
+               'webhook-registration-disabled'
+          from changed c
+          join accounts ac on ac.party_id = c.party_id and ac.deleted is null
+         where c.disable is not null
+           and exists (select 1 from account_group_permissions gp join permissions p on p.id = gp.permission_id
+                        where gp.group_id = ac.group_id and p.resource = 'Webhook')
+      )
+      select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable)), '[]')
+        into disabled
+        from changed c where c.disable is not null;
+
+      select array_agg(r.registration_id), array_agg(r.group_key)
+        into release_registrations, release_keys
+        from unnest(p_ids, p_registration_ids, p_group_keys, p_releases) as r(id, registration_id, group_key, releases)
+       where r.releases and r.group_key is not null and r.id = any(applied);
+      if release_registrations is not null then
+        promoted := array(select webhook_groups_release(release_registrations, release_keys, p_dispatcher_id, p_lease_ms));
+        -- a head left unleased (its registration paused or disabled, its target not closed) is
+        -- the claim's to take, when its rules let it
+        wake := wake or exists (
+          select 1 from webhooks w join webhook_registrations r on r.id = w.registration_id
+           where w.id = any(promoted) and w.locked_by is null and w.state = ${Created} and r.status = 'active');
+        promoted := array(select id from webhooks where id = any(promoted) and locked_by = p_dispatcher_id);
+      end if;
+      if wake then
+        perform pg_notify('webhook_due', '');
+      end if;
+
+      return json_build_object(
+        'applied', to_json(applied),
+        'leased', case when promoted is null then '[]'::json else webhook_deliveries(promoted) end,
+        'disabled', disabled
+      );
+    end
+    $$;
+`;

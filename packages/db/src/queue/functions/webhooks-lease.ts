@@ -1,0 +1,37 @@
+import { WebhookState } from '@platform/shared';
+
+/**
+ * Leases webhooks to a dispatcher for p_lease_ms and answers what their deliveries need, as
+ * a JSON array. Each lease counts an attempt, except for a webhook whose previous lease ran out
+ * without a result (its dispatcher died or stopped mid-try): that try was counted and is not
+ * counted again; it comes back interrupted: true, and the dispatcher records it as an
+ * 'interrupted' attempt instead of delivering. A webhook whose registration was deleted after
+ * it was written is Aborted instead (registration_deleted: true), never delivered.
+ */
+export const WEBHOOKS_LEASE_FUNCTION = `
+    create or replace function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms float8)
+    returns json
+    language plpgsql as $$
+    declare
+      interrupted bigint[];
+      leased bigint[];
+    begin
+      select coalesce(array_agg(id), '{}') into interrupted
+        from webhooks where id = any(p_ids) and locked_by is not null;
+      with updated as (
+        update webhooks w
+           set next_attempt_at = now() + make_interval(secs => p_lease_ms / 1000.0),
+               locked_by = case when r.deleted is null then p_dispatcher_id end,
+               attempt_count = w.attempt_count
+                 + case when r.deleted is null and not w.id = any(interrupted) then 1 else 0 end,
+               state = case when r.deleted is null then w.state else ${WebhookState.Aborted} end,
+               completed_at = case when r.deleted is null then w.completed_at else now() end
+          from webhook_registrations r
+         where w.id = any(p_ids) and r.id = w.registration_id
+        returning w.id
+      )
+      select array_agg(id) into leased from updated;
+      return webhook_deliveries(leased, interrupted);
+    end
+    $$;
+`;
