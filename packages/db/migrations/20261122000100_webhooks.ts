@@ -43,7 +43,7 @@ export async function up(knex: Knex): Promise<void> {
     );
 
     -- one row per (registration, group_key) that ever had a grouped webhook; its row lock
-    -- serialises producers and releasers of one group (design part 3)
+    -- serialises producers and releasers of one group (docs/webhooks.md#ordering)
     create table webhook_groups (
       registration_id integer not null references webhook_registrations(id),
       group_key text not null,

@@ -14,7 +14,7 @@ function table(name: string, columns: string): string {
 }
 
 /**
- * The conference family (owners' meetings, spec 6.4): conferences, the party's settings, topics
+ * The conference family (owners' meetings, docs/resources.md#conferences): conferences, the party's settings, topics
  * and their notes, resolutions and their options, voting sessions, mandates, votes, and the
  * party's templates. A child row carries the owning party of its parent (scoping reads only
  * `party_id`). The checks repeat the API's code lists so a write that bypasses the API cannot

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * ConferenceRole (spec 6.4): who holds which office in a conference (chair, minute taker,
+ * ConferenceRole (docs/resources.md#conferences): who holds which office in a conference (chair, minute taker,
  * scrutineer). A row of the conference family: it carries the owning party of its conference.
  * One live holder per office and conference; the unique partial index closes the race the API's
  * own check leaves open.

@@ -4,7 +4,7 @@ import { PgErrorCode, pgErrorCode } from '../errors';
 import { sqlList } from './sql';
 
 /**
- * Retention pruning (design part 2: attempts and finished webhooks are kept N days). Attempts
+ * Retention pruning (docs/dispatcher.md#prune-job: attempts and finished webhooks are kept N days). Attempts
  * and entity changes go a day's partition at a time (`dropExpiredPartitions`); finished webhooks
  * and the per-minute figures row by row, in statements that each touch a bounded number of rows
  * and commit on their own, so pruning a large backlog never holds many locks or a long

@@ -23,7 +23,7 @@ export interface GroupToRepair extends GroupRelease {
 }
 
 /**
- * One step of the repair sweep (design part 3): looks at the next `limit` groups after `after`
+ * One step of the repair sweep (docs/dispatcher.md#repair-sweep): looks at the next `limit` groups after `after`
  * that have a Pending webhook, the only groups that can be stranded, and answers those that need
  * a repair, plus where to continue (null when the sweep is through).
  *
