@@ -42,6 +42,7 @@ interface HarnessRow {
   drainRate?: number;
   duplicates?: number;
   uniqueAttempts?: number;
+  targetCount?: number;
   queueRemaining?: number;
   orderingViolations?: number;
   missingSeqs?: number;
@@ -250,8 +251,12 @@ function problemsOf(row: HarnessRow): string[] {
   if (row.duplicates) problems.push(`${row.duplicates} duplicate deliveries`);
   if (row.orderingViolations) problems.push(`${row.orderingViolations} order violations`);
   if (row.missingSeqs) problems.push(`${row.missingSeqs} missing seqs`);
-  if (row.kind === 'peer' && row.mode !== 'latency' && row.uniqueAttempts !== row.n) {
+  // the throughput mode counts attempt rows, the ordered mode the target's deliveries
+  if (row.mode === 'throughput' && row.uniqueAttempts !== row.n) {
     problems.push(`${row.uniqueAttempts} of ${row.n} attempt rows`);
+  }
+  if (row.mode === 'ordered' && (row.targetCount ?? 0) - (row.duplicates ?? 0) < (row.n ?? 0)) {
+    problems.push(`${row.targetCount} of ${row.n} delivered`);
   }
   if (row.mode === 'latency' && (row.received ?? 0) - (row.duplicates ?? 0) < (row.sent ?? 0)) {
     problems.push(`${row.received} of ${row.sent} received`);

@@ -10,8 +10,9 @@
 //
 // Enqueue is the API's: every harness webhook is one entity change, written by the API's fan-out
 // statement (entity_changes row, webhook, webhook_groups row in the ordered mode, and the NOTIFY
-// that wakes the dispatcher on commit). A batch is one transaction of one statement per change;
-// a single enqueue (latency mode) one transaction of one statement, as an API write. Modes:
+// that wakes the dispatcher on commit). A batch is written by 4 writers at once, each one
+// transaction of one statement per change; a single enqueue (latency mode) is one transaction of
+// one statement, as an API write. Modes:
 //   throughput, latency  an ungrouped registration; change i is entity i + 1
 //   ordered              the same registration, grouped (should_group): harness group gK is
 //                        entity K + 1, so each harness group is one of our groups
@@ -45,17 +46,20 @@ const unknown = ENQUEUE.names.filter((name) => !(name in ENQUEUE.bindings) && !P
 if (unknown.length > 0)
   throw new Error(`platform: no binding for ${unknown.join(', ')} of the fan-out statement`);
 
+/** The entity a harness webhook changes: its number + 1, or its group's + 1 in the ordered mode. */
+function entityIdOf(webhook) {
+  return (
+    1 +
+    Number(webhook.group == null ? webhook.id.slice(webhook.id.lastIndexOf('_') + 1) : webhook.group.slice(1))
+  );
+}
+
 /**
- * The fan-out statement's parameters for one harness webhook: its entity id (the change's number
- * + 1, or its group's + 1 in the ordered mode), the harness entity with the webhook's identity,
- * and the group key as groupKeyOf (packages/db) makes it, `<entityName>:<entityId>`.
+ * The fan-out statement for one harness webhook: its entity, the harness entity with the
+ * webhook's identity, and the group key as groupKeyOf (packages/db) makes it, `<entityName>:<id>`.
  */
 function change(webhook) {
-  const entityId =
-    1 +
-    Number(
-      webhook.group == null ? webhook.id.slice(webhook.id.lastIndexOf('_') + 1) : webhook.group.slice(1),
-    );
+  const entityId = entityIdOf(webhook);
   const values = {
     ...ENQUEUE.bindings,
     entityId,
@@ -69,6 +73,9 @@ function change(webhook) {
   return { name: 'platform_fan_out', text: ENQUEUE.text, values: ENQUEUE.names.map((name) => values[name]) };
 }
 
+/** Writers of a batch: API writes arriving at once, each on its own connection. */
+const WRITERS = 4;
+
 export default {
   name: 'platform',
   version: 'dispatcher bundle',
@@ -77,7 +84,7 @@ export default {
     return {
       DISPATCHER_CONCURRENCY: concurrency,
       process: 'the production bundle, imported into the harness worker process',
-      enqueueBatch: "one transaction per batch, the API's fan-out statement per change (NOTIFY on commit)",
+      enqueueBatch: `${WRITERS} writers at once, each one transaction of the API's fan-out statement per change (NOTIFY on commit)`,
       enqueueOne: "one transaction of the API's fan-out statement, as one API write",
       ordered: 'the registration grouped (should_group); harness group gK = entity K + 1 = one of our groups',
       attemptInsert: "the dispatcher's own webhook_attempts rows (public.attempts is a view of them)",
@@ -105,21 +112,31 @@ export default {
   },
 
   async makeProducer({ dbUrl }) {
-    const pool = new pg.Pool({ connectionString: dbUrl, max: 4 });
+    const pool = new pg.Pool({ connectionString: dbUrl, max: WRITERS });
     return {
-      // one transaction for the batch, as a burst of API writes in one request would commit them
+      // A batch as WRITERS API clients writing at once would leave it: each writer commits its
+      // share in one transaction, a statement per change. A writer owns whole entities
+      // (entity id modulo WRITERS), so each entity's changes commit in their harness order.
       async enqueueBatch(webhooks) {
-        const client = await pool.connect();
-        try {
-          await client.query('begin');
-          for (const webhook of webhooks) await client.query(change(webhook));
-          await client.query('commit');
-        } catch (error) {
-          await client.query('rollback').catch(() => {});
-          throw error;
-        } finally {
-          client.release();
-        }
+        const shares = Array.from({ length: WRITERS }, () => []);
+        for (const webhook of webhooks) shares[entityIdOf(webhook) % WRITERS].push(webhook);
+        await Promise.all(
+          shares
+            .filter((share) => share.length > 0)
+            .map(async (share) => {
+              const client = await pool.connect();
+              try {
+                await client.query('begin');
+                for (const webhook of share) await client.query(change(webhook));
+                await client.query('commit');
+              } catch (error) {
+                await client.query('rollback').catch(() => {});
+                throw error;
+              } finally {
+                client.release();
+              }
+            }),
+        );
       },
       async enqueueOne(webhook) {
         await pool.query(change(webhook));
