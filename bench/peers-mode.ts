@@ -89,8 +89,8 @@ const rotate = <T>(list: readonly T[], by: number): T[] => list.map((_, i) => li
  * adapter (bench/peers/platform.mjs) is added to it, and each round runs the queue statements
  * alone (the `--queue` figure, no HTTP), then one harness run: the limits L1-L3, then every
  * subject's three modes, subjects and modes in an order rotated by one each round. Answers each
- * figure per round and its median, and the ratios issue 28's table names, each the median of
- * its per-round ratios.
+ * figure per round and its median, and our ratios to the peers and limits, each the median of
+ * its per-round ratios (docs/performance.md, "Peers: three modes").
  */
 export async function peersMode(context: BenchContext, options: { rounds: number; count: number }) {
   const { cluster, log } = context;
@@ -353,7 +353,7 @@ function summarize(rounds: Round[], count: number, bodyBytes: { peers: number; p
     queueRounds: rounds.map((r) => r.queuePerSecond),
     compositeLimitPerSecond: round(median(composite)),
     compositeRounds: composite.map((value) => round(value)),
-    // issue 28's table; each the median of the per-round ratios, beside those ratios
+    // each the median of the per-round ratios, beside those ratios
     ratios: {
       drainVsGraphileWorker: ratio(drain(OURS, 'throughput'), drain(GRAPHILE, 'throughput')),
       drainVsPgBoss: ratio(drain(OURS, 'throughput'), drain('pg-boss', 'throughput')),
