@@ -33,7 +33,7 @@ interface Latency {
 }
 
 /** One phase of a harness run (results/latest.json), as far as this mode reads it. */
-interface HarnessRow {
+export interface HarnessRow {
   subject: string;
   kind: 'limit' | 'peer';
   mode: string;
@@ -68,7 +68,7 @@ interface HarnessWebhook {
 }
 
 /** One harness run: the queue statements alone measured just before it, and its phases. */
-interface Round {
+export interface Round {
   queuePerSecond: number;
   rows: HarnessRow[];
 }
@@ -273,7 +273,8 @@ function ratio(numerator: number[], denominator: number[], digits = 2) {
   return { median: round(median(rounds), digits), rounds: rounds.map((value) => round(value, digits)) };
 }
 
-function summarize(rounds: Round[], count: number, bodyBytes: { peers: number; platform: number }) {
+/** The JSON the peers mode prints, from the harness's results of each round. */
+export function summarize(rounds: Round[], count: number, bodyBytes: { peers: number; platform: number }) {
   // phase of `subject` in `mode` (a limit's mode is its key) per round
   const phase = (subject: string, mode: string) =>
     rounds.map(({ rows }) => rows.find((row) => row.subject === subject && row.mode === mode));
