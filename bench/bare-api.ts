@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { ENQUEUE_ENTITY_CHANGE_SQL, enqueueBindings } from '@platform/db';
 import { decodePermissions, PartyType, permissionByName, TokenScope } from '@platform/shared';
+import { positional } from './positional';
 
 const ISSUER = process.env.JWT_ISSUER ?? 'https://platform.example.com';
 const AUDIENCE = process.env.JWT_AUDIENCE ?? 'platform-api-gen2';
@@ -60,15 +61,7 @@ const LIST = `select p.*, c.count as total_count
   left join lateral (select properties.* from properties where ${SCOPE}
                       order by properties.id asc limit $2 offset $3) p on true`;
 
-/**
- * The API's fan-out statement with its knex named bindings (`:name`) turned into positional ones,
- * one per occurrence as knex sends them (a `::cast` is left alone); `names` in their order.
- */
-function positional(sql: string): { text: string; names: string[] } {
-  const names: string[] = [];
-  const text = sql.replace(/(?<!:):([A-Za-z]\w*)/g, (_, name: string) => `$${names.push(name)}`);
-  return { text, names };
-}
+/** The API's fan-out statement, with positional bindings. */
 const ENQUEUE = positional(ENQUEUE_ENTITY_CHANGE_SQL);
 
 interface Caller {

@@ -6,30 +6,49 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { deliveryBody } from '@platform/db';
+import { deliveryBody, ENQUEUE_ENTITY_CHANGE_SQL, enqueueBindings } from '@platform/db';
 import { buildBundle, bundleFile, ROOT } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { round } from './drain';
+import { positional } from './positional';
 import { queueFigures } from './queue-mode';
 import { seedParty, seedRegistration } from './seed';
 
 /** The harness (README "Adding our dispatcher to the same run"); BENCH_PEERS_DIR overrides. */
 const HARNESS = process.env.BENCH_PEERS_DIR ?? resolve(ROOT, '../shared/bench-peers');
 const ADAPTER = join(ROOT, 'bench/peers/platform.mjs');
-const SUBJECTS = ['platform', 'graphile-worker', 'pg-boss'];
+const OURS = 'platform';
+const GRAPHILE = 'graphile-worker';
+const SUBJECTS = [OURS, GRAPHILE, 'pg-boss'];
+const PEERS = SUBJECTS.filter((subject) => subject !== OURS);
+const MODES = ['throughput', 'latency', 'ordered'] as const;
+type Mode = (typeof MODES)[number];
 const LIMITS = { http: 'L1 raw HTTP', db: 'L2 raw DB insert', 'http+db': 'L3 HTTP+insert, no queue' };
 
+/** A latency summary of the harness, in ms. */
+interface Latency {
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
 /** One phase of a harness run (results/latest.json), as far as this mode reads it. */
-interface HarnessRow {
+export interface HarnessRow {
   subject: string;
   kind: 'limit' | 'peer';
   mode: string;
+  n?: number;
   rate?: number;
   drainRate?: number;
   duplicates?: number;
-  attempts?: number;
   uniqueAttempts?: number;
+  targetCount?: number;
   queueRemaining?: number;
+  orderingViolations?: number;
+  missingSeqs?: number;
+  sent?: number;
+  received?: number;
+  latencyMs?: Latency;
   errors?: number | null;
   timedOut?: boolean;
   cpu: {
@@ -40,15 +59,18 @@ interface HarnessRow {
   };
 }
 
-/** One subject's figures over the rounds. */
-interface Series {
-  perSecond: number[];
-  machineMs: number[];
-  workerMs: number[];
-  /** Largest share of the machine taken by foreign load or steal in any round. */
-  noise: number;
-  /** What went wrong in any round: duplicates, missing attempt rows, errors, a time-out. */
-  problems: string[];
+/** A webhook of the harness (lib/common.mjs, makeWebhook). */
+interface HarnessWebhook {
+  id: string;
+  group: string | null;
+  seq: number | null;
+  entity: object;
+}
+
+/** One harness run: the queue statements alone measured just before it, and its phases. */
+export interface Round {
+  queuePerSecond: number;
+  rows: HarnessRow[];
 }
 
 const median = (values: number[]): number => {
@@ -57,14 +79,18 @@ const median = (values: number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
+/** `list` turned left by `by` places: the order of round `by + 1`. */
+const rotate = <T>(list: readonly T[], by: number): T[] => list.map((_, i) => list[(i + by) % list.length]!);
+
 /**
- * The peers mode (docs/performance.md#the-modes): our dispatcher in the peer benchmark's own run, interleaved
- * with graphile-worker and pg-boss. The harness is copied to a temporary folder and installed
- * there (npm ci, kept while its lock file is unchanged), our adapter (bench/peers/platform.mjs)
- * is added to it, and each round runs, in this order: the queue statements alone (the `--queue`
- * figure, no HTTP), then one harness run of the limits L1-L3 and the throughput mode of our
- * dispatcher, graphile-worker and pg-boss. Answers the medians over the rounds, and per round the
- * composite limit 1 / (1 / L1 raw HTTP + 1 / queue statements).
+ * The peers mode: our dispatcher in the peer benchmark's own run, in its three modes
+ * (throughput, latency, ordered), beside graphile-worker and pg-boss. The harness is copied to a
+ * temporary folder and installed there (npm ci, kept while its lock file is unchanged), our
+ * adapter (bench/peers/platform.mjs) is added to it, and each round runs the queue statements
+ * alone (the `--queue` figure, no HTTP), then one harness run: the limits L1-L3, then every
+ * subject's three modes, subjects and modes in an order rotated by one each round. Answers each
+ * figure per round and its median, and our ratios to the peers and limits, each the median of
+ * its per-round ratios (docs/performance.md#peers-three-modes).
  */
 export async function peersMode(context: BenchContext, options: { rounds: number; count: number }) {
   const { cluster, log } = context;
@@ -78,12 +104,28 @@ export async function peersMode(context: BenchContext, options: { rounds: number
     partyId,
     // replaced by the harness target's URL when the worker starts
     targetUrl: 'http://127.0.0.1:9/hook',
+    // the adapter groups it for the ordered mode
     shouldGroup: false,
     secrets: context.secrets,
     signingSecret: context.signingSecret,
   });
   await template.knex.destroy(); // a template must have no connections
 
+  // the API's fan-out statement and the bindings every change of the run shares (the adapter
+  // sets the entity id, entity and group key per change)
+  const {
+    entityId: _entityId,
+    entity: _entity,
+    groupKey: _groupKey,
+    ...bindings
+  } = enqueueBindings({
+    entityName: 'Property',
+    type: 2,
+    entityId: 0,
+    entity: null,
+    initiatorPartyId: partyId,
+    initiatorAccountId: null,
+  });
   const env = {
     ...process.env,
     BENCH_PG_ADMIN_URL: cluster.adminUrl,
@@ -91,28 +133,60 @@ export async function peersMode(context: BenchContext, options: { rounds: number
     PLATFORM_TEMPLATE_DB: template.name,
     PLATFORM_SECRET_KEY: context.stack(template.url).secretKey,
     PLATFORM_DATA_DIR: context.stack(template.url).dataDir,
+    PLATFORM_ENQUEUE: JSON.stringify({ ...positional(ENQUEUE_ENTITY_CHANGE_SQL), bindings }),
   };
-  const rounds: { queuePerSecond: number; rows: HarnessRow[] }[] = [];
-  for (let round = 1; round <= options.rounds; round++) {
-    log(`peers: round ${round} of ${options.rounds}: the queue statements alone`);
-    const queue = await queueFigures(context, options.count, false, `peers_queue_${round}`);
-    log(`peers: round ${round}: limits, then ${SUBJECTS.join(', ')} (${queue.perSecond}/s queue)`);
-    const out = join(harness, 'results', `round-${round}`);
+  const rounds: Round[] = [];
+  for (let index = 0; index < options.rounds; index++) {
+    const subjects = rotate(SUBJECTS, index);
+    const modes = rotate(MODES, index);
+    log(`peers: round ${index + 1} of ${options.rounds}: the queue statements alone`);
+    const queue = await queueFigures(context, options.count, false, `peers_queue_${index + 1}`);
+    log(`peers: round ${index + 1}: limits, then ${subjects.join(', ')}, each ${modes.join(', ')}`);
+    const out = join(harness, 'results', `round-${index + 1}`);
     await runHarness(harness, env, [
-      ...['--peers', SUBJECTS.join(','), '--modes', 'throughput', '--limits', Object.keys(LIMITS).join(',')],
-      ...['--n', String(options.count), '--concurrency', String(context.concurrency), '--out', out],
+      ...[
+        '--peers',
+        subjects.join(','),
+        '--modes',
+        modes.join(','),
+        '--limits',
+        Object.keys(LIMITS).join(','),
+      ],
+      ...['--n', String(options.count), '--ordered-n', String(options.count)],
+      ...['--concurrency', String(context.concurrency), '--out', out],
     ]);
     const latest = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8')) as { results: HarnessRow[] };
     rounds.push({ queuePerSecond: queue.perSecond, rows: latest.results });
   }
-  return summarize(rounds, options.count, await bodySizes(harness));
+  const result = summarize(rounds, options.count, await bodySizes(harness));
+  for (const problem of result.problems) log(`peers: PROBLEM: ${problem}`);
+  return result;
 }
 
 /**
- * The harness in a temporary folder with its packages installed and our adapter in its peers/.
- * Its target identifies a delivery by `x-webhook-id`; ours carry the Standard Webhooks
- * `webhook-id` (the webhook's id, unique per webhook), which the copy reads when the other is
- * absent, so duplicates are counted for us as for the peers.
+ * Read by the copy's target for a delivery without `x-webhook-id` (ours): the harness webhook's
+ * id, group and seq from the `harness` object the adapter puts in the entity, so duplicates,
+ * order and latency are checked for us as for the peers. The receive time is taken when the
+ * headers arrive, as for the peers; it is recorded once the body is read, before the answer (so
+ * before our dispatcher can send the group's next webhook).
+ */
+const TARGET_READS_BODY = `
+function recordFromBody(req, res, t) {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    const found = /"harness":\\s*(\\{[^}]*\\})/.exec(Buffer.concat(chunks).toString());
+    const h = found ? JSON.parse(found[1]) : { id: req.headers['webhook-id'], group: null, seq: null };
+    record(h.id, h.group ?? null, h.seq ?? null, t);
+    res.writeHead(200, { 'content-length': '0' });
+    res.end();
+  });
+}
+`;
+
+/**
+ * The harness in a temporary folder with its packages installed, our adapter in its peers/ and
+ * its target reading our deliveries' harness identity from their bodies (TARGET_READS_BODY).
  */
 async function installHarness(log: (message: string) => void): Promise<string> {
   if (!existsSync(join(HARNESS, 'run.mjs'))) {
@@ -134,12 +208,15 @@ async function installHarness(log: (message: string) => void): Promise<string> {
   await cp(ADAPTER, join(dir, 'peers/platform.mjs'), { force: true });
   const targetFile = join(dir, 'lib/target.mjs');
   const target = await readFile(targetFile, 'utf8');
-  const read = "req.headers['x-webhook-id']";
+  const read = "const id = req.headers['x-webhook-id'];";
   if (!target.includes(read)) throw new Error(`the harness target no longer reads ${read}`);
-  await writeFile(targetFile, target.replace(read, `(${read} ?? req.headers['webhook-id'])`));
+  const patched = target.replace(
+    read,
+    `if (req.headers['x-webhook-id'] === undefined) return recordFromBody(req, res, t);\n    ${read}`,
+  );
+  await writeFile(targetFile, patched + TARGET_READS_BODY);
   return dir;
 }
-
 /** Runs the harness with `args`; its table and progress go to stderr (stdout carries our JSON). */
 async function runHarness(dir: string, env: NodeJS.ProcessEnv, args: string[]): Promise<void> {
   const child = spawn(process.execPath, ['run.mjs', ...args], { cwd: dir, env, stdio: ['ignore', 2, 2] });
@@ -147,16 +224,18 @@ async function runHarness(dir: string, env: NodeJS.ProcessEnv, args: string[]): 
   if (code !== 0) throw new Error(`the peer benchmark exited with ${code}`);
 }
 
-/** The body the peers POST and ours (docs/webhooks.md#the-delivery-request around the same entity), in bytes. */
+/** The body the peers POST and ours (docs/webhooks.md#the-delivery-request around the same entity and its identity), in bytes. */
 async function bodySizes(dir: string) {
   const harness = (await import(pathToFileURL(join(dir, 'lib/common.mjs')).href)) as {
     BODY_BYTES: number;
-    makeWebhook(tag: string, i: number): { entity: unknown };
+    makeWebhook(tag: string, i: number, group: string, seq: number): HarnessWebhook;
   };
+  // the webhook BODY_BYTES is measured on, with the identity the adapter adds to the entity
+  const webhook = harness.makeWebhook('r0000', 12345, 'g42', 123);
   const ours = JSON.stringify(
     deliveryBody(
       {
-        entity: harness.makeWebhook('r0000', 12345).entity,
+        entity: { ...webhook.entity, harness: { id: webhook.id, group: webhook.group, seq: webhook.seq } },
         initiator_party_id: 1,
         initiator_account_id: null,
       },
@@ -166,62 +245,127 @@ async function bodySizes(dir: string) {
   return { peers: harness.BODY_BYTES, platform: Buffer.byteLength(ours) };
 }
 
-function summarize(
-  rounds: { queuePerSecond: number; rows: HarnessRow[] }[],
-  count: number,
-  bodyBytes: { peers: number; platform: number },
-) {
-  const series = new Map<string, Series>();
-  for (const { rows } of rounds) {
-    for (const row of rows) {
-      const s = series.get(row.subject) ?? {
-        perSecond: [],
-        machineMs: [],
-        workerMs: [],
-        noise: 0,
-        problems: [],
-      };
-      s.perSecond.push((row.kind === 'limit' ? row.rate : row.drainRate) ?? NaN);
-      s.machineMs.push(row.cpu.machineMsPerDelivery ?? NaN);
-      s.workerMs.push(row.cpu.workerMsPerDelivery ?? NaN);
-      s.noise = Math.max(s.noise, row.cpu.foreignShare ?? 0, row.cpu.stealShare ?? 0);
-      if (row.kind === 'peer') {
-        if (row.duplicates) s.problems.push(`${row.duplicates} duplicate deliveries`);
-        if (row.uniqueAttempts !== count) s.problems.push(`${row.uniqueAttempts} of ${count} attempt rows`);
-        if (row.queueRemaining) s.problems.push(`${row.queueRemaining} left in the queue`);
-      }
-      if (row.errors) s.problems.push(`${row.errors} errors`);
-      if (row.timedOut) s.problems.push('timed out');
-      series.set(row.subject, s);
-    }
+/** What went wrong in one phase: duplicates, order violations, missing work, errors, a time-out. */
+function problemsOf(row: HarnessRow): string[] {
+  const problems: string[] = [];
+  if (row.duplicates) problems.push(`${row.duplicates} duplicate deliveries`);
+  if (row.orderingViolations) problems.push(`${row.orderingViolations} order violations`);
+  if (row.missingSeqs) problems.push(`${row.missingSeqs} missing seqs`);
+  // the throughput mode counts attempt rows, the ordered mode the target's deliveries
+  if (row.mode === 'throughput' && row.uniqueAttempts !== row.n) {
+    problems.push(`${row.uniqueAttempts} of ${row.n} attempt rows`);
   }
-  const at = (subject: string, round: number) => series.get(subject)?.perSecond[round] ?? NaN;
-  const figures = (s: Series | undefined) =>
-    s && {
-      perSecond: round(median(s.perSecond)),
-      rounds: s.perSecond.map((x) => round(x)),
-      machineMsPerDelivery: round(median(s.machineMs), 3),
-      workerMsPerDelivery: round(median(s.workerMs), 3),
-      noise: round(s.noise, 3),
-      ...(s.problems.length > 0 ? { problems: s.problems } : {}),
+  if (row.mode === 'ordered' && (row.targetCount ?? 0) - (row.duplicates ?? 0) < (row.n ?? 0)) {
+    problems.push(`${row.targetCount} of ${row.n} delivered`);
+  }
+  if (row.mode === 'latency' && (row.received ?? 0) - (row.duplicates ?? 0) < (row.sent ?? 0)) {
+    problems.push(`${row.received} of ${row.sent} received`);
+  }
+  if (row.queueRemaining) problems.push(`${row.queueRemaining} left in the queue`);
+  if (row.errors) problems.push(`${row.errors} errors`);
+  if (row.timedOut) problems.push('timed out');
+  return problems;
+}
+
+/** A ratio per round, and the median of those: how every ratio of the output is given. */
+function ratio(numerator: number[], denominator: number[], digits = 2) {
+  const rounds = numerator.map((value, i) => value / denominator[i]!);
+  return { median: round(median(rounds), digits), rounds: rounds.map((value) => round(value, digits)) };
+}
+
+/** The JSON the peers mode prints, from the harness's results of each round. */
+export function summarize(rounds: Round[], count: number, bodyBytes: { peers: number; platform: number }) {
+  // phase of `subject` in `mode` (a limit's mode is its key) per round
+  const phase = (subject: string, mode: string) =>
+    rounds.map(({ rows }) => rows.find((row) => row.subject === subject && row.mode === mode));
+  const per = (rows: (HarnessRow | undefined)[], pick: (row: HarnessRow) => number | null | undefined) =>
+    rows.map((row) => (row ? (pick(row) ?? NaN) : NaN));
+  const problems: string[] = [];
+  // the figures every phase has: CPU per delivery and the machine's noise, per round
+  const common = (label: string, rows: (HarnessRow | undefined)[]) => {
+    rows.forEach((row, i) => {
+      if (!row) problems.push(`${label} round ${i + 1}: no result`);
+      else for (const problem of problemsOf(row)) problems.push(`${label} round ${i + 1}: ${problem}`);
+    });
+    const machineMs = per(rows, (row) => row.cpu.machineMsPerDelivery);
+    return {
+      machineMsPerDelivery: round(median(machineMs), 3),
+      machineMsRounds: machineMs,
+      workerMsPerDelivery: round(median(per(rows, (row) => row.cpu.workerMsPerDelivery)), 3),
+      // shares of the machine taken meanwhile by other processes and by the hypervisor
+      foreignShare: per(rows, (row) => row.cpu.foreignShare),
+      stealShare: per(rows, (row) => row.cpu.stealShare),
     };
-  // per round, from the figures of that round; then the median of each
-  const composite = rounds.map(({ queuePerSecond }, i) => 1 / (1 / at(LIMITS.http, i) + 1 / queuePerSecond));
-  const ours = rounds.map((_, i) => at('platform', i));
+  };
+  const rate = (rows: (HarnessRow | undefined)[]) => {
+    const perSecond = per(rows, (row) => (row.kind === 'limit' ? row.rate : row.drainRate));
+    return { perSecond: round(median(perSecond)), rounds: perSecond };
+  };
+  const modeFigures = (subject: string, mode: Mode) => {
+    const rows = phase(subject, mode);
+    const label = `${subject} ${mode}`;
+    const counts = {
+      duplicates: per(rows, (row) => row.duplicates),
+      ...(mode === 'ordered' ? { orderViolations: per(rows, (row) => row.orderingViolations) } : {}),
+    };
+    if (mode !== 'latency') return { ...rate(rows), ...counts, ...common(label, rows) };
+    const latency = (key: keyof Latency) => per(rows, (row) => row.latencyMs?.[key]);
+    return {
+      // target receive time minus the time the enqueue's commit was acknowledged, ms
+      p50: round(median(latency('p50')), 2),
+      p95: round(median(latency('p95')), 2),
+      p99: round(median(latency('p99')), 2),
+      p50Rounds: latency('p50'),
+      p99Rounds: latency('p99'),
+      ...counts,
+      ...common(label, rows),
+    };
+  };
+  const subjects = Object.fromEntries(
+    SUBJECTS.map((subject) => [
+      subject,
+      Object.fromEntries(MODES.map((mode) => [mode, modeFigures(subject, mode)])),
+    ]),
+  );
+  const limits = Object.fromEntries(
+    Object.entries(LIMITS).map(([key, subject]) => {
+      const rows = phase(subject, key);
+      return [key, { ...rate(rows), ...common(`${subject}`, rows) }];
+    }),
+  );
+
+  const drain = (subject: string, mode: 'throughput' | 'ordered') =>
+    per(phase(subject, mode), (row) => row.drainRate);
+  const latency = (subject: string, key: keyof Latency) =>
+    per(phase(subject, 'latency'), (row) => row.latencyMs?.[key]);
+  const cpu = (subject: string) => per(phase(subject, 'throughput'), (row) => row.cpu.machineMsPerDelivery);
+  const l1 = per(phase(LIMITS.http, 'http'), (row) => row.rate);
+  const composite = rounds.map(({ queuePerSecond }, i) => 1 / (1 / l1[i]! + 1 / queuePerSecond));
+  const bestPeerOrdered = rounds.map((_, i) => Math.max(...PEERS.map((peer) => drain(peer, 'ordered')[i]!)));
   return {
     mode: 'peers',
     webhooks: count,
     rounds: rounds.length,
+    order: 'per round: the queue statements alone, the limits, then subjects and modes rotated by one',
     bodyBytes,
-    subjects: Object.fromEntries(SUBJECTS.map((subject) => [subject, figures(series.get(subject))])),
-    limits: Object.fromEntries(
-      Object.entries(LIMITS).map(([key, subject]) => [key, figures(series.get(subject))]),
-    ),
+    subjects,
+    limits,
     queuePerSecond: round(median(rounds.map((r) => r.queuePerSecond))),
     queueRounds: rounds.map((r) => r.queuePerSecond),
     compositeLimitPerSecond: round(median(composite)),
-    vsGraphileWorker: round(median(ours.map((x, i) => x / at('graphile-worker', i))), 2),
-    vsPgBoss: round(median(ours.map((x, i) => x / at('pg-boss', i))), 2),
-    ofCompositeLimit: round(median(ours.map((x, i) => x / composite[i]!)), 3),
+    compositeRounds: composite.map((value) => round(value)),
+    // each the median of the per-round ratios, beside those ratios
+    ratios: {
+      drainVsGraphileWorker: ratio(drain(OURS, 'throughput'), drain(GRAPHILE, 'throughput')),
+      drainVsPgBoss: ratio(drain(OURS, 'throughput'), drain('pg-boss', 'throughput')),
+      drainOfCompositeLimit: ratio(drain(OURS, 'throughput'), composite, 3),
+      machineCpuVsGraphileWorker: ratio(cpu(OURS), cpu(GRAPHILE)),
+      orderedVsBestPeerOrdered: ratio(drain(OURS, 'ordered'), bestPeerOrdered),
+      orderedVsOurUnordered: ratio(drain(OURS, 'ordered'), drain(OURS, 'throughput')),
+      latencyP50VsGraphileWorker: ratio(latency(OURS, 'p50'), latency(GRAPHILE, 'p50')),
+      latencyP99VsGraphileWorker: ratio(latency(OURS, 'p99'), latency(GRAPHILE, 'p99')),
+    },
+    // duplicates, order violations, missing attempts, errors, time-outs: none in a sound run
+    problems,
   };
 }

@@ -23,7 +23,8 @@
  *                                                   groups: 100), live (200 writes/s, each waking every
  *                                                   replica) and api (one API process against two)
  *   pnpm bench --peers [--rounds R] [-n N]          our dispatcher beside graphile-worker and pg-boss in the
- *                                                   peer benchmark (../shared/bench-peers), R rounds (3)
+ *                                                   peer benchmark (../shared/bench-peers), its throughput,
+ *                                                   latency and ordered modes, R rounds (3)
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
  *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
@@ -135,7 +136,7 @@ const settings = {
   attempts: positive('attempts', values.attempts, 10_000_000),
   // four scenarios of N webhooks, each through every phase: only when asked for
   capacity: !!values.capacity,
-  // three harness runs of about a minute each: only when asked for
+  // a harness run of three subjects in three modes per round, minutes each: only when asked for
   peers: !!values.peers,
   count: positive('n', values.n, 20_000),
   waiting: positive('waiting', values.waiting, 1_000_000),

@@ -1,17 +1,32 @@
 // Our dispatcher as a subject of the peer benchmark (../shared/bench-peers, README "Adding our
-// dispatcher to the same run"). `pnpm bench --peers` (bench/peers-mode.ts) copies the harness to a
-// temporary folder, puts this file in its peers/ and runs it there, with the harness's own pg.
+// dispatcher to the same run"), in its three modes. `pnpm bench --peers` (bench/peers-mode.ts)
+// copies the harness to a temporary folder, puts this file in its peers/ and runs it there, with
+// the harness's own pg.
 //
 // The dispatcher is the production bundle (apps/dispatcher/dist/main.mjs), loaded into the
 // harness's worker process as the peers' libraries are (its CPU is the "worker" CPU; no process
 // of ours counts as foreign load). It does the work the peers' handler does, by itself: its own
 // POST to the harness's target and its own attempt row (webhook_attempts) per delivery.
 //
+// Enqueue is the API's: every harness webhook is one entity change, written by the API's fan-out
+// statement (entity_changes row, webhook, webhook_groups row in the ordered mode, and the NOTIFY
+// that wakes the dispatcher on commit). A batch is written by 4 writers at once, each one
+// transaction of one statement per change; a single enqueue (latency mode) is one transaction of
+// one statement, as an API write. Modes:
+//   throughput, latency  an ungrouped registration; change i is entity i + 1
+//   ordered              the same registration, grouped (should_group): harness group gK is
+//                        entity K + 1, so each harness group is one of our groups
+// The webhook's harness identity (id, group, seq) rides in the entity (`harness`), so it is in
+// our body; the copy's target reads it from there (our deliveries carry no x-webhook-id).
+//
 // Environment (set by bench/peers-mode.ts):
 //   PLATFORM_BUNDLE        absolute path of apps/dispatcher/dist/main.mjs
 //   PLATFORM_TEMPLATE_DB   a migrated database holding one party and one ungrouped registration
 //   PLATFORM_SECRET_KEY    base64 key the registration's signing secret is sealed with
 //   PLATFORM_DATA_DIR      the dispatcher's DATA_DIR (its development JWT key goes there)
+//   PLATFORM_ENQUEUE       JSON { text, names, bindings }: the API's fan-out statement with
+//                          positional parameters, their names in order, and the bindings that
+//                          are the same for every change (enqueueBindings of packages/db)
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { ADMIN_URL, withClient } from '../lib/common.mjs';
@@ -22,20 +37,44 @@ const env = (name) => {
   return value;
 };
 
-// WebhookState (packages/shared/src/enums.ts): Created 1, Successful 3; undelivered: not 3, 5, 7
-const CREATED = 1;
+// WebhookState (packages/shared/src/enums.ts): undelivered is any but Successful 3, Aborted 5, Resolved 7
 const PENDING_SQL = 'select count(*)::int as n from webhooks where state not in (3, 5, 7)';
 
-/** The registration and event every webhook of the run belongs to (seeded in the template). */
-async function registration(client) {
-  const { rows } = await client.query(
-    `select r.id as registration_id, r.party_id, e.id as event_id
-       from webhook_registrations r join webhook_events e on e.registration_id = r.id
-      order by r.id, e.id limit 1`,
+const ENQUEUE = JSON.parse(env('PLATFORM_ENQUEUE'));
+const PER_CHANGE = ['entityId', 'entity', 'groupKey'];
+const unknown = ENQUEUE.names.filter((name) => !(name in ENQUEUE.bindings) && !PER_CHANGE.includes(name));
+if (unknown.length > 0)
+  throw new Error(`platform: no binding for ${unknown.join(', ')} of the fan-out statement`);
+
+/** The entity a harness webhook changes: its number + 1, or its group's + 1 in the ordered mode. */
+function entityIdOf(webhook) {
+  return (
+    1 +
+    Number(webhook.group == null ? webhook.id.slice(webhook.id.lastIndexOf('_') + 1) : webhook.group.slice(1))
   );
-  if (!rows[0]) throw new Error('the template database has no registration');
-  return rows[0];
 }
+
+/**
+ * The fan-out statement for one harness webhook: its entity, the harness entity with the
+ * webhook's identity, and the group key as groupKeyOf (packages/db) makes it, `<entityName>:<id>`.
+ */
+function change(webhook) {
+  const entityId = entityIdOf(webhook);
+  const values = {
+    ...ENQUEUE.bindings,
+    entityId,
+    entity: JSON.stringify({
+      ...webhook.entity,
+      harness: { id: webhook.id, group: webhook.group, seq: webhook.seq },
+    }),
+    groupKey: `${ENQUEUE.bindings.entityName}:${entityId}`,
+  };
+  // a named prepared statement: parsed once per connection (the API sends it unnamed, via knex)
+  return { name: 'platform_fan_out', text: ENQUEUE.text, values: ENQUEUE.names.map((name) => values[name]) };
+}
+
+/** Writers of a batch: API writes arriving at once, each on its own connection. */
+const WRITERS = 4;
 
 export default {
   name: 'platform',
@@ -45,7 +84,9 @@ export default {
     return {
       DISPATCHER_CONCURRENCY: concurrency,
       process: 'the production bundle, imported into the harness worker process',
-      enqueue: 'one statement per batch: entity_changes and their webhooks (Created, due now)',
+      enqueueBatch: `${WRITERS} writers at once, each one transaction of the API's fan-out statement per change (NOTIFY on commit)`,
+      enqueueOne: "one transaction of the API's fan-out statement, as one API write",
+      ordered: 'the registration grouped (should_group); harness group gK = entity K + 1 = one of our groups',
       attemptInsert: "the dispatcher's own webhook_attempts rows (public.attempts is a view of them)",
       body: "our delivery body around the harness webhook's entity, signed (Standard Webhooks)",
     };
@@ -53,9 +94,10 @@ export default {
 
   /**
    * The harness made a fresh database; it becomes a clone of the migrated, seeded template, and
-   * `attempts` a view of webhook_attempts, so the harness counts our attempt rows.
+   * `attempts` a view of webhook_attempts, so the harness counts our attempt rows. In the ordered
+   * mode the registration groups its webhooks, as a user would set it.
    */
-  async setup({ dbUrl }) {
+  async setup({ dbUrl, mode }) {
     const name = new URL(dbUrl).pathname.slice(1);
     await withClient(ADMIN_URL, async (c) => {
       await c.query(`drop database if exists ${name} with (force)`);
@@ -64,35 +106,40 @@ export default {
     await withClient(dbUrl, (c) =>
       c.query(`drop table if exists attempts;
         create view attempts as
-          select webhook_id, status_code as status, duration_ms, started_at as created_at from webhook_attempts`),
+          select webhook_id, status_code as status, duration_ms, started_at as created_at from webhook_attempts;
+        update webhook_registrations set should_group = ${mode === 'ordered'}`),
     );
   },
 
   async makeProducer({ dbUrl }) {
-    const pool = new pg.Pool({ connectionString: dbUrl, max: 4 });
-    const reg = await pool.connect().then(async (c) => {
-      try {
-        return await registration(c);
-      } finally {
-        c.release();
-      }
-    });
+    const pool = new pg.Pool({ connectionString: dbUrl, max: WRITERS });
     return {
-      // the changes and their webhooks in one statement, as a burst of API writes leaves them
+      // A batch as WRITERS API clients writing at once would leave it: each writer commits its
+      // share in one transaction, a statement per change. A writer owns whole entities
+      // (entity id modulo WRITERS), so each entity's changes commit in their harness order.
       async enqueueBatch(webhooks) {
-        await pool.query(
-          `with c as (
-             insert into entity_changes (entity_name, type, entity_id, entity, initiator_party_id, initiator_account_id)
-             select 'Property', 2, x.ord, x.e, $2::int, null
-               from jsonb_array_elements($1::jsonb) with ordinality as x(e, ord)
-             returning id)
-           insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
-           select $3::int, $4::int, id, ${CREATED}, now() from c order by id`,
-          [JSON.stringify(webhooks.map((w) => w.entity)), reg.party_id, reg.registration_id, reg.event_id],
+        const shares = Array.from({ length: WRITERS }, () => []);
+        for (const webhook of webhooks) shares[entityIdOf(webhook) % WRITERS].push(webhook);
+        await Promise.all(
+          shares
+            .filter((share) => share.length > 0)
+            .map(async (share) => {
+              const client = await pool.connect();
+              try {
+                await client.query('begin');
+                for (const webhook of share) await client.query(change(webhook));
+                await client.query('commit');
+              } catch (error) {
+                await client.query('rollback').catch(() => {});
+                throw error;
+              } finally {
+                client.release();
+              }
+            }),
         );
       },
-      async enqueueOne() {
-        throw new Error('platform: only the throughput mode (pnpm bench has its own latency mode)');
+      async enqueueOne(webhook) {
+        await pool.query(change(webhook));
       },
       warm: () => pool.query('select 1'),
       pending: async () => (await pool.query(PENDING_SQL)).rows[0].n,
