@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadSigningKey, signWebhookToken } from '@platform/db';
 import {
   ALL_PARTY_TYPES,
+  PartyType,
   SUBSCRIBABLE_EVENT_TYPES,
   WEBHOOK_ENTITY_NAMES,
   WebhookEventType,
@@ -13,7 +15,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, expectUnauthenticated } from '../../http/test-support';
 import { buildOpenApiDocument } from '../../http/openapi';
 import { ROUTES, WEBHOOKS } from '../../routes';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
+import {
+  buildWorld,
+  expectAccessRules,
+  startTestApi,
+  testPrivateKeyPem,
+  type TestApi,
+  type World,
+} from '../../test-support';
 
 // GET /api/webhook-event-types and the `webhooks` section of the OpenAPI document: both list
 // exactly what the registration API accepts, and every schema accepts its own example.
@@ -90,7 +99,7 @@ describe('GET /api/webhook-event-types', () => {
     expect(Object.keys((await problem('?page=2')).errors ?? {})).toEqual(['page']);
   });
 
-  it('is open to every signed-in account, whatever its party type or permissions, and to no one else', async () => {
+  it('is open to every signed-in account, whatever its party type or permissions, and to no other token', async () => {
     await expectAccessRules(api, world, {
       method: 'GET',
       path: '/api/webhook-event-types',
@@ -98,6 +107,23 @@ describe('GET /api/webhook-event-types', () => {
     });
     expect(await list('?type=1', world.contractor.bare.token)).toHaveLength(WEBHOOK_ENTITY_NAMES.length);
     await expectUnauthenticated(await api.fetch('/api/webhook-event-types'));
+    // a registration's service-signed token reads domain data only
+    const [registration] = await api.deps
+      .knex('webhook_registrations')
+      .insert({ party_id: world.pmc.id, target_url: 'http://127.0.0.1:9/hook', signing_secret: 'x' })
+      .returning('id');
+    const { token } = await signWebhookToken(
+      await loadSigningKey(testPrivateKeyPem()),
+      {
+        registrationId: registration.id as number,
+        partyId: world.pmc.id,
+        partyName: world.pmc.name,
+        partyType: PartyType.PropertyManagementCompany,
+      },
+      { issuer: api.deps.config.JWT_ISSUER, audience: api.deps.config.JWT_AUDIENCE, now: api.clock.now() },
+    );
+    expect((await api.fetch('/api/properties', { token })).status).toBe(200);
+    await expectProblem(await api.fetch('/api/webhook-event-types', { token }), 403);
   });
 
   // last: compiling 81 schemas holds the event loop for seconds, longer than a kept-alive
