@@ -23,6 +23,14 @@ export interface SampleParties {
   voters: Record<SampleVariant, number>;
 }
 
+/** The parties of a test world that rows refer to; `world.user` votes in every variant unless told. */
+export function worldParties(
+  world: Record<'contractor' | 'user' | 'broker', { id: number }>,
+  voters: Record<SampleVariant, number> = { main: world.user.id, spare: world.user.id, post: world.user.id },
+): SampleParties {
+  return { contractor: world.contractor.id, user: world.user.id, broker: world.broker.id, voters };
+}
+
 /** A create body; `need` answers the id of the `main` row of a resource it refers to. */
 export type SampleMaker = (
   need: (name: string) => Promise<number>,

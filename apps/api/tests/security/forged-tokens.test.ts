@@ -33,6 +33,7 @@ import {
   SAMPLE_CREATE,
   SAMPLE_PATCH,
   uploadForm,
+  worldParties,
   type SampleParties,
   type SampleVariant,
 } from '../../src/resources/sample-writes';
@@ -137,12 +138,7 @@ async function buildFixtures(): Promise<Fixtures> {
   const spareVoters = await Promise.all(
     [0, 1].map(() => buildParty(api.deps, { type: PartyType.User, managedByPartyId: pmc.id })),
   );
-  parties = {
-    contractor: world.contractor.id,
-    user: world.user.id,
-    broker: world.broker.id,
-    voters: { main: world.user.id, spare: spareVoters[0]!.id, post: spareVoters[1]!.id },
-  };
+  parties = worldParties(world, { main: world.user.id, spare: spareVoters[0]!.id, post: spareVoters[1]!.id });
   // an account of the PMC the account operations aim at (not the claimed one, which must live on)
   const target = await buildAccount(api.deps, { partyId: pmc.id, permissions: 'all' });
   const { group_id: groupId } = await api.deps.knex('accounts').where({ id: pmc.full.id }).first('group_id');

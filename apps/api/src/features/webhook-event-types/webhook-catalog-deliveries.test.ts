@@ -20,7 +20,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESOURCES } from '../../resources/index';
-import { SAMPLE_CREATE, SAMPLE_PATCH, uploadForm, type SampleParties } from '../../resources/sample-writes';
+import { SAMPLE_CREATE, SAMPLE_PATCH, uploadForm, worldParties } from '../../resources/sample-writes';
 import { buildWorld, startTestApi, type TestApi, type World } from '../../test-support';
 import { WEBHOOK_EVENT_CATALOG, WebhookDeliveryHeaders } from './webhook-event-catalog';
 
@@ -96,12 +96,7 @@ async function write(method: string, path: string, body?: unknown): Promise<{ id
  * the write path uses.
  */
 async function causeEveryEvent(): Promise<void> {
-  const parties: SampleParties = {
-    contractor: world.contractor.id,
-    user: world.user.id,
-    broker: world.broker.id,
-    voters: { main: world.user.id, spare: world.user.id, post: world.user.id },
-  };
+  const parties = worldParties(world);
   const created = new Map<string, Promise<number>>();
   const order: string[] = [];
   const need = (name: string): Promise<number> => {
