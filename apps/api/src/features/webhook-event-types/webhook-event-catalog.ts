@@ -38,12 +38,14 @@ const WHAT_THE_ENTITY_IS: Record<WebhookEventName, string> = {
   Deleted: 'as it was when deleted (`deleted` set)',
 };
 
+/** What an entry's deliveries are, for its OpenAPI description and the catalog's `description`. */
 function describe(def: ResourceDefinition, type: 1 | 2 | 3): string {
   const eventName = EVENT_NAMES[type];
   let text =
     `Sent when a ${def.name} is ${eventName.toLowerCase()}, to the registrations of the writer’s ` +
-    `party that subscribe to ${def.name} ${type} (${eventName}). \`entity\` is the ${def.name} ${WHAT_THE_ENTITY_IS[eventName]}, in the shape ` +
-    `its API reads answer (\`${def.path}/{id}\`); a test event carries \`WebhookTestEntity\` instead.`;
+    `party that subscribe to ${def.name} ${type} (${eventName}). \`entity\` is the ${def.name} ` +
+    `${WHAT_THE_ENTITY_IS[eventName]}, in the shape its API reads answer (\`${def.path}/{id}\`); ` +
+    'a test event carries `WebhookTestEntity` instead.';
   if (eventName === 'Deleted' && def.deletable === false) {
     text += ` No API operation deletes a ${def.name}: only a deletion on the platform’s side sends it.`;
   }
