@@ -13,13 +13,13 @@ import { buildOpenApiDocument } from './http/openapi';
 import { allowedMethods, buildRouter } from './http/router';
 import { tracingMiddleware } from './http/tracing';
 import type { RouteDefinition } from './http/route';
-import { ROUTES } from './routes';
+import { ROUTES, WEBHOOKS } from './routes';
 
 /** Builds the API: shared conventions as middleware, then the routes. No listening here. */
 export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = ROUTES): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are logged by the error middleware, once
-  const openApi = buildOpenApiDocument(routes);
+  const openApi = buildOpenApiDocument(routes, { webhooks: WEBHOOKS });
   const gen1OpenApi = buildGen1OpenApiDocument();
 
   const meta = new Router();

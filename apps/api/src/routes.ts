@@ -6,6 +6,8 @@ import { mfaRoutes } from './features/mfa/mfa-routes';
 import { operatorActionRoutes } from './features/operator-actions/operator-action-routes';
 import { permissionRoutes } from './features/permissions/permission-routes';
 import { recoveryRoutes } from './features/recovery/recovery-routes';
+import { webhookCatalogOpenApi } from './features/webhook-event-types/webhook-event-openapi';
+import { webhookEventTypeRoutes } from './features/webhook-event-types/webhook-event-type-routes';
 import { webhookIssueRoutes } from './features/webhook-issues/webhook-issue-routes';
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
 import { webhookRoutes } from './features/webhooks/webhook-routes';
@@ -28,4 +30,8 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...webhookStatsRoutes,
   ...operatorActionRoutes,
   ...webhookIssueRoutes,
+  ...webhookEventTypeRoutes,
 ];
+
+/** Every webhook the API sends, one per subscribable entity and event: the document's `webhooks`. */
+export const WEBHOOKS = webhookCatalogOpenApi();

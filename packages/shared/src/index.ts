@@ -14,6 +14,7 @@ export * from './retry-schedule';
 export * from './resources/index';
 export * from './webhook-states';
 export * from './webhooks';
+export * from './webhook-event-types';
 export * from './webhook-stats';
 export * from './operator-actions';
 export * from './webhook-operations';

@@ -369,27 +369,60 @@ export const PaginatedListOfWebhookRegistrationRead = Page(WebhookRegistrationRe
  */
 export const WEBHOOK_USER_AGENT = 'PlatformWebhooks/1.0 (+https://platform.example.com/docs/webhooks)';
 
-/** The body a webhook delivers (docs/webhooks.md#the-delivery-request). */
-export const WebhookDeliveryBody = z
+/**
+ * The `event` of a delivery: the registration's subscribed WebhookEvent that the change matched
+ * (docs/webhooks.md#the-delivery-request), as `deliveryBody` (`packages/db/src/delivery-body.ts`) writes it.
+ */
+export const WebhookDeliveryEvent = z
   .object({
-    entity: z.record(z.string(), z.unknown()).meta({ description: 'The full serialized entity.' }),
-    event: z.object({
-      id: z.number().int(),
-      type: z.number().int(),
-      entityName: z.string(),
-      created: timestamp.nullable(),
-      lastModified: timestamp.nullable(),
-      deleted: timestamp.nullable(),
-    }),
-    initiatorPartyId: z.number().int(),
-    initiatorAccountId: z.number().int().nullable(),
+    id: z.number().int().meta({ description: 'The subscribed WebhookEvent’s id.' }),
+    type: z.number().int().meta({ description: 'WebhookEventType: 1 Created, 2 Updated, 3 Deleted.' }),
+    entityName: z.string(),
+    created: timestamp.nullable(),
+    lastModified: timestamp.nullable(),
+    deleted: timestamp.nullable(),
+  })
+  .meta({ id: 'WebhookDeliveryEvent' });
+
+/**
+ * The body of a delivery (docs/webhooks.md#the-delivery-request) carrying `entity` and `event`: the one
+ * declaration of its shape, for the operator view (`WebhookDeliveryBody`) and for each entry of
+ * the event catalog, where both are narrowed to one entity and event type.
+ */
+export function webhookDeliveryBodyOf<E extends z.ZodType, V extends z.ZodType>(entity: E, event: V) {
+  return z.object({
+    entity,
+    event,
+    initiatorPartyId: z.number().int().meta({ description: 'The party whose change it delivers.' }),
+    initiatorAccountId: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'The account that made the change; null for a platform-side change.' }),
     platformSignedBearerToken: z
       .string()
       .optional()
       .meta({ description: 'Authorization type 3 only; added at delivery, never stored.' }),
-  })
-  .meta({ id: 'WebhookDeliveryBody' });
+  });
+}
+
+/** The body a webhook delivers (docs/webhooks.md#the-delivery-request), of any entity. */
+export const WebhookDeliveryBody = webhookDeliveryBodyOf(
+  z.record(z.string(), z.unknown()).meta({ description: 'The full serialized entity.' }),
+  WebhookDeliveryEvent,
+).meta({ id: 'WebhookDeliveryBody' });
 export type WebhookDeliveryBody = z.infer<typeof WebhookDeliveryBody>;
+
+/**
+ * The entity a test event (`x-webhook-test: 1`) carries instead of a record: id 0, which no record
+ * has, and `test: true`, so a receiver cannot mistake it for real data
+ * (`POST /api/webhook-registrations/{id}/test`).
+ */
+export const WebhookTestEntity = z.strictObject({ id: z.literal(0), test: z.literal(true) }).meta({
+  id: 'WebhookTestEntity',
+  description: 'The entity of a test event (header `x-webhook-test: 1`): no real record.',
+});
+export type WebhookTestEntity = z.infer<typeof WebhookTestEntity>;
 
 /** One delivery of one change to one registration. */
 export const WebhookRead = z

@@ -1,7 +1,10 @@
 import { ProblemDetails } from '@platform/shared';
 import { z } from 'zod';
+import { isDeepStrictEqual } from 'node:util';
 import {
   createDocument,
+  createSchema,
+  type CreateDocumentOptions,
   type ZodOpenApiOperationObject,
   type ZodOpenApiPathsObject,
   type ZodOpenApiRequestBodyObject,
@@ -141,14 +144,47 @@ export function operationIdOf(route: Pick<RouteDefinition, 'method' | 'path'>): 
   return route.method + camel.join('');
 }
 
-/** The OpenAPI 3.1 document of `routes`, generated from the same zod schemas that validate them. */
-export function buildOpenApiDocument(routes: readonly RouteDefinition[]) {
+const SCHEMA_OPTIONS: CreateDocumentOptions = {
+  override: ({ jsonSchema, zodSchema, io }) => {
+    if (zodSchema._zod.def.type === 'date' && io === 'output') {
+      jsonSchema.type = 'string';
+      jsonSchema.format = 'date-time';
+    }
+  },
+  allowEmptySchema: { custom: true, pipe: true, transform: true },
+};
+
+type SchemaObject = ReturnType<typeof createSchema>['components'][string];
+
+/**
+ * A body the API sends, as OpenAPI renders an answer's (zod-openapi renders every request body as
+ * input, whose objects admit unknown fields), with the named schemas it refers to: for the
+ * `webhooks` section, whose request bodies the API sends.
+ */
+export function sentSchema(schema: z.ZodType) {
+  return createSchema(schema, { io: 'output', opts: SCHEMA_OPTIONS });
+}
+
+/** The webhooks of a document: its path items (bodies from `sentSchema`) and the schemas they name. */
+export interface OpenApiWebhooks {
+  paths: ZodOpenApiPathsObject;
+  schemas: Record<string, SchemaObject>;
+}
+
+/**
+ * The OpenAPI 3.1 document of `routes`, generated from the same zod schemas that validate them,
+ * with `webhooks`, the requests the API sends (the event catalog), when given.
+ */
+export function buildOpenApiDocument(
+  routes: readonly RouteDefinition[],
+  options: { webhooks?: OpenApiWebhooks } = {},
+) {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of routes) {
     const path = route.path.replace(/:(\w+)/g, '{$1}');
     paths[path] = { ...paths[path], [route.method]: operation(route) };
   }
-  return createDocument(
+  const document = createDocument(
     {
       openapi: '3.1.0',
       info: {
@@ -162,15 +198,17 @@ export function buildOpenApiDocument(routes: readonly RouteDefinition[]) {
       servers: [{ url: '/', description: 'The API server that serves this document' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
       paths,
+      ...(options.webhooks ? { webhooks: options.webhooks.paths } : {}),
     },
-    {
-      override: ({ jsonSchema, zodSchema, io }) => {
-        if (zodSchema._zod.def.type === 'date' && io === 'output') {
-          jsonSchema.type = 'string';
-          jsonSchema.format = 'date-time';
-        }
-      },
-      allowEmptySchema: { custom: true, pipe: true, transform: true },
-    },
+    SCHEMA_OPTIONS,
   );
+  // the schemas the webhooks name: those the answers name already are the same objects
+  const schemas = (document.components!.schemas ??= {});
+  for (const [name, schema] of Object.entries(options.webhooks?.schemas ?? {})) {
+    if (!(name in schemas)) schemas[name] = schema;
+    else if (!isDeepStrictEqual(schemas[name], schema)) {
+      throw new Error(`The webhooks' schema ${name} differs from the answers' schema of that name`);
+    }
+  }
+  return document;
 }

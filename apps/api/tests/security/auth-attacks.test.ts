@@ -19,6 +19,7 @@ import { gen1TokenService } from '../../src/gen1/gen1-tokens';
 import { allTableCounts, expectProblem, expectUnauthenticated } from '../../src/http/test-support';
 import { RESOURCES } from '../../src/resources/index';
 import { resourceRoutes } from '../../src/resources/resource-routes';
+import { SAMPLE_CREATE, uploadForm, worldParties } from '../../src/resources/sample-writes';
 import type { ResourceDefinition } from '../../src/resources/resource';
 import {
   buildAccount,
@@ -143,74 +144,6 @@ describe('a webhook-scoped token', () => {
 // ---------------------------------------------------------------------------------------------
 // Cross-party reads and writes of every resource
 
-/** Creates a row of a resource as the PMC and answers its id; `need` gives rows it refers to. */
-type Maker = (need: (name: string) => Promise<number>) => Promise<Record<string, unknown>>;
-
-/**
- * A valid create body of every resource for `world.pmc`. The test refuses a resource missing
- * here, so a new resource cannot slip past the cross-party checks.
- */
-const CREATE: Record<string, Maker> = {
-  Party: async () => ({ type: PartyType.User, name: 'Owner Meyer' }),
-  ContactDetails: async () => ({ type: 'email', value: 'office@example.com' }),
-  Property: async () => ({
-    name: 'Lindenhof',
-    street: 'Lindenstraße 1',
-    postalCode: '10969',
-    city: 'Berlin',
-  }),
-  Entrance: async (need) => ({ propertyId: await need('Property'), name: 'Aufgang A' }),
-  Unit: async (need) => ({ propertyId: await need('Property'), number: 'WE 1' }),
-  UnitContract: async (need) => ({
-    unitId: await need('Unit'),
-    contractType: 'tenancy',
-    startDate: '2025-01-01',
-  }),
-  Document: async () => ({ title: 'Mietvertrag' }),
-  File: async () => ({}),
-  Process: async () => ({ title: 'Wasserschaden' }),
-  ProcessFeed: async (need) => ({ processId: await need('Process'), text: 'Handwerker bestellt' }),
-  WorkOrder: async () => ({ contractorPartyId: world.contractor.id, title: 'Leitung reparieren' }),
-  Inquiry: async () => ({ connectedPartyId: world.user.id, report: 'Heizung kalt' }),
-  Notice: async () => ({ title: 'Wartung', body: 'Am Montag kein Wasser' }),
-  Conference: async (need) => ({ propertyId: await need('Property'), title: 'Eigentümerversammlung' }),
-  Settings: async () => ({}),
-  Topic: async (need) => ({ conferenceId: await need('Conference'), title: 'TOP 1' }),
-  TopicNote: async (need) => ({ topicId: await need('Topic'), text: 'Notiz' }),
-  Resolution: async (need) => ({ topicId: await need('Topic'), title: 'Dachsanierung' }),
-  ResolutionOption: async (need) => ({ resolutionId: await need('Resolution'), label: 'Ja' }),
-  VotingSession: async (need) => ({
-    conferenceId: await need('Conference'),
-    resolutionId: await need('Resolution'),
-  }),
-  Mandate: async (need) => ({
-    conferenceId: await need('Conference'),
-    grantorPartyId: world.user.id,
-    proxyPartyId: world.broker.id,
-  }),
-  ConferenceRole: async (need) => ({
-    conferenceId: await need('Conference'),
-    holderPartyId: world.user.id,
-    role: 'chair',
-  }),
-  ConferenceVote: async (need) => ({
-    votingSessionId: await need('VotingSession'),
-    resolutionOptionId: await need('ResolutionOption'),
-    voterPartyId: world.user.id,
-  }),
-  PredefinedVote: async (need) => ({
-    resolutionId: await need('Resolution'),
-    resolutionOptionId: await need('ResolutionOption'),
-    voterPartyId: world.user.id,
-  }),
-  TopicTemplate: async () => ({ title: 'Wirtschaftsplan' }),
-  ResolutionTemplate: async () => ({ title: 'Jahresabrechnung' }),
-  ResolutionOptionTemplate: async (need) => ({
-    resolutionTemplateId: await need('ResolutionTemplate'),
-    label: 'Ja',
-  }),
-};
-
 const created = new Map<string, Promise<number>>();
 
 /** The PMC's row of resource `name`, created once through the API. */
@@ -219,17 +152,14 @@ function need(name: string): Promise<number> {
   if (!id) {
     id = (async () => {
       const def = RESOURCES.find((resource) => resource.name === name);
-      const make = CREATE[name];
+      const make = SAMPLE_CREATE[name];
       if (!def || !make) throw new Error(`no way to create a ${name}`);
-      const body = await make(need);
-      let response: Response;
-      if (def.name === 'File') {
-        const form = new FormData();
-        form.append('file', new Blob(['%PDF-1.4 secret plan'], { type: 'application/pdf' }), 'plan.pdf');
-        response = await api.fetch(def.path, { method: 'POST', token: world.pmc.full.token, body: form });
-      } else {
-        response = await api.fetch(def.path, { method: 'POST', token: world.pmc.full.token, json: body });
-      }
+      const body = await make(need, 'main', worldParties(world));
+      const response = await api.fetch(def.path, {
+        method: 'POST',
+        token: world.pmc.full.token,
+        ...(def.name === 'File' ? { body: uploadForm(body) } : { json: body }),
+      });
       expect(response.status, `create ${name}: ${await response.clone().text()}`).toBe(200);
       return ((await response.json()) as { id: number }).id;
     })();
@@ -261,7 +191,7 @@ async function expectInvisible(def: ResourceDefinition, id: number, token: strin
 
 describe('every resource, read and written by another PMC, answers 404 and changes nothing', () => {
   it('covers every resource', () => {
-    expect(Object.keys(CREATE).sort()).toEqual(RESOURCES.map((def) => def.name).sort());
+    expect(Object.keys(SAMPLE_CREATE).sort()).toEqual(RESOURCES.map((def) => def.name).sort());
   });
 
   it.each(RESOURCES.map((def) => [def.name, def] as const))('%s', async (name, def) => {

@@ -29,6 +29,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Decode, totp } from '../../src/features/mfa/totp';
 import { gen1TokenService } from '../../src/gen1/gen1-tokens';
 import { RESOURCES } from '../../src/resources/index';
+import {
+  SAMPLE_CREATE,
+  SAMPLE_PATCH,
+  uploadForm,
+  worldParties,
+  type SampleParties,
+  type SampleVariant,
+} from '../../src/resources/sample-writes';
 import type { ResourceDefinition } from '../../src/resources/resource';
 import {
   buildAccount,
@@ -80,135 +88,17 @@ const webhookScoped = (operation: Operation) => {
 // ---------------------------------------------------------------------------------------------
 // The victim's rows and the bodies that would write them
 
-/**
- * Which row of a resource a maker describes: `main`, the one every operation names by id;
- * `spare`, a childless one that DELETE removes (a row with children is refused with a 409, which
- * writes nothing whoever asks); `post`, the body of the create operation itself, which must
- * collide with neither (one mandate per owner and conference, one vote per voter, …).
- */
-type Variant = 'main' | 'spare' | 'post';
+/** Which row of a resource (sample-writes.ts): `post` is the body of the create operation itself. */
+type Variant = SampleVariant;
 type Json = Record<string, unknown>;
-type Need = (name: string) => Promise<number>;
-type Maker = (need: Need, variant: Variant) => Promise<Json>;
 
 let api: TestApi;
 let world: World;
 let key: SigningKey;
 /** Claims of a real access token of the PMC's full account: the account every forged token claims. */
 let claims: JWTPayload;
-/** The User parties that vote and grant mandates in the `main`, `spare` and `post` rows. */
-let voters: Record<Variant, number>;
-const voter = (variant: Variant) => voters[variant];
-
-/**
- * A valid create body of every resource for `world.pmc`. The test refuses a resource missing
- * here, so a new resource cannot slip past.
- */
-const CREATE: Record<string, Maker> = {
-  Party: async (_need, variant) => ({ type: PartyType.User, name: `Owner ${variant}` }),
-  ContactDetails: async (_need, variant) => ({ type: 'email', value: `office-${variant}@example.com` }),
-  Property: async (_need, variant) => ({
-    name: `Lindenhof ${variant}`,
-    street: 'Lindenstraße 1',
-    postalCode: '10969',
-    city: 'Berlin',
-  }),
-  Entrance: async (need, variant) => ({ propertyId: await need('Property'), name: `Aufgang ${variant}` }),
-  Unit: async (need, variant) => ({ propertyId: await need('Property'), number: `WE ${variant}` }),
-  UnitContract: async (need) => ({
-    unitId: await need('Unit'),
-    contractType: 'tenancy',
-    startDate: '2025-01-01',
-  }),
-  Document: async (_need, variant) => ({ title: `Mietvertrag ${variant}` }),
-  File: async (_need, variant) => ({ fileName: `plan-${variant}.pdf` }),
-  Process: async (_need, variant) => ({ title: `Wasserschaden ${variant}` }),
-  ProcessFeed: async (need, variant) => ({ processId: await need('Process'), text: `Handwerker ${variant}` }),
-  WorkOrder: async (_need, variant) => ({
-    contractorPartyId: world.contractor.id,
-    title: `Leitung reparieren ${variant}`,
-  }),
-  Inquiry: async (_need, variant) => ({ connectedPartyId: world.user.id, report: `Heizung kalt ${variant}` }),
-  Notice: async (_need, variant) => ({ title: `Wartung ${variant}`, body: 'Am Montag kein Wasser' }),
-  Conference: async (need, variant) => ({
-    propertyId: await need('Property'),
-    title: `Eigentümerversammlung ${variant}`,
-  }),
-  // one live settings record per party: the PMC's own, and those of two parties it manages
-  Settings: async (_need, variant) => (variant === 'main' ? {} : { partyId: voter(variant) }),
-  Topic: async (need, variant) => ({ conferenceId: await need('Conference'), title: `TOP ${variant}` }),
-  TopicNote: async (need, variant) => ({ topicId: await need('Topic'), text: `Notiz ${variant}` }),
-  Resolution: async (need, variant) => ({ topicId: await need('Topic'), title: `Dachsanierung ${variant}` }),
-  ResolutionOption: async (need, variant) => ({
-    resolutionId: await need('Resolution'),
-    label: `Ja ${variant}`,
-  }),
-  // one open session per resolution: the others are closed
-  VotingSession: async (need, variant) => ({
-    conferenceId: await need('Conference'),
-    resolutionId: await need('Resolution'),
-    ...(variant === 'main' ? {} : { status: 'closed' }),
-  }),
-  Mandate: async (need, variant) => ({
-    conferenceId: await need('Conference'),
-    grantorPartyId: voter(variant),
-    proxyPartyId: world.broker.id,
-  }),
-  // one holder per office and conference: each row holds an office of its own
-  ConferenceRole: async (need, variant) => ({
-    conferenceId: await need('Conference'),
-    holderPartyId: voter(variant),
-    role: ({ main: 'chair', spare: 'minute_taker', post: 'scrutineer' } as const)[variant],
-  }),
-  ConferenceVote: async (need, variant) => ({
-    votingSessionId: await need('VotingSession'),
-    resolutionOptionId: await need('ResolutionOption'),
-    voterPartyId: voter(variant),
-  }),
-  PredefinedVote: async (need, variant) => ({
-    resolutionId: await need('Resolution'),
-    resolutionOptionId: await need('ResolutionOption'),
-    voterPartyId: voter(variant),
-  }),
-  TopicTemplate: async (_need, variant) => ({ title: `Wirtschaftsplan ${variant}` }),
-  ResolutionTemplate: async (_need, variant) => ({ title: `Jahresabrechnung ${variant}` }),
-  ResolutionOptionTemplate: async (need, variant) => ({
-    resolutionTemplateId: await need('ResolutionTemplate'),
-    label: `Ja ${variant}`,
-  }),
-};
-
-/** A merge patch of every resource's `main` row that changes it; `extra` creates a row of its own. */
-const PATCH: Record<string, (extra: (name: string) => Promise<number>) => Json | Promise<Json>> = {
-  Party: () => ({ name: 'Owner Meyer-Schulz' }),
-  ContactDetails: () => ({ label: 'Büro' }),
-  Property: () => ({ name: 'Lindenhof Nord' }),
-  Entrance: () => ({ name: 'Aufgang B' }),
-  Unit: () => ({ number: 'WE 2' }),
-  UnitContract: () => ({ notes: 'Verlängert' }),
-  Document: () => ({ title: 'Mietvertrag 2026' }),
-  File: () => ({ fileName: 'plan-2026.pdf' }),
-  Process: () => ({ title: 'Wasserschaden Keller' }),
-  ProcessFeed: () => ({ text: 'Handwerker kommt morgen' }),
-  WorkOrder: () => ({ title: 'Leitung ersetzen' }),
-  Inquiry: () => ({ subject: 'Heizung' }),
-  Notice: () => ({ title: 'Wartung verschoben' }),
-  Conference: () => ({ title: 'Außerordentliche Versammlung' }),
-  Settings: () => ({ quorumPercent: 60 }),
-  Topic: () => ({ title: 'TOP 2' }),
-  TopicNote: () => ({ text: 'Notiz 2' }),
-  Resolution: () => ({ title: 'Fassadensanierung' }),
-  ResolutionOption: () => ({ label: 'Nein' }),
-  VotingSession: () => ({ openedAt: '2025-01-01T09:00:00.000Z' }),
-  Mandate: () => ({ instructions: 'Mit Ja stimmen' }),
-  ConferenceRole: () => ({ holderPartyId: world.broker.id }),
-  ConferenceVote: () => ({ weight: 2 }),
-  // its only patchable field: another option of the same resolution
-  PredefinedVote: async (extra) => ({ resolutionOptionId: await extra('ResolutionOption') }),
-  TopicTemplate: () => ({ title: 'Wirtschaftsplan 2026' }),
-  ResolutionTemplate: () => ({ title: 'Jahresabrechnung 2025' }),
-  ResolutionOptionTemplate: () => ({ label: 'Nein' }),
-};
+/** The parties the rows refer to; the User parties vote and grant mandates in each variant. */
+let parties: SampleParties;
 
 const resourceNamed = (name: string): ResourceDefinition => {
   const def = RESOURCES.find((resource) => resource.name === name);
@@ -218,13 +108,6 @@ const resourceNamed = (name: string): ResourceDefinition => {
 
 /** A request body: JSON, or the multipart upload of a File (built afresh for each request). */
 type Body = { kind: 'json'; value: () => unknown } | { kind: 'form'; fields: Json };
-
-function uploadForm(fields: Json): FormData {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, String(value));
-  form.append('file', new Blob(['%PDF-1.4 secret plan'], { type: 'application/pdf' }), 'plan.pdf');
-  return form;
-}
 
 /** The ids, bodies and tokens of the run, built before the write log starts. */
 interface Fixtures {
@@ -255,7 +138,7 @@ async function buildFixtures(): Promise<Fixtures> {
   const spareVoters = await Promise.all(
     [0, 1].map(() => buildParty(api.deps, { type: PartyType.User, managedByPartyId: pmc.id })),
   );
-  voters = { main: world.user.id, spare: spareVoters[0]!.id, post: spareVoters[1]!.id };
+  parties = worldParties(world, { main: world.user.id, spare: spareVoters[0]!.id, post: spareVoters[1]!.id });
   // an account of the PMC the account operations aim at (not the claimed one, which must live on)
   const target = await buildAccount(api.deps, { partyId: pmc.id, permissions: 'all' });
   const { group_id: groupId } = await api.deps.knex('accounts').where({ id: pmc.full.id }).first('group_id');
@@ -269,9 +152,9 @@ async function buildFixtures(): Promise<Fixtures> {
 
   async function createRow(name: string, variant: Variant): Promise<number> {
     const def = resourceNamed(name);
-    const make = CREATE[name];
+    const make = SAMPLE_CREATE[name];
     if (!make) throw new Error(`no create body for ${name}`);
-    const body = await make(need, variant);
+    const body = await make(need, variant, parties);
     const response = await api.fetch(def.path, {
       method: 'POST',
       token: pmc.full.token,
@@ -301,13 +184,13 @@ async function buildFixtures(): Promise<Fixtures> {
     const id = await need(def.name);
     rows.set(def.path, id);
     spares.set(def.path, await memo(def.name, 'spare'));
-    const create = await CREATE[def.name]!(need, 'post');
+    const create = await SAMPLE_CREATE[def.name]!(need, 'post', parties);
     bodies[`post ${def.path}`] = def.name === 'File' ? { kind: 'form', fields: create } : json(() => create);
     bodies[`post ${def.path}/search`] = json(() => ({ filters: [] }));
     bodies[`post ${def.path}/batch`] = json(() => ({ ids: [id] }));
-    const patch = PATCH[def.name];
+    const patch = SAMPLE_PATCH[def.name];
     if (!patch) throw new Error(`no patch body for ${def.name}`);
-    const patchBody = await patch((name) => createRow(name, 'post'));
+    const patchBody = await patch((name) => createRow(name, 'post'), parties);
     bodies[`patch ${def.path}/{id}`] = json(() => patchBody);
   }
   // a third property, so the PMC has three webhooks: one to abort, one to resolve, one to retry
@@ -667,7 +550,7 @@ describe('every operation of the OpenAPI document', () => {
       if (operation.body && !fixtures.bodies[keyOf(operation)])
         throw new Error(`no body for ${nameOf(operation)}`);
     }
-    expect(Object.keys(CREATE).sort()).toEqual(RESOURCES.map((def) => def.name).sort());
+    expect(Object.keys(SAMPLE_CREATE).sort()).toEqual(RESOURCES.map((def) => def.name).sort());
   });
 
   it('answers every forged or misused token with a bare 401, and nothing is written', async () => {

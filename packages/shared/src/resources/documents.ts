@@ -129,7 +129,10 @@ export const FileRead = z
     sha256: z
       .string()
       .regex(/^[0-9a-f]{64}$/)
-      .meta({ description: 'SHA-256 of the bytes, lower-case hex; also the download’s ETag.' }),
+      .meta({
+        description: 'SHA-256 of the bytes, lower-case hex; also the download’s ETag.',
+        examples: ['e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'],
+      }),
     documentId: z.number().int().nullable(),
     propertyId: z.number().int().nullable(),
   })

@@ -8,7 +8,12 @@ import {
   type DeliveryRequest,
 } from '@platform/delivery';
 import type { WebhookEvent } from '@platform/db';
-import { WebhookEventType, type WebhookTestRequest, type WebhookTestResult } from '@platform/shared';
+import {
+  WebhookEventType,
+  type WebhookTestEntity,
+  type WebhookTestRequest,
+  type WebhookTestResult,
+} from '@platform/shared';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { AppError, fieldError } from '../../http/errors';
@@ -17,11 +22,11 @@ import { runWrite } from '../write-path';
 import { visibleRegistrations } from './webhook-registration-service';
 
 /**
- * The entity a test event carries: no real record (a receiver must not mistake it for one, and
- * nothing of the party's data leaves for a target the operator is still checking), id 0, which
- * no record has, and `test: true`.
+ * The entity a test event carries (`WebhookTestEntity`): no real record, so a receiver cannot
+ * mistake it for one and nothing of the party's data leaves for a target the operator is still
+ * checking.
  */
-export const TEST_EVENT_ENTITY = { id: 0, test: true } as const;
+export const TEST_EVENT_ENTITY: WebhookTestEntity = { id: 0, test: true };
 
 /** The header that tells a receiver this delivery is a test event. */
 export const TEST_EVENT_HEADER = 'x-webhook-test';
