@@ -5,7 +5,7 @@ import { contactDetailRoutes } from './features/contact-details/contact-detail-r
 import { mfaRoutes } from './features/mfa/mfa-routes';
 import { operatorActionRoutes } from './features/operator-actions/operator-action-routes';
 import { permissionRoutes } from './features/permissions/permission-routes';
-import { recoveryRoutes } from './features/recovery/recovery-routes';
+import { passwordRecoveryRoutes } from './features/password-recovery/password-recovery-routes';
 import { webhookIssueRoutes } from './features/webhook-issues/webhook-issue-routes';
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
 import { webhookRoutes } from './features/webhooks/webhook-routes';
@@ -17,7 +17,7 @@ import { resourceRouteList } from './resources/index';
 export const ROUTES: readonly RouteDefinition[] = [
   ...authRoutes,
   ...mfaRoutes,
-  ...recoveryRoutes,
+  ...passwordRecoveryRoutes,
   ...accountRoutes,
   ...contactDetailRoutes,
   ...permissionRoutes,

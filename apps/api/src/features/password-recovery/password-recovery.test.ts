@@ -17,7 +17,7 @@ import {
   type World,
 } from '../../test-support';
 import { expectProblem, writableCounts } from '../../http/test-support';
-import { MAX_RECOVERY_FAILURES } from './recovery-service';
+import { MAX_RECOVERY_FAILURES } from './password-recovery-service';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

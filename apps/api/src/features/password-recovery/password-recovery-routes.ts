@@ -16,7 +16,7 @@ import {
   recoverPassword,
   sendActivationMessage,
   unblockRecoveryCode,
-} from './recovery-service';
+} from './password-recovery-service';
 
 const adminOrPmc = { allow: [PartyType.Admin, PartyType.PropertyManagementCompany] };
 
@@ -41,7 +41,7 @@ const unblockRoute = (path: string, tags: string[]) =>
     handler: ({ deps, principal, body }) => unblockRecoveryCode(deps, principal, body.email),
   });
 
-export const recoveryRoutes: RouteDefinition[] = [
+export const passwordRecoveryRoutes: RouteDefinition[] = [
   defineRoute({
     method: 'post',
     path: '/api/auth/recover-password',

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config';
 import { expectProblem } from '../../http/test-support';
 import { buildAccount, buildParty, startTestApi, type TestApi } from '../../test-support';
-import { MAX_RECOVERY_FAILURES } from './recovery-service';
+import { MAX_RECOVERY_FAILURES } from './password-recovery-service';
 
 const MINUTE = 60_000;
 const DATABASE_URL = 'postgres://localhost/x';
