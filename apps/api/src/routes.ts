@@ -9,6 +9,7 @@ import { passwordRecoveryRoutes } from './features/password-recovery/password-re
 import { webhookIssueRoutes } from './features/webhook-issues/webhook-issue-routes';
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
 import { webhookRoutes } from './features/webhooks/webhook-routes';
+import { webhookGroupRoutes } from './features/webhook-groups/webhook-group-routes';
 import { operationRoutes } from './features/webhook-operations/operation-routes';
 import { webhookStatsRoutes } from './features/webhook-stats/webhook-stats-routes';
 import { resourceRouteList } from './resources/index';
@@ -24,6 +25,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...resourceRouteList,
   ...webhookRegistrationRoutes,
   ...webhookRoutes,
+  ...webhookGroupRoutes,
   ...operationRoutes,
   ...webhookStatsRoutes,
   ...operatorActionRoutes,
