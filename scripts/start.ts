@@ -17,7 +17,7 @@ import {
   demoEnabled,
   seedDemoData,
   seedDemoRegistrations,
-} from '../apps/api/src/seed';
+} from './demo-seed';
 import {
   createKnex,
   createSecretBox,

@@ -1,8 +1,7 @@
-import { decodePermissions, PermissionAction, PERMISSIONS } from '@platform/shared';
-import { decodeJwt } from 'jose';
+import { PermissionAction, PERMISSIONS } from '../packages/shared/src/index';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_ACCOUNTS, demoEnabled, seedDemoData, seedDemoRegistrations } from './seed';
-import { login, startTestApi, type TestApi } from './test-support';
+import { DEMO_ACCOUNTS, demoEnabled, seedDemoData, seedDemoRegistrations } from './demo-seed';
+import { login, startTestApi, type TestApi } from '../apps/api/src/test-support';
 
 const PASSWORD = 'Demo-Password-1!';
 const TABLES = ['parties', 'account_groups', 'account_group_permissions', 'accounts'] as const;
@@ -24,8 +23,9 @@ async function snapshot() {
   return rows;
 }
 
-function permissionsOf(accessToken: string): Set<number> {
-  return decodePermissions(String(decodeJwt(accessToken).permissions));
+/** The permissions an access token grants, as the API reads them. */
+async function permissionsOf(accessToken: string): Promise<ReadonlySet<number> | undefined> {
+  return (await api.deps.tokens.verifyAccessToken(accessToken))?.permissions;
 }
 
 describe('seedDemoData', () => {
@@ -46,14 +46,14 @@ describe('seedDemoData', () => {
   });
 
   it('gives the manager every permission and the viewer only reads', async () => {
-    const manager = permissionsOf((await login(api, 'manager@example.com', PASSWORD)).accessToken);
+    const manager = await permissionsOf((await login(api, 'manager@example.com', PASSWORD)).accessToken);
     expect(manager).toEqual(new Set(PERMISSIONS.map((p) => p.id)));
 
-    const viewer = permissionsOf((await login(api, 'viewer@example.com', PASSWORD)).accessToken);
+    const viewer = await permissionsOf((await login(api, 'viewer@example.com', PASSWORD)).accessToken);
     const reads = PERMISSIONS.filter((p) => p.action === PermissionAction.Read).map((p) => p.id);
     expect(viewer).toEqual(new Set(reads));
     for (const permission of PERMISSIONS.filter((p) => p.action !== PermissionAction.Read))
-      expect(viewer.has(permission.id), permission.name).toBe(false);
+      expect(viewer?.has(permission.id), permission.name).toBe(false);
   });
 
   it('manages the contractor and the tenant by Acme', async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Knex, SecretBox } from '@platform/db';
-import { PartyType, PERMISSIONS, PermissionAction } from '@platform/shared';
-import { hashPassword, verifyPassword } from './auth/passwords';
+import type { Knex, SecretBox } from '../packages/db/src/index';
+import { PartyType, PERMISSIONS, PermissionAction } from '../packages/shared/src/index';
+import { hashPassword, verifyPassword } from '../apps/api/src/auth/passwords';
 
 /** The demo accounts' password unless `DEMO_PASSWORD` says otherwise (documented in the README). */
 export const DEFAULT_DEMO_PASSWORD = 'Demo-Password-1!';
