@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Knex, SecretBox } from '../packages/db/src/index';
+import type { Knex } from '../packages/db/src/index';
+import type { SecretBox } from '../packages/crypto/src/index';
 import { PartyType, PERMISSIONS, PermissionAction } from '../packages/shared/src/index';
 import { hashPassword, verifyPassword } from '../apps/api/src/auth/passwords';
 

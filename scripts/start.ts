@@ -18,13 +18,8 @@ import {
   seedDemoData,
   seedDemoRegistrations,
 } from './demo-seed';
-import {
-  createKnex,
-  createSecretBox,
-  migrate,
-  resolvePrivateKeyPem,
-  resolveSecretKey,
-} from '../packages/db/src/index';
+import { createKnex, migrate } from '../packages/db/src/index';
+import { createSecretBox, resolvePrivateKeyPem, resolveSecretKey } from '../packages/crypto/src/index';
 import { startTrickle } from './demo-trickle';
 import {
   buildBundle,

@@ -1,4 +1,5 @@
-import type { Knex, SecretBox } from '@platform/db';
+import type { Knex } from '@platform/db';
+import type { SecretBox } from '@platform/crypto';
 import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { TokenService } from './auth/tokens';

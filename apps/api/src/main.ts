@@ -1,12 +1,6 @@
 import { join } from 'node:path';
-import {
-  createKnex,
-  createSecretBox,
-  loadSigningKey,
-  missingSessionSettings,
-  resolvePrivateKeyPem,
-  resolveSecretKey,
-} from '@platform/db';
+import { createKnex, missingSessionSettings } from '@platform/db';
+import { createSecretBox, loadSigningKey, resolvePrivateKeyPem, resolveSecretKey } from '@platform/crypto';
 import { startTracing } from '@platform/delivery';
 import pino from 'pino';
 import { createApp } from './app';

@@ -1,13 +1,6 @@
 import { join } from 'node:path';
-import {
-  createKnex,
-  createSecretBox,
-  loadSigningKey,
-  migrate,
-  missingSessionSettings,
-  resolvePrivateKeyPem,
-  resolveSecretKey,
-} from '@platform/db';
+import { createKnex, migrate, missingSessionSettings } from '@platform/db';
+import { createSecretBox, loadSigningKey, resolvePrivateKeyPem, resolveSecretKey } from '@platform/crypto';
 import { startTracing } from '@platform/delivery';
 import { loadConfig } from './config';
 import { createDispatcher } from './dispatcher';

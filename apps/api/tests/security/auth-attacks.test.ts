@@ -7,7 +7,7 @@
  * are sent to every operation of the API in forged-tokens.test.ts.
  */
 import { createPublicKey } from 'node:crypto';
-import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/db';
+import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/crypto';
 import { PartyType, TokenScope, type PartyType as PartyTypeValue } from '@platform/shared';
 import { decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
