@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import { buildDeliveryRequest, createWebhookTokenSource, Deliverer, traceDelivery } from '@platform/delivery';
+import { buildDeliveryRequest, createWebhookTokenSource, Deliverer } from '@platform/delivery';
+import { traceDelivery } from '@platform/tracing';
 import { queueStats, WEBHOOK_DUE_CHANNEL, type Knex } from '@platform/db';
 import { rememberingOpen, type SecretBox, type SigningKey } from '@platform/crypto';
 import type { Logger } from 'pino';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createKnex, migrate, missingSessionSettings } from '@platform/db';
 import { createSecretBox, loadSigningKey, resolvePrivateKeyPem, resolveSecretKey } from '@platform/crypto';
-import { startTracing } from '@platform/delivery';
+import { startTracing } from '@platform/tracing';
 import { loadConfig } from './config';
 import { createDispatcher } from './dispatcher';
 import { createLogger } from './logger';

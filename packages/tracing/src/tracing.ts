@@ -12,8 +12,9 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
-import type { ClaimedWebhook } from '@platform/db';
-import type { DeliveryOutcome, DeliveryRequest } from './deliver';
+import type { Env, Tracing } from './tracing-sdk';
+
+export type { Env, Tracing } from './tracing-sdk';
 
 /** A W3C trace context as stored with a webhook (`webhooks.trace_context`). */
 export interface TraceContext {
@@ -21,21 +22,12 @@ export interface TraceContext {
   tracestate?: string;
 }
 
-export type Env = Record<string, string | undefined>;
-
 /** Whether the environment asks for tracing: an OTLP endpoint is set and the SDK is not disabled. */
 export function tracingConfigured(env: Env = process.env): boolean {
   return (
     Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) &&
     env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true'
   );
-}
-
-export interface Tracing {
-  /** Exports what is buffered and unregisters everything; tracing is off afterwards. */
-  shutdown(): Promise<void>;
-  /** Exports what is buffered now. */
-  flush(): Promise<void>;
 }
 
 let tracer: Tracer | undefined;
@@ -117,13 +109,14 @@ function storedContext(stored: TraceContext | null | undefined): Context {
  * and the answer's status code; the request carries a `traceparent` whose parent is this span.
  * Without tracing, just `send(request)`.
  */
-export async function traceDelivery(
-  webhook: Pick<ClaimedWebhook, 'id' | 'attempt' | 'registration_id'> & {
-    trace_context?: TraceContext | null;
-  },
-  request: DeliveryRequest,
-  send: (request: DeliveryRequest) => Promise<DeliveryOutcome>,
-): Promise<DeliveryOutcome> {
+export async function traceDelivery<
+  Request extends { url: string; headers: Record<string, string> },
+  Outcome extends { statusCode: number | null; errorKind: string | null },
+>(
+  webhook: { id: number; attempt: number; registration_id: number; trace_context?: TraceContext | null },
+  request: Request,
+  send: (request: Request) => Promise<Outcome>,
+): Promise<Outcome> {
   const active = tracer;
   if (!active) return send(request);
   let host: string | undefined;

@@ -21,7 +21,17 @@ import {
   type Sampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
-import type { Env, Tracing } from './tracing';
+
+/** The environment variables tracing reads (`process.env` unless a test passes its own). */
+export type Env = Record<string, string | undefined>;
+
+/** Tracing started: what a process calls on its way out. */
+export interface Tracing {
+  /** Exports what is buffered and unregisters everything; tracing is off afterwards. */
+  shutdown(): Promise<void>;
+  /** Exports what is buffered now. */
+  flush(): Promise<void>;
+}
 
 /**
  * The sampler `OTEL_TRACES_SAMPLER` (and `_ARG`) name, as the specification lists them; the
