@@ -1,6 +1,6 @@
 import { PageHeader } from '../../../components/ui/page-header';
 import { Link } from '../../../lib/router';
-import { FollowOperation } from '../../operations/components/operation-progress';
+import { FollowOperation } from './operation-progress';
 
 /** One operation (a bulk action, recover or replay), followed until it is done: where the audit links. */
 export function OperationPage({ id }: { id: number }) {

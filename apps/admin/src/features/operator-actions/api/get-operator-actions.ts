@@ -2,7 +2,7 @@ import type { OperatorActionRead, Page } from '@platform/shared';
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { api } from '../../../lib/api';
 import { queryRoots } from '../../../lib/query-keys';
-import { auditApiQuery, type AuditQuery } from '../utils/audit';
+import { auditApiQuery, type AuditQuery } from '../utils/operator-actions';
 
 /** How often the audit page reads the trail again (running operations fill in their counts). */
 export const AUDIT_REFRESH_MS = 10_000;

@@ -2,7 +2,7 @@ import type { BulkWebhookAction, WebhookBulkFilter, WebhookBulkRequest } from '@
 import { useState, type ReactNode } from 'react';
 import { Button } from '../../../components/ui/button';
 import { formatCount } from '../../../lib/format';
-import { startBulk } from '../api/start-operation';
+import { startBulk } from '../api/start-webhook-operation';
 import { dryRunCountText } from '../utils/operation-progress';
 import { OperationDialog } from './operation-dialog';
 

@@ -22,10 +22,10 @@ import {
   BulkActionDialog,
   BULK_ACTION_COPY,
   type BulkRequest,
-} from '../../operations/components/bulk-action-dialog';
-import { OperationsPanel } from '../../operations/components/operations-panel';
-import { actOnSelected } from '../../operations/utils/act-in-sequence';
-import { operationSummary, type OperationFigures } from '../../operations/utils/operation-progress';
+} from '../../webhook-operations/components/bulk-action-dialog';
+import { OperationsPanel } from '../../webhook-operations/components/operations-panel';
+import { actOnSelected } from '../../webhook-operations/utils/act-in-sequence';
+import { operationSummary, type OperationFigures } from '../../webhook-operations/utils/operation-progress';
 import { useEndBlocker, type BlockerAction } from '../api/end-blocker';
 import { BLOCKED_GROUPS_REFRESH_MS, useBlockedGroups } from '../api/get-blocked-groups';
 import { useGroupWebhooks } from '../api/get-group-webhooks';

@@ -1,7 +1,7 @@
 import type { WebhookBulkRequest, WebhookOperationRead, WebhookWindowRequest } from '@platform/shared';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../../lib/api';
-import { operationQueryKey } from './get-operation';
+import { operationQueryKey } from './get-webhook-operation';
 
 /** POST /api/webhooks/bulk: answers 202 with the operation, polled with `useOperation`. */
 export function startBulk(request: WebhookBulkRequest): Promise<WebhookOperationRead> {

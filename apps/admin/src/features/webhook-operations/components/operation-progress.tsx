@@ -2,7 +2,7 @@ import { useId } from 'react';
 import { DateTime } from '../../../components/ui/date-time';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
 import { formatCount } from '../../../lib/format';
-import { useOperation } from '../api/get-operation';
+import { useOperation } from '../api/get-webhook-operation';
 import {
   changedText,
   OPERATION_STATE_LABELS,

@@ -4,8 +4,8 @@ import { Button, type ButtonVariant } from '../../../components/ui/button';
 import { Modal } from '../../../components/ui/dialog';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
 import { errorMessage } from '../../../lib/api-client';
-import { useOperation } from '../api/get-operation';
-import { useStartOperation } from '../api/start-operation';
+import { useOperation } from '../api/get-webhook-operation';
+import { useStartOperation } from '../api/start-webhook-operation';
 import { OperationProgress } from './operation-progress';
 
 /** The request an operation dialog would send, or why it cannot (shown instead of counting). */

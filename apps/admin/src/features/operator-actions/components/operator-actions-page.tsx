@@ -23,7 +23,7 @@ import {
   operatorActionLabel,
   type AuditFilterFields,
   type AuditQuery,
-} from '../utils/audit';
+} from '../utils/operator-actions';
 
 /** Who acted: the signed-in operator's own email, another account's when the API shows it, else its id. */
 function Actor({ accountId }: { accountId: number | null }) {

@@ -7,7 +7,7 @@ import {
   lineWebhooksPath,
   triageQueryFromSearch,
   triageQueryToSearch,
-} from './triage';
+} from './webhook-issues';
 
 describe('triage', () => {
   it('keeps the registration and the page in the address', () => {

@@ -10,7 +10,7 @@ import {
   describeActionFilter,
   describeDetail,
   OPERATOR_ACTION_LABELS,
-} from './audit';
+} from './operator-actions';
 
 describe('audit page', () => {
   it('names every action the API records', () => {

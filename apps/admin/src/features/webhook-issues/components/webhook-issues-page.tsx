@@ -10,8 +10,8 @@ import { DataTable } from '../../../components/ui/table';
 import { formatCount } from '../../../lib/format';
 import { Link, navigate, useLocation } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
-import { BulkActionDialog, type BulkRequest } from '../../operations/components/bulk-action-dialog';
-import { OperationsPanel } from '../../operations/components/operations-panel';
+import { BulkActionDialog, type BulkRequest } from '../../webhook-operations/components/bulk-action-dialog';
+import { OperationsPanel } from '../../webhook-operations/components/operations-panel';
 import { useWebhookIssues } from '../api/get-webhook-issues';
 import {
   LINE_ACTION_COPY,
@@ -24,7 +24,7 @@ import {
   triageQueryFromSearch,
   triageQueryToSearch,
   type TriageQuery,
-} from '../utils/triage';
+} from '../utils/webhook-issues';
 
 interface Asked {
   line: WebhookIssueRead;
