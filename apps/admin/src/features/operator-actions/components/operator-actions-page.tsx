@@ -12,17 +12,17 @@ import { useSession } from '../../../lib/use-session';
 import { useAccount } from '../api/get-account';
 import { useOperatorActions } from '../api/get-operator-actions';
 import {
-  auditFieldsOf,
-  auditQueryFromSearch,
-  auditQueryOfFields,
-  auditQueryToSearch,
+  operatorActionFieldsOf,
+  operatorActionQueryFromSearch,
+  operatorActionQueryOfFields,
+  operatorActionQueryToSearch,
   changedLabel,
   describeActionFilter,
   describeDetail,
   OPERATOR_ACTION_LABELS,
   operatorActionLabel,
-  type AuditFilterFields,
-  type AuditQuery,
+  type OperatorActionFilterFields,
+  type OperatorActionQuery,
 } from '../utils/operator-actions';
 
 /** Who acted: the signed-in operator's own email, another account's when the API shows it, else its id. */
@@ -59,7 +59,7 @@ function Target({ entry }: { entry: OperatorActionRead }) {
   }
   if (entry.operationId !== null) {
     parts.push(
-      <Link key="operation" to={`/operations/${entry.operationId}`}>
+      <Link key="operation" to={`/webhook-operations/${entry.operationId}`}>
         Operation {entry.operationId}
       </Link>,
     );
@@ -103,19 +103,25 @@ function AuditRow({ entry }: { entry: OperatorActionRead }) {
   );
 }
 
-/** The id filters, as typed (checked on submit by `auditQueryOfFields`). */
+/** The id filters, as typed (checked on submit by `operatorActionQueryOfFields`). */
 const ID_FIELDS = [
   ['registrationId', 'Registration id'],
   ['accountId', 'Account id'],
 ] as const;
 
-function AuditFilters({ query, onApply }: { query: AuditQuery; onApply: (query: AuditQuery) => void }) {
-  const [fields, setFields] = useState<AuditFilterFields>(() => auditFieldsOf(query));
-  const [problems, setProblems] = useState<Partial<AuditFilterFields>>({});
-  const set = (key: keyof AuditFilterFields) => (event: { target: { value: string } }) =>
+function AuditFilters({
+  query,
+  onApply,
+}: {
+  query: OperatorActionQuery;
+  onApply: (query: OperatorActionQuery) => void;
+}) {
+  const [fields, setFields] = useState<OperatorActionFilterFields>(() => operatorActionFieldsOf(query));
+  const [problems, setProblems] = useState<Partial<OperatorActionFilterFields>>({});
+  const set = (key: keyof OperatorActionFilterFields) => (event: { target: { value: string } }) =>
     setFields((current) => ({ ...current, [key]: event.target.value }));
   const submit = () => {
-    const next = auditQueryOfFields(fields);
+    const next = operatorActionQueryOfFields(fields);
     setProblems(next.problems ?? {});
     if (next.query) onApply(next.query);
   };
@@ -124,7 +130,7 @@ function AuditFilters({ query, onApply }: { query: AuditQuery; onApply: (query: 
     setProblems({});
     onApply({ page: 1 });
   };
-  const errors = (key: keyof AuditFilterFields) => (problems[key] ? [problems[key]] : undefined);
+  const errors = (key: keyof OperatorActionFilterFields) => (problems[key] ? [problems[key]] : undefined);
   return (
     <FilterForm label="Filter the audit trail" onSubmit={submit} onClear={clear}>
       <div className="form__row">
@@ -149,17 +155,17 @@ function AuditFilters({ query, onApply }: { query: AuditQuery; onApply: (query: 
 }
 
 /** The audit trail: who did what, when, to what, with which filter and how many rows changed. */
-export function AuditPage() {
+export function OperatorActionsPage() {
   const { search } = useLocation();
-  const query = auditQueryFromSearch(new URLSearchParams(search));
+  const query = operatorActionQueryFromSearch(new URLSearchParams(search));
   const actions = useOperatorActions(query);
-  const go = (next: AuditQuery) => navigate(`/audit${auditQueryToSearch(next)}`);
+  const go = (next: OperatorActionQuery) => navigate(`/operator-actions${operatorActionQueryToSearch(next)}`);
   const filtered =
     query.action !== undefined || query.registrationId !== undefined || query.accountId !== undefined;
 
   return (
     <>
-      <PageHeader title="Audit trail" meta="What operators did, newest first" />
+      <PageHeader title="Operator actions (audit trail)" meta="What operators did, newest first" />
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <AuditFilters key={search} query={query} onApply={go} />
       {actions.isPending ? (

@@ -1,11 +1,11 @@
 import { OPERATOR_ACTION_NAMES } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
 import {
-  auditApiQuery,
-  auditFieldsOf,
-  auditQueryFromSearch,
-  auditQueryOfFields,
-  auditQueryToSearch,
+  operatorActionApiQuery,
+  operatorActionFieldsOf,
+  operatorActionQueryFromSearch,
+  operatorActionQueryOfFields,
+  operatorActionQueryToSearch,
   changedLabel,
   describeActionFilter,
   describeDetail,
@@ -18,20 +18,22 @@ describe('audit page', () => {
   });
 
   it('keeps its filters in the address, dropping what the API would refuse', () => {
-    const query = auditQueryFromSearch(
+    const query = operatorActionQueryFromSearch(
       new URLSearchParams('action=registration.recover&registrationId=3&accountId=2&page=2'),
     );
     expect(query).toEqual({ action: 'registration.recover', registrationId: 3, accountId: 2, page: 2 });
-    expect(auditQueryToSearch(query)).toBe(
+    expect(operatorActionQueryToSearch(query)).toBe(
       '?action=registration.recover&registrationId=3&accountId=2&page=2',
     );
-    expect(auditQueryFromSearch(new URLSearchParams('action=drop.tables&registrationId=-1&page=x'))).toEqual({
+    expect(
+      operatorActionQueryFromSearch(new URLSearchParams('action=drop.tables&registrationId=-1&page=x')),
+    ).toEqual({
       action: undefined,
       registrationId: undefined,
       accountId: undefined,
       page: 1,
     });
-    expect(auditApiQuery(query)).toMatchObject({
+    expect(operatorActionApiQuery(query)).toMatchObject({
       action: 'registration.recover',
       PageNumber: 2,
       PageSize: 20,
@@ -39,15 +41,17 @@ describe('audit page', () => {
   });
 
   it('reads its form back to page 1, saying what is wrong', () => {
-    const fields = auditFieldsOf({ action: 'webhooks.bulk-retry', registrationId: 4, page: 3 });
+    const fields = operatorActionFieldsOf({ action: 'webhooks.bulk-retry', registrationId: 4, page: 3 });
     expect(fields).toEqual({ action: 'webhooks.bulk-retry', registrationId: '4', accountId: '' });
-    expect(auditQueryOfFields(fields).query).toEqual({
+    expect(operatorActionQueryOfFields(fields).query).toEqual({
       action: 'webhooks.bulk-retry',
       registrationId: 4,
       accountId: undefined,
       page: 1,
     });
-    expect(auditQueryOfFields({ action: '', registrationId: 'abc', accountId: '0' }).problems).toEqual({
+    expect(
+      operatorActionQueryOfFields({ action: '', registrationId: 'abc', accountId: '0' }).problems,
+    ).toEqual({
       registrationId: expect.stringMatching(/whole number/),
       accountId: expect.stringMatching(/whole number/),
     });

@@ -23,10 +23,10 @@ export function operatorActionLabel(action: string): string {
   return OPERATOR_ACTION_LABELS[action as OperatorActionName] ?? action;
 }
 
-export const AUDIT_PAGE_SIZE = 20;
+export const OPERATOR_ACTION_PAGE_SIZE = 20;
 
-/** The audit page's address: `/audit?action=registration.recover&registrationId=3&accountId=2&page=2`. */
-export interface AuditQuery {
+/** The operator actions' address: `/operator-actions?action=registration.recover&registrationId=3&accountId=2&page=2`. */
+export interface OperatorActionQuery {
   action?: OperatorActionName;
   registrationId?: number;
   accountId?: number;
@@ -43,7 +43,7 @@ const isActionName = (text: string | null): text is OperatorActionName =>
   text !== null && (OPERATOR_ACTION_NAMES as readonly string[]).includes(text);
 
 /** The query of the audit page's address; values the API would refuse are dropped. */
-export function auditQueryFromSearch(params: URLSearchParams): AuditQuery {
+export function operatorActionQueryFromSearch(params: URLSearchParams): OperatorActionQuery {
   const action = params.get('action');
   return {
     action: isActionName(action) ? action : undefined,
@@ -54,7 +54,7 @@ export function auditQueryFromSearch(params: URLSearchParams): AuditQuery {
 }
 
 /** The search (with `?`, or empty) of an audit query. */
-export function auditQueryToSearch(query: AuditQuery): string {
+export function operatorActionQueryToSearch(query: OperatorActionQuery): string {
   const params = new URLSearchParams();
   if (query.action) params.set('action', query.action);
   if (query.registrationId !== undefined) params.set('registrationId', String(query.registrationId));
@@ -65,13 +65,13 @@ export function auditQueryToSearch(query: AuditQuery): string {
 }
 
 /** The filter fields of an audit query as the form holds them (text), and back. */
-export interface AuditFilterFields {
+export interface OperatorActionFilterFields {
   action: string;
   registrationId: string;
   accountId: string;
 }
 
-export function auditFieldsOf(query: AuditQuery): AuditFilterFields {
+export function operatorActionFieldsOf(query: OperatorActionQuery): OperatorActionFilterFields {
   return {
     action: query.action ?? '',
     registrationId: query.registrationId === undefined ? '' : String(query.registrationId),
@@ -80,10 +80,12 @@ export function auditFieldsOf(query: AuditQuery): AuditFilterFields {
 }
 
 /** The query of the form's fields, from page 1, or what needs fixing first (field → message). */
-export function auditQueryOfFields(
-  fields: AuditFilterFields,
-): { query: AuditQuery; problems?: undefined } | { query?: undefined; problems: Partial<AuditFilterFields> } {
-  const problems: Partial<AuditFilterFields> = {};
+export function operatorActionQueryOfFields(
+  fields: OperatorActionFilterFields,
+):
+  | { query: OperatorActionQuery; problems?: undefined }
+  | { query?: undefined; problems: Partial<OperatorActionFilterFields> } {
+  const problems: Partial<OperatorActionFilterFields> = {};
   const registrationId = positiveInt(fields.registrationId.trim());
   const accountId = positiveInt(fields.accountId.trim());
   if (fields.registrationId.trim() && registrationId === undefined) {
@@ -104,13 +106,15 @@ export function auditQueryOfFields(
 }
 
 /** The GET /api/operator-actions query (newest first is the API's order). */
-export function auditApiQuery(query: AuditQuery): Record<string, string | number | undefined> {
+export function operatorActionApiQuery(
+  query: OperatorActionQuery,
+): Record<string, string | number | undefined> {
   return {
     action: query.action,
     registrationId: query.registrationId,
     accountId: query.accountId,
     PageNumber: query.page,
-    PageSize: AUDIT_PAGE_SIZE,
+    PageSize: OPERATOR_ACTION_PAGE_SIZE,
   };
 }
 

@@ -201,7 +201,7 @@ function GroupRow({
 }
 
 /** Groups held by a Failed webhook: retry or end the blockers, one, several or all, and watch them drain. */
-export function BlockedGroupsPage() {
+export function WebhookGroupsPage() {
   const [pageNumber, setPageNumber] = useState(1);
   const [registrationId, setRegistrationId] = useState<number | undefined>();
   const groups = useBlockedGroups(pageNumber, registrationId);
@@ -289,7 +289,7 @@ export function BlockedGroupsPage() {
   return (
     <>
       <PageHeader
-        title="Blocked groups"
+        title="Webhook groups (blocked)"
         meta={`Groups held by a Failed webhook; later changes of the entity wait until it is retried and delivered, resolved or aborted. Refreshes every ${BLOCKED_GROUPS_REFRESH_MS / 1000} s.`}
       />
       {!mayUpdate && (

@@ -20,10 +20,10 @@ import {
   lineName,
   lineProblem,
   lineWebhooksPath,
-  TRIAGE_PAGE_SIZES,
-  triageQueryFromSearch,
-  triageQueryToSearch,
-  type TriageQuery,
+  WEBHOOK_ISSUE_PAGE_SIZES,
+  webhookIssueQueryFromSearch,
+  webhookIssueQueryToSearch,
+  type WebhookIssueQuery,
 } from '../utils/webhook-issues';
 
 interface Asked {
@@ -104,9 +104,9 @@ function IssueRow({
  * Triage: the Failed and Retrying webhooks grouped by registration, error kind and last status
  * code, biggest trouble first as the API orders it, each line acted on as a whole.
  */
-export function TriagePage() {
+export function WebhookIssuesPage() {
   const { search } = useLocation();
-  const query = triageQueryFromSearch(new URLSearchParams(search));
+  const query = webhookIssueQueryFromSearch(new URLSearchParams(search));
   const issues = useWebhookIssues(query);
   const mayUpdate = usePermission('Webhook.Update');
   const permissionNoticeId = useId();
@@ -119,16 +119,16 @@ export function TriagePage() {
       description: lineName(line),
       title: `${LINE_ACTION_COPY[action].verb} every webhook of ${lineName(line)}?`,
     });
-  const go = (next: TriageQuery) => navigate(`/triage${triageQueryToSearch(next)}`);
+  const go = (next: WebhookIssueQuery) => navigate(`/webhook-issues${webhookIssueQueryToSearch(next)}`);
 
   return (
     <>
       <PageHeader
-        title="Triage"
+        title="Webhook issues (triage)"
         meta={
           query.registrationId !== undefined ? (
             <>
-              Registration {query.registrationId} only · <Link to="/triage">All registrations</Link>
+              Registration {query.registrationId} only · <Link to="/webhook-issues">All registrations</Link>
             </>
           ) : (
             'Failed and Retrying webhooks, grouped by registration, error and status'
@@ -191,7 +191,7 @@ export function TriagePage() {
             />
             <PageSizeSelect
               value={query.pageSize}
-              sizes={TRIAGE_PAGE_SIZES}
+              sizes={WEBHOOK_ISSUE_PAGE_SIZES}
               onChange={(pageSize) => go({ ...query, page: 1, pageSize })}
             />
           </div>

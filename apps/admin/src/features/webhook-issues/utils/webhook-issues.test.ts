@@ -5,17 +5,19 @@ import {
   lineName,
   lineProblem,
   lineWebhooksPath,
-  triageQueryFromSearch,
-  triageQueryToSearch,
+  webhookIssueQueryFromSearch,
+  webhookIssueQueryToSearch,
 } from './webhook-issues';
 
 describe('triage', () => {
   it('keeps the registration and the page in the address', () => {
-    const query = triageQueryFromSearch(new URLSearchParams('registrationId=3&page=2&pageSize=50'));
+    const query = webhookIssueQueryFromSearch(new URLSearchParams('registrationId=3&page=2&pageSize=50'));
     expect(query).toEqual({ registrationId: 3, page: 2, pageSize: 50 });
-    expect(triageQueryToSearch(query)).toBe('?registrationId=3&page=2&pageSize=50');
+    expect(webhookIssueQueryToSearch(query)).toBe('?registrationId=3&page=2&pageSize=50');
     expect(
-      triageQueryToSearch(triageQueryFromSearch(new URLSearchParams('registrationId=x&pageSize=7'))),
+      webhookIssueQueryToSearch(
+        webhookIssueQueryFromSearch(new URLSearchParams('registrationId=x&pageSize=7')),
+      ),
     ).toBe('');
   });
 

@@ -7,11 +7,11 @@ import {
 } from '@platform/shared';
 import { webhookStateName } from '../../../lib/webhook-states';
 
-export const TRIAGE_PAGE_SIZES = [20, 50, 100] as const;
-export const DEFAULT_TRIAGE_PAGE_SIZE = 20;
+export const WEBHOOK_ISSUE_PAGE_SIZES = [20, 50, 100] as const;
+export const DEFAULT_WEBHOOK_ISSUE_PAGE_SIZE = 20;
 
-/** Triage's address: `/triage?registrationId=3&page=2`. */
-export interface TriageQuery {
+/** The webhook issues' address: `/webhook-issues?registrationId=3&page=2`. */
+export interface WebhookIssueQuery {
   registrationId?: number;
   page: number;
   pageSize: number;
@@ -24,21 +24,21 @@ const positiveInt = (text: string | null, max = 2_147_483_647): number | undefin
 };
 
 /** The query of triage's address; values the API would refuse are dropped. */
-export function triageQueryFromSearch(params: URLSearchParams): TriageQuery {
+export function webhookIssueQueryFromSearch(params: URLSearchParams): WebhookIssueQuery {
   const pageSize = positiveInt(params.get('pageSize'));
   return {
     registrationId: positiveInt(params.get('registrationId')),
     page: positiveInt(params.get('page'), 1_000_000) ?? 1,
-    pageSize: TRIAGE_PAGE_SIZES.find((size) => size === pageSize) ?? DEFAULT_TRIAGE_PAGE_SIZE,
+    pageSize: WEBHOOK_ISSUE_PAGE_SIZES.find((size) => size === pageSize) ?? DEFAULT_WEBHOOK_ISSUE_PAGE_SIZE,
   };
 }
 
 /** The search (with `?`, or empty) of a triage query; defaults are left out. */
-export function triageQueryToSearch(query: TriageQuery): string {
+export function webhookIssueQueryToSearch(query: WebhookIssueQuery): string {
   const params = new URLSearchParams();
   if (query.registrationId !== undefined) params.set('registrationId', String(query.registrationId));
   if (query.page > 1) params.set('page', String(query.page));
-  if (query.pageSize !== DEFAULT_TRIAGE_PAGE_SIZE) params.set('pageSize', String(query.pageSize));
+  if (query.pageSize !== DEFAULT_WEBHOOK_ISSUE_PAGE_SIZE) params.set('pageSize', String(query.pageSize));
   const text = params.toString();
   return text ? `?${text}` : '';
 }
