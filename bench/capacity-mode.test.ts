@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSecretBox } from '@platform/db';
+import { createSecretBox } from '@platform/crypto';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { capacityMode } from './capacity-mode';
 import type { BenchContext } from './context';

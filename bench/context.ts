@@ -1,4 +1,4 @@
-import type { SecretBox } from '@platform/db';
+import type { SecretBox } from '@platform/crypto';
 import type { BenchCluster } from './database';
 import type { Target } from './processes';
 import type { StackEnv } from './stack';

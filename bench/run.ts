@@ -37,7 +37,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createSecretBox } from '@platform/db';
+import { createSecretBox } from '@platform/crypto';
 import { setChildNodeArgs, stopAll } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { openCluster, type BenchCluster } from './database';

@@ -1,4 +1,5 @@
-import { enqueueEntityChange, notifyWebhookDue, type Knex, type SecretBox } from '@platform/db';
+import { enqueueEntityChange, notifyWebhookDue, type Knex } from '@platform/db';
+import { type SecretBox } from '@platform/crypto';
 import {
   benchEntity,
   seedParty as seedTestParty,

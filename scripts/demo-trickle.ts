@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_DEMO_PASSWORD, demoEnabled } from '../apps/api/src/seed';
+import { DEFAULT_DEMO_PASSWORD, demoEnabled } from './demo-seed';
 
 export interface TrickleOptions {
   apiUrl: string;

@@ -17,14 +17,9 @@ import {
   demoEnabled,
   seedDemoData,
   seedDemoRegistrations,
-} from '../apps/api/src/seed';
-import {
-  createKnex,
-  createSecretBox,
-  migrate,
-  resolvePrivateKeyPem,
-  resolveSecretKey,
-} from '../packages/db/src/index';
+} from './demo-seed';
+import { createKnex, migrate } from '../packages/db/src/index';
+import { createSecretBox, resolvePrivateKeyPem, resolveSecretKey } from '../packages/crypto/src/index';
 import { startTrickle } from './demo-trickle';
 import {
   buildBundle,

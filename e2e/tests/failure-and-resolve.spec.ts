@@ -53,7 +53,7 @@ test('a failing target drives a webhook through Retrying to Failed; its group is
   expect(await target.deliveriesOf(second.id)).toHaveLength(0);
 
   // its group is blocked, with the second change waiting behind it
-  await openSection(page, 'Blocked groups');
+  await openSection(page, 'Webhook groups');
   const group = page
     .getByTestId('blocked-group')
     .filter({ has: page.getByRole('link', { name: `Blocking webhook ${first.id}`, exact: true }) });

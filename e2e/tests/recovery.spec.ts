@@ -1,5 +1,13 @@
 import { createHmac } from 'node:crypto';
-import { auditEntryOf, expect, openSection, signIn, snap, test, type ApiClient } from '../fixtures/test';
+import {
+  operatorActionEntryOf,
+  expect,
+  openSection,
+  signIn,
+  snap,
+  test,
+  type ApiClient,
+} from '../fixtures/test';
 import type { RecordedDelivery } from '../fixtures/webhook-target';
 
 /** The e2e retry schedule has 7 attempts (e2e/README.md): a failing target fails a webhook in ~2 s. */
@@ -72,7 +80,7 @@ test('Recover from the registration page delivers the webhooks that failed durin
   }
 
   // the audit trail says who recovered what, and how many changed
-  const entry = await auditEntryOf(page, 'Recover', registration.id);
+  const entry = await operatorActionEntryOf(page, 'Recover', registration.id);
   await expect(entry.getByTestId('audit-changed')).toHaveText('2');
   await expect(entry).toContainText('manager@example.com');
   await expect(entry.getByTestId('audit-filter')).toContainText('since');
@@ -214,7 +222,7 @@ test('secret rotation shows the new secret once, with the end of the overlap; bo
   await expect(page.getByTestId('recovery-tools')).toBeVisible();
   expect(await page.content()).not.toContain(secret);
 
-  await auditEntryOf(page, 'Rotate secret', registration.id);
+  await operatorActionEntryOf(page, 'Rotate secret', registration.id);
 });
 
 test('triage shows the failing line, resolves it as a whole, and the audit trail lists it', async ({
@@ -227,9 +235,9 @@ test('triage shows the failing line, resolves it as a whole, and the audit trail
   await failedWebhooks(api, registration.id, 2);
 
   await signIn(page);
-  await openSection(page, 'Triage');
+  await openSection(page, 'Webhook issues');
   // only this test's registration, as an operator narrowing down would
-  await page.goto(`/admin/triage?registrationId=${registration.id}`);
+  await page.goto(`/admin/webhook-issues?registrationId=${registration.id}`);
   const line = page.getByTestId('triage-line');
   await expect(line).toHaveCount(1);
   await expect(line.getByTestId('triage-problem')).toHaveText('HTTP 500');
@@ -250,7 +258,7 @@ test('triage shows the failing line, resolves it as a whole, and the audit trail
   await expect(page.getByTestId('empty-state')).toContainText('Nothing to triage');
   expect(await api.statesOf(registration.id)).toEqual([RESOLVED, RESOLVED]);
 
-  const entry = await auditEntryOf(page, 'Bulk resolve', registration.id);
+  const entry = await operatorActionEntryOf(page, 'Bulk resolve', registration.id);
   await expect(entry.getByTestId('audit-changed')).toHaveText('2');
   await expect(entry.getByTestId('audit-filter')).toContainText('HTTP 500');
   await snap(page, testInfo, 'audit-bulk-resolve');

@@ -152,7 +152,7 @@ test('target credentials and signing secrets are never shown on an admin screen 
   ];
 
   // the Basic Auth target answers 200; the API-token one fails every attempt, so its webhook ends
-  // Failed and blocks its group: the blocked-groups screen and a failed attempt show it too
+  // Failed and blocks its group: the webhook groups screen and a failed attempt show it too
   const origin = process.env.E2E_TARGET_ORIGIN;
   if (!origin) throw new Error('E2E_TARGET_ORIGIN is not set: run the suite through playwright.config.ts');
   const keyTarget = new TargetClient(origin, `${target.name}-key`);
@@ -346,7 +346,7 @@ test('target credentials and signing secrets are never shown on an admin screen 
     });
   }
 
-  await openSection(page, 'Blocked groups');
+  await openSection(page, 'Webhook groups');
   await check('blocked groups', async () => {
     const group = page
       .getByTestId('blocked-group')

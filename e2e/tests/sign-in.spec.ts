@@ -1,7 +1,8 @@
 import { expect, openSection, OPERATOR, snap, test } from '../fixtures/test';
 
 test('signs in, shows every screen and signs out', async ({ page }, testInfo) => {
-  // signed out, the sign-in page stands in for the screen the address names
+  // signed out, the sign-in page stands in for the screen the address names (an address the
+  // console had before, /blocked-groups, names the webhook groups' screen)
   await page.goto('/admin/blocked-groups');
   await expect(page.getByRole('heading', { name: 'Sign in to the operator console' })).toBeVisible();
   await snap(page, testInfo, 'sign-in');
@@ -17,8 +18,8 @@ test('signs in, shows every screen and signs out', async ({ page }, testInfo) =>
   await expect(page.getByTestId('signed-in-account')).toContainText(OPERATOR.email);
   await expect(page.getByTestId('signed-in-account')).toContainText('Property Management Company');
   // … and lands on the screen it was asked for
-  await expect(page).toHaveURL(/\/admin\/blocked-groups$/);
-  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Blocked groups');
+  await expect(page).toHaveURL(/\/admin\/webhook-groups$/);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Webhook groups (blocked)');
 
   await openSection(page, 'Overview');
   await expect(page.getByTestId('metric-success-rate')).toBeVisible();
@@ -31,8 +32,8 @@ test('signs in, shows every screen and signs out', async ({ page }, testInfo) =>
   await snap(page, testInfo, 'webhooks');
   await openSection(page, 'Registrations');
   await snap(page, testInfo, 'registrations');
-  await openSection(page, 'Blocked groups');
-  await snap(page, testInfo, 'blocked-groups');
+  await openSection(page, 'Webhook groups');
+  await snap(page, testInfo, 'webhook-groups');
 
   // a narrow screen: the tables become cards
   await page.setViewportSize({ width: 390, height: 844 });

@@ -8,7 +8,7 @@ import { gen1Api } from './gen1/gen1-router';
 import { docsMiddleware } from './http/docs';
 import { errorMiddleware } from './http/error-middleware';
 import { requestHeaders } from './http/headers';
-import { tracingActive } from '@platform/delivery';
+import { tracingActive } from '@platform/tracing';
 import { buildOpenApiDocument } from './http/openapi';
 import { allowedMethods, buildRouter } from './http/router';
 import { tracingMiddleware } from './http/tracing';

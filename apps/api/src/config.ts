@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { parseSecretKey, RATE_LIMIT_MAX_WINDOW_MS } from '@platform/db';
+import { RATE_LIMIT_MAX_WINDOW_MS } from '@platform/db';
+import { parseSecretKey } from '@platform/crypto';
 import { parseDuration } from '@platform/shared';
 import { z } from 'zod';
 

@@ -1,13 +1,7 @@
 import { join } from 'node:path';
-import {
-  createKnex,
-  createSecretBox,
-  loadSigningKey,
-  missingSessionSettings,
-  resolvePrivateKeyPem,
-  resolveSecretKey,
-} from '@platform/db';
-import { startTracing } from '@platform/delivery';
+import { createKnex, missingSessionSettings } from '@platform/db';
+import { createSecretBox, loadSigningKey, resolvePrivateKeyPem, resolveSecretKey } from '@platform/crypto';
+import { startTracing } from '@platform/tracing';
 import pino from 'pino';
 import { createApp } from './app';
 import { TokenService } from './auth/tokens';

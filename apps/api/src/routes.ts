@@ -5,12 +5,13 @@ import { contactDetailRoutes } from './features/contact-details/contact-detail-r
 import { mfaRoutes } from './features/mfa/mfa-routes';
 import { operatorActionRoutes } from './features/operator-actions/operator-action-routes';
 import { permissionRoutes } from './features/permissions/permission-routes';
-import { recoveryRoutes } from './features/recovery/recovery-routes';
+import { passwordRecoveryRoutes } from './features/password-recovery/password-recovery-routes';
 import { webhookCatalogOpenApi } from './features/webhook-event-types/webhook-event-openapi';
 import { webhookEventTypeRoutes } from './features/webhook-event-types/webhook-event-type-routes';
 import { webhookIssueRoutes } from './features/webhook-issues/webhook-issue-routes';
 import { webhookRegistrationRoutes } from './features/webhook-registrations/webhook-registration-routes';
 import { webhookRoutes } from './features/webhooks/webhook-routes';
+import { webhookGroupRoutes } from './features/webhook-groups/webhook-group-routes';
 import { operationRoutes } from './features/webhook-operations/operation-routes';
 import { webhookStatsRoutes } from './features/webhook-stats/webhook-stats-routes';
 import { resourceRouteList } from './resources/index';
@@ -19,13 +20,14 @@ import { resourceRouteList } from './resources/index';
 export const ROUTES: readonly RouteDefinition[] = [
   ...authRoutes,
   ...mfaRoutes,
-  ...recoveryRoutes,
+  ...passwordRecoveryRoutes,
   ...accountRoutes,
   ...contactDetailRoutes,
   ...permissionRoutes,
   ...resourceRouteList,
   ...webhookRegistrationRoutes,
   ...webhookRoutes,
+  ...webhookGroupRoutes,
   ...operationRoutes,
   ...webhookStatsRoutes,
   ...operatorActionRoutes,

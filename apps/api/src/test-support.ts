@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { createSecretBox, generatePrivateKeyPem, loadSigningKey, parseSecretKey } from '@platform/db';
+import { createSecretBox, generatePrivateKeyPem, loadSigningKey, parseSecretKey } from '@platform/crypto';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { PERMISSIONS, type PartyType, type PermissionName, permissionByName } from '@platform/shared';
 import pino, { type Logger } from 'pino';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createSecretBox, notifyWebhookDue } from '@platform/db';
+import { notifyWebhookDue } from '@platform/db';
+import { createSecretBox } from '@platform/crypto';
 import { WEBHOOK_USER_AGENT, WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProperty } from '../../api/src/features/webhooks/webhook-test-support';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createSecretBox, generatePrivateKeyPem, loadSigningKey } from '@platform/db';
+import { createSecretBox, generatePrivateKeyPem, loadSigningKey } from '@platform/crypto';
 import { createTestDatabase, eventually, type TestDatabase } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from './clock';

@@ -1,13 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { buildDeliveryRequest, createWebhookTokenSource, Deliverer, traceDelivery } from '@platform/delivery';
-import {
-  queueStats,
-  rememberingOpen,
-  WEBHOOK_DUE_CHANNEL,
-  type Knex,
-  type SecretBox,
-  type SigningKey,
-} from '@platform/db';
+import { buildDeliveryRequest, createWebhookTokenSource, Deliverer } from '@platform/delivery';
+import { traceDelivery } from '@platform/tracing';
+import { queueStats, WEBHOOK_DUE_CHANNEL, type Knex } from '@platform/db';
+import { rememberingOpen, type SecretBox, type SigningKey } from '@platform/crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';

@@ -1,4 +1,4 @@
-import { createSecretBox, generatePrivateKeyPem, loadSigningKey } from '@platform/db';
+import { createSecretBox, generatePrivateKeyPem, loadSigningKey } from '@platform/crypto';
 import {
   createTestDatabase,
   eventually,

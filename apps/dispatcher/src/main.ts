@@ -1,14 +1,7 @@
 import { join } from 'node:path';
-import {
-  createKnex,
-  createSecretBox,
-  loadSigningKey,
-  migrate,
-  missingSessionSettings,
-  resolvePrivateKeyPem,
-  resolveSecretKey,
-} from '@platform/db';
-import { startTracing } from '@platform/delivery';
+import { createKnex, migrate, missingSessionSettings } from '@platform/db';
+import { createSecretBox, loadSigningKey, resolvePrivateKeyPem, resolveSecretKey } from '@platform/crypto';
+import { startTracing } from '@platform/tracing';
 import { loadConfig } from './config';
 import { createDispatcher } from './dispatcher';
 import { createLogger } from './logger';

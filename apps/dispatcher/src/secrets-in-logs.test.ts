@@ -15,7 +15,7 @@
  * endpoint fails" has no counterpart; the bearer preparation failure here is the signature.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createSecretBox } from '@platform/db';
+import { createSecretBox } from '@platform/crypto';
 import {
   attemptsOf,
   createTestDatabase,

@@ -1,4 +1,9 @@
-import { generatePrivateKeyPem, loadSigningKey, WEBHOOK_TOKEN_TTL_MS, type SigningKey } from '@platform/db';
+import {
+  generatePrivateKeyPem,
+  loadSigningKey,
+  WEBHOOK_TOKEN_TTL_MS,
+  type SigningKey,
+} from '@platform/crypto';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { decodePermissions, permissionByName, TokenScope } from '@platform/shared';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';

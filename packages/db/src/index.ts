@@ -4,7 +4,4 @@ export * from './knex';
 export * from './migrate';
 export * from './models/index';
 export * from './notify';
-export * from './secret-box';
-export * from './signing-key';
-export * from './webhook-token';
 export * from './queue/index';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createSecretBox } from '@platform/db';
+import { createSecretBox } from '@platform/crypto';
 import { WebhookAuthType } from '@platform/shared';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';

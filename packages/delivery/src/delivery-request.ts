@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { deliveryBody, type SecretBox } from '@platform/db';
+import { deliveryBody } from '@platform/db';
+import { type SecretBox } from '@platform/crypto';
 import { WEBHOOK_USER_AGENT, WebhookAuthType } from '@platform/shared';
 import type { DeliveryRequest } from './deliver';
 

@@ -5,4 +5,3 @@ export * from './deliver';
 export * from './delivery-request';
 export * from './safe-lookup';
 export * from './target-auth';
-export * from './tracing';

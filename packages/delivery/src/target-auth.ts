@@ -1,4 +1,5 @@
-import { signWebhookToken, type Knex, type SigningKey } from '@platform/db';
+import { type Knex } from '@platform/db';
+import { signWebhookToken, type SigningKey } from '@platform/crypto';
 import type { PartyType } from '@platform/shared';
 import type { Logger } from 'pino';
 import type { BearerTokenSource } from './delivery-request';

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { enqueueEntityChange, notifyWebhookDue, type Knex, type SecretBox } from '@platform/db';
+import { enqueueEntityChange, notifyWebhookDue, type Knex } from '@platform/db';
+import { type SecretBox } from '@platform/crypto';
 import { quantile } from './quantile';
 import { propertyChange, seedChange, seedParty, seedRegistration } from './seed';
 import { startTestTarget, type TestTarget } from './target';

@@ -1,12 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import {
-  createSecretBox,
-  enqueueEntityChange,
-  notifyWebhookDue,
-  type EntityChangeInput,
-  type Knex,
-  type SecretBox,
-} from '@platform/db';
+import { enqueueEntityChange, notifyWebhookDue, type EntityChangeInput, type Knex } from '@platform/db';
+import { createSecretBox, type SecretBox } from '@platform/crypto';
 import { PartyType } from '@platform/shared';
 
 /** A Property Management Company party, the kind that registers webhooks (docs/webhooks.md#who-may-call-them); its id. */

@@ -2,18 +2,18 @@ import { useEffect } from 'react';
 import { EmptyState } from '../components/ui/feedback';
 import { PageHeader } from '../components/ui/page-header';
 import { SignInPage } from '../features/auth/components/sign-in-page';
-import { AuditPage } from '../features/audit/components/audit-page';
-import { OperationPage } from '../features/audit/components/operation-page';
-import { BlockedGroupsPage } from '../features/blocked-groups/components/blocked-groups-page';
+import { OperatorActionsPage } from '../features/operator-actions/components/operator-actions-page';
+import { WebhookOperationPage } from '../features/webhook-operations/components/webhook-operation-page';
+import { WebhookGroupsPage } from '../features/webhook-groups/components/webhook-groups-page';
 import { OverviewPage } from '../features/overview/components/overview-page';
 import { RegistrationCreatePage } from '../features/registrations/components/registration-create-page';
 import { RegistrationDetailPage } from '../features/registrations/components/registration-detail-page';
 import { RegistrationsPage } from '../features/registrations/components/registrations-page';
-import { TriagePage } from '../features/triage/components/triage-page';
+import { WebhookIssuesPage } from '../features/webhook-issues/components/webhook-issues-page';
 import { WebhookDetailPage } from '../features/webhooks/components/webhook-detail-page';
 import { WebhooksPage } from '../features/webhooks/components/webhooks-page';
 import { sessionStore } from '../lib/api';
-import { Link, useLocation } from '../lib/router';
+import { Link, navigate, useLocation } from '../lib/router';
 import { useSession } from '../lib/use-session';
 import { AppProvider } from './provider';
 import { matchRoute, titleOf, type Route } from './route-table';
@@ -34,14 +34,16 @@ function Screen({ route }: { route: Route }) {
       return <RegistrationCreatePage />;
     case 'registration':
       return <RegistrationDetailPage key={route.id} id={route.id} />;
-    case 'blocked-groups':
-      return <BlockedGroupsPage />;
-    case 'triage':
-      return <TriagePage />;
-    case 'audit':
-      return <AuditPage />;
-    case 'operation':
-      return <OperationPage key={route.id} id={route.id} />;
+    case 'webhook-groups':
+      return <WebhookGroupsPage />;
+    case 'webhook-issues':
+      return <WebhookIssuesPage />;
+    case 'operator-actions':
+      return <OperatorActionsPage />;
+    case 'webhook-operation':
+      return <WebhookOperationPage key={route.id} id={route.id} />;
+    case 'moved':
+      return null;
     default:
       return (
         <>
@@ -60,8 +62,13 @@ function Screen({ route }: { route: Route }) {
  */
 function Console() {
   const session = useSession();
-  const { path } = useLocation();
+  const { path, search } = useLocation();
   const route = matchRoute(path);
+  // an old address: the screen's own, keeping the query, in place of it in the history
+  const movedTo = route.name === 'moved' ? `${route.to}${search}` : undefined;
+  useEffect(() => {
+    if (movedTo !== undefined) navigate(movedTo, { replace: true });
+  }, [movedTo]);
   const title = session ? `${titleOf(route)} · Webhooks console` : 'Sign in · Webhooks console';
   useEffect(() => {
     document.title = title;

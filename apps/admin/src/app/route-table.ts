@@ -6,11 +6,24 @@ export type Route =
   | { name: 'registrations' }
   | { name: 'registration-new' }
   | { name: 'registration'; id: number }
-  | { name: 'blocked-groups' }
-  | { name: 'triage' }
-  | { name: 'audit' }
-  | { name: 'operation'; id: number }
+  | { name: 'webhook-groups' }
+  | { name: 'webhook-issues' }
+  | { name: 'operator-actions' }
+  | { name: 'webhook-operation'; id: number }
+  /** An address the console used to have: the screen now at `to` (the same query applies). */
+  | { name: 'moved'; to: string }
   | { name: 'not-found' };
+
+/**
+ * The console's screens take the API's names (`/webhook-groups` shows `GET /api/webhook-groups`);
+ * the addresses they had before still work, redirecting to these.
+ */
+const MOVED: Readonly<Record<string, string>> = {
+  'blocked-groups': 'webhook-groups',
+  triage: 'webhook-issues',
+  audit: 'operator-actions',
+  operations: 'webhook-operations',
+};
 
 const id = (text: string | undefined): number | undefined =>
   text && /^[1-9]\d{0,15}$/.test(text) && Number(text) <= Number.MAX_SAFE_INTEGER ? Number(text) : undefined;
@@ -20,6 +33,11 @@ export function matchRoute(path: string): Route {
   const parts = path.split('/').filter(Boolean);
   const [first, second, ...rest] = parts;
   if (rest.length > 0) return { name: 'not-found' };
+  const moved = first === undefined ? undefined : MOVED[first];
+  if (moved !== undefined) {
+    const to = `/${[moved, ...parts.slice(1)].join('/')}`;
+    return matchRoute(to).name === 'not-found' ? { name: 'not-found' } : { name: 'moved', to };
+  }
   if (first === undefined) return { name: 'overview' };
   if (first === 'webhooks') {
     if (second === undefined) return { name: 'webhooks' };
@@ -34,14 +52,14 @@ export function matchRoute(path: string): Route {
       ? { name: 'not-found' }
       : { name: 'registration', id: registrationId };
   }
-  if (first === 'blocked-groups' && second === undefined) return { name: 'blocked-groups' };
-  if (first === 'triage' && second === undefined) return { name: 'triage' };
-  if (first === 'audit' && second === undefined) return { name: 'audit' };
-  if (first === 'operations') {
+  if (first === 'webhook-groups' && second === undefined) return { name: 'webhook-groups' };
+  if (first === 'webhook-issues' && second === undefined) return { name: 'webhook-issues' };
+  if (first === 'operator-actions' && second === undefined) return { name: 'operator-actions' };
+  if (first === 'webhook-operations') {
     const operationId = id(second);
     return operationId === undefined || operationId > 2_147_483_647
       ? { name: 'not-found' }
-      : { name: 'operation', id: operationId };
+      : { name: 'webhook-operation', id: operationId };
   }
   return { name: 'not-found' };
 }
@@ -49,7 +67,14 @@ export function matchRoute(path: string): Route {
 /** The navigation section a route belongs to, for `aria-current`. */
 export function sectionOf(
   route: Route,
-): 'overview' | 'webhooks' | 'registrations' | 'blocked-groups' | 'triage' | 'audit' | undefined {
+):
+  | 'overview'
+  | 'webhooks'
+  | 'registrations'
+  | 'webhook-groups'
+  | 'webhook-issues'
+  | 'operator-actions'
+  | undefined {
   switch (route.name) {
     case 'overview':
       return 'overview';
@@ -60,13 +85,13 @@ export function sectionOf(
     case 'registration':
     case 'registration-new':
       return 'registrations';
-    case 'blocked-groups':
-      return 'blocked-groups';
-    case 'triage':
-      return 'triage';
-    case 'audit':
-    case 'operation':
-      return 'audit';
+    case 'webhook-groups':
+      return 'webhook-groups';
+    case 'webhook-issues':
+      return 'webhook-issues';
+    case 'operator-actions':
+    case 'webhook-operation':
+      return 'operator-actions';
     default:
       return undefined;
   }
@@ -87,14 +112,16 @@ export function titleOf(route: Route): string {
       return 'New registration';
     case 'registration':
       return `Registration ${route.id}`;
-    case 'blocked-groups':
-      return 'Blocked groups';
-    case 'triage':
-      return 'Triage';
-    case 'audit':
-      return 'Audit trail';
-    case 'operation':
-      return `Operation ${route.id}`;
+    case 'webhook-groups':
+      return 'Webhook groups (blocked)';
+    case 'webhook-issues':
+      return 'Webhook issues (triage)';
+    case 'operator-actions':
+      return 'Operator actions (audit trail)';
+    case 'webhook-operation':
+      return `Webhook operation ${route.id}`;
+    case 'moved':
+      return 'Moved';
     default:
       return 'Not found';
   }

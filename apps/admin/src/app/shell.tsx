@@ -10,9 +10,9 @@ const NAVIGATION = [
   { section: 'overview', to: '/', label: 'Overview' },
   { section: 'webhooks', to: '/webhooks', label: 'Webhooks' },
   { section: 'registrations', to: '/registrations', label: 'Registrations' },
-  { section: 'blocked-groups', to: '/blocked-groups', label: 'Blocked groups' },
-  { section: 'triage', to: '/triage', label: 'Triage' },
-  { section: 'audit', to: '/audit', label: 'Audit' },
+  { section: 'webhook-groups', to: '/webhook-groups', label: 'Webhook groups' },
+  { section: 'webhook-issues', to: '/webhook-issues', label: 'Webhook issues' },
+  { section: 'operator-actions', to: '/operator-actions', label: 'Operator actions' },
 ] as const;
 
 /** The frame of every signed-in screen: skip link, navigation, who is signed in, sign-out. */

@@ -2,7 +2,12 @@ import { createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generatePrivateKeyPem, loadSigningKey, resolvePrivateKeyPem, type SigningKey } from '@platform/db';
+import {
+  generatePrivateKeyPem,
+  loadSigningKey,
+  resolvePrivateKeyPem,
+  type SigningKey,
+} from '@platform/crypto';
 import { encodePermissions, PartyType, permissionByName } from '@platform/shared';
 import {
   base64url,

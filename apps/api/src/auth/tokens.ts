@@ -4,7 +4,7 @@ import {
   WEBHOOK_TOKEN_TTL_MS,
   webhookRegistrationIdOf,
   type SigningKey,
-} from '@platform/db';
+} from '@platform/crypto';
 import { decodePermissions, ALL_PARTY_TYPES, TokenScope, type PartyType } from '@platform/shared';
 import { decodeJwt, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { Principal } from './principal';

@@ -4,7 +4,7 @@ import {
   webhookTokenSubject,
   WEBHOOK_TOKEN_TTL_MS,
   type SigningKey,
-} from '@platform/db';
+} from '@platform/crypto';
 import {
   encodePermissions,
   PERMISSIONS,

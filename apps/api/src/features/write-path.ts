@@ -1,5 +1,5 @@
 import { enqueueEntityChange, type Knex } from '@platform/db';
-import { currentTraceContext } from '@platform/delivery';
+import { currentTraceContext } from '@platform/tracing';
 import type { WebhookEventType } from '@platform/shared';
 import type { Principal } from '../auth/principal';
 import type { AppDeps } from '../deps';

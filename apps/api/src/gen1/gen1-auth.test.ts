@@ -1,4 +1,4 @@
-import { loadSigningKey, signWebhookToken } from '@platform/db';
+import { loadSigningKey, signWebhookToken } from '@platform/crypto';
 import { PartyType } from '@platform/shared';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

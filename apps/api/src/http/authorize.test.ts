@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { loadSigningKey, signWebhookToken } from '@platform/db';
+import { loadSigningKey, signWebhookToken } from '@platform/crypto';
 import {
   ALL_PARTY_TYPES,
   encodePermissions,

@@ -1,5 +1,5 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
-import { startTracing, type Tracing } from '@platform/delivery';
+import { startTracing, type Tracing } from '@platform/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../test-support';
 

@@ -1,5 +1,5 @@
 import { SpanStatusCode } from '@opentelemetry/api';
-import { traceRequest } from '@platform/delivery';
+import { traceRequest } from '@platform/tracing';
 import type Koa from 'koa';
 
 /**

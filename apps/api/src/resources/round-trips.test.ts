@@ -1,4 +1,4 @@
-import { loadSigningKey, signWebhookToken } from '@platform/db';
+import { loadSigningKey, signWebhookToken } from '@platform/crypto';
 import type { PartyType } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countStatements, type StatementCounter, type Traffic } from '../statement-counter';

@@ -3,18 +3,18 @@
  * bounds, every resource read and written across parties, and brute force of
  * logins, recovery codes and second factors. Several are also proven, in more detail, beside the
  * code they attack (auth/tokens.test.ts, auth/webhook-token.test.ts, features/auth/auth.test.ts,
- * features/recovery/recovery.test.ts, features/mfa/mfa.test.ts). Forged and misused access tokens
+ * features/password-recovery/password-recovery.test.ts, features/mfa/mfa.test.ts). Forged and misused access tokens
  * are sent to every operation of the API in forged-tokens.test.ts.
  */
 import { createPublicKey } from 'node:crypto';
-import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/db';
+import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/crypto';
 import { PartyType, TokenScope, type PartyType as PartyTypeValue } from '@platform/shared';
 import { decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from '../../src/features/auth/auth-service';
 import { MFA_PER_ACCOUNT } from '../../src/features/mfa/mfa-service';
 import { base32Decode, totp } from '../../src/features/mfa/totp';
-import { MAX_RECOVERY_FAILURES } from '../../src/features/recovery/recovery-service';
+import { MAX_RECOVERY_FAILURES } from '../../src/features/password-recovery/password-recovery-service';
 import { gen1TokenService } from '../../src/gen1/gen1-tokens';
 import { allTableCounts, expectProblem, expectUnauthenticated } from '../../src/http/test-support';
 import { RESOURCES } from '../../src/resources/index';

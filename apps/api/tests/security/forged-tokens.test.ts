@@ -21,7 +21,7 @@
  * missing check would have shown up as a write.
  */
 import { createPublicKey } from 'node:crypto';
-import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/db';
+import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/crypto';
 import { PartyType, TokenScope, WebhookState, type PartyType as PartyTypeValue } from '@platform/shared';
 import { setWebhookState } from '@platform/testkit';
 import { base64url, decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';

@@ -23,7 +23,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_RECOVERY_FAILURES } from '../../src/features/recovery/recovery-service';
+import { MAX_RECOVERY_FAILURES } from '../../src/features/password-recovery/password-recovery-service';
 import {
   buildAccount,
   buildParty,
@@ -83,7 +83,7 @@ const emailOf = (body: unknown): string | undefined =>
     : undefined;
 
 /**
- * A strike of a wrong recovery code (recovery-service.ts `changePasswordWithRecoveryCode`): an
+ * A strike of a wrong recovery code (password-recovery-service.ts `changePasswordWithRecoveryCode`): an
  * update of the live account the request's email names (matched like `findLoginAccount`,
  * case-insensitively), of its strike counter and block timestamp only. Strikes 1 to 4 answer
  * 400 and leave it unblocked; the 5th answers 403 and blocks it.

@@ -1,4 +1,4 @@
-import type { SigningKey } from '@platform/db';
+import type { SigningKey } from '@platform/crypto';
 import { SignJWT, type JWTPayload } from 'jose';
 import pino, { type Logger } from 'pino';
 import { buildOpenApiDocument } from '../../src/http/openapi';

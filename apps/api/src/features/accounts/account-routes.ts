@@ -7,7 +7,6 @@ import {
   ALL_PARTY_TYPES,
   ChangePasswordRequest,
   IdList,
-  PaginatedListOfAccountContactDetailsRead,
   PaginatedListOfAccountRead,
   PartyRead,
   PartyType,
@@ -29,7 +28,6 @@ import {
   createAccount,
   deleteAccount,
   listAccessibleAccounts,
-  listAccountContactDetails,
   listAccounts,
   readAccount,
   readAccountParty,
@@ -189,20 +187,6 @@ export const accountRoutes = [
     errors: [404],
     handler: ({ deps, principal, params, query }) =>
       listAccessibleAccounts(deps.knex, principal, params.id, query),
-  }),
-  defineRoute({
-    method: 'get',
-    path: '/api/accounts/:id/account-contact-details',
-    summary: 'The contact details of an account',
-    tags,
-    auth: everyone,
-    params: idParams,
-    query: PageQuery,
-    response: { description: 'A page of contact details', schema: PaginatedListOfAccountContactDetailsRead },
-    textual: true,
-    errors: [404],
-    handler: ({ deps, principal, params, query }) =>
-      listAccountContactDetails(deps.knex, principal, params.id, query),
   }),
   defineRoute({
     method: 'get',

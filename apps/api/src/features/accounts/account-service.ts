@@ -2,7 +2,6 @@ import {
   type AccountMfaSkip,
   PartyType,
   TokenScope,
-  type AccountContactDetailsRead,
   type AccountPatch,
   type AccountRead,
   type AccountWrite,
@@ -27,7 +26,6 @@ import { AppError, fieldError } from '../../http/errors';
 import { paginate, type PageQuery } from '../../http/pagination';
 import { consumeRateLimit, refundRateLimit, type RateLimitPolicy } from '../../http/rate-limit';
 import { scopeToParties } from '../../http/scope';
-import { presentContactDetail, type ContactDetailRow } from '../contact-details/contact-detail-presenter';
 import { sendMail } from '../mail/mail-outbox';
 import { recordOperatorAction } from '../operator-actions/operator-action-service';
 import { runWrite } from '../write-path';
@@ -85,7 +83,7 @@ export function visibleAccountIds(knex: Knex, principal: Principal): Knex.QueryB
 }
 
 /** The live account `id` if the caller may see it, else a 404. */
-async function visibleAccount(
+export async function visibleAccount(
   knex: Knex,
   principal: Principal,
   id: number,
@@ -393,22 +391,6 @@ export async function listAccessibleAccounts(
     .whereIn('a.id', visibleAccountIds(knex, principal))
     .orderBy('a.id');
   return paginate(query, page, presentAccount);
-}
-
-/** A page of the live contact details of a visible account. */
-export async function listAccountContactDetails(
-  knex: Knex,
-  principal: Principal,
-  id: number,
-  page: PageQuery,
-): Promise<Page<AccountContactDetailsRead>> {
-  await visibleAccount(knex, principal, id);
-  // the shared pager runs Knex builders: the relation's query is handed over as one
-  const query = Account.relatedQuery('contactDetails', knex)
-    .for(id)
-    .orderBy('account_contact_details.id')
-    .toKnexQuery();
-  return paginate<ContactDetailRow, AccountContactDetailsRead>(query, page, presentContactDetail);
 }
 
 /** The party of a visible account. */

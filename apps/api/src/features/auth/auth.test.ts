@@ -1,4 +1,4 @@
-import { generatePrivateKeyPem, loadSigningKey } from '@platform/db';
+import { generatePrivateKeyPem, loadSigningKey } from '@platform/crypto';
 import { decodePermissions, encodePermissions, PartyType, permissionByName } from '@platform/shared';
 import { decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -9,6 +9,7 @@ import {
 } from '@platform/shared';
 import { z } from 'zod';
 import { listQuery } from '../../http/collection';
+import { PageQuery } from '../../http/pagination';
 import { defineRoute, type RouteDefinition } from '../../http/route';
 import { pathId } from '../../http/validate';
 import {
@@ -16,6 +17,7 @@ import {
   bulkUpdateContactDetails,
   CONTACT_DETAIL_COLLECTION,
   createContactDetail,
+  listAccountContactDetails,
   listContactDetails,
   readContactDetail,
 } from './contact-detail-service';
@@ -94,5 +96,19 @@ export const contactDetailRoutes: RouteDefinition[] = [
     textual: true,
     errors: [404],
     handler: ({ deps, principal, params }) => readContactDetail(deps.knex, principal, params.id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/accounts/:id/account-contact-details',
+    summary: 'The contact details of an account',
+    tags: ['Accounts'],
+    auth: everyone,
+    params: z.strictObject({ id: pathId }),
+    query: PageQuery,
+    response: { description: 'A page of contact details', schema: PaginatedListOfAccountContactDetailsRead },
+    textual: true,
+    errors: [404],
+    handler: ({ deps, principal, params, query }) =>
+      listAccountContactDetails(deps.knex, principal, params.id, query),
   }),
 ];

@@ -12,8 +12,8 @@ import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { applyListSort, type CollectionSpec, type ListQuery } from '../../http/collection';
 import { AppError, fieldError } from '../../http/errors';
-import { paginate } from '../../http/pagination';
-import { visibleAccountIds } from '../accounts/account-service';
+import { paginate, type PageQuery } from '../../http/pagination';
+import { visibleAccount, visibleAccountIds } from '../accounts/account-service';
 import { runWrite } from '../write-path';
 import {
   CONTACT_DETAIL_COLUMNS,
@@ -216,4 +216,20 @@ export function bulkUpdateContactDetails(
     for (const detail of primaries) await demoteOtherPrimaries(trx, detail, now);
     return [...new Set(ids)].filter((id) => updated.has(id));
   });
+}
+
+/** A page of the live contact details of a visible account. */
+export async function listAccountContactDetails(
+  knex: Knex,
+  principal: Principal,
+  id: number,
+  page: PageQuery,
+): Promise<Page<AccountContactDetailsRead>> {
+  await visibleAccount(knex, principal, id);
+  // the shared pager runs Knex builders: the relation's query is handed over as one
+  const query = Account.relatedQuery('contactDetails', knex)
+    .for(id)
+    .orderBy('account_contact_details.id')
+    .toKnexQuery();
+  return paginate<ContactDetailRow, AccountContactDetailsRead>(query, page, presentContactDetail);
 }

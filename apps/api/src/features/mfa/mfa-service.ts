@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Knex, SecretBox } from '@platform/db';
+import type { Knex } from '@platform/db';
+import type { SecretBox } from '@platform/crypto';
 import {
   TOTP_CODE,
   type MfaDisableRequest,

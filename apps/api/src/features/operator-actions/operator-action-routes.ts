@@ -17,6 +17,6 @@ export const operatorActionRoutes: RouteDefinition[] = [
     query: OperatorActionQuery,
     response: { description: 'A page of operator actions', schema: PaginatedListOfOperatorActionRead },
     textual: true,
-    handler: ({ deps, principal, query }) => listOperatorActions(deps, principal, query),
+    handler: ({ deps, principal, query }) => listOperatorActions(deps.knex, principal, query),
   }),
 ];

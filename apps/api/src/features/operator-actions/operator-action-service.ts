@@ -7,7 +7,6 @@ import {
 import type { Knex } from '@platform/db';
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal';
-import type { AppDeps } from '../../deps';
 import { paginate, PageQuery } from '../../http/pagination';
 import { scopeToParties, seesAllParties } from '../../http/scope';
 import { wholeNumberText } from '../../http/validate';
@@ -90,11 +89,11 @@ export function visibleOperatorActions(knex: Knex, principal: Principal): Knex.Q
 
 /** A page of the audit trail the caller may see (`visibleOperatorActions`), newest first. */
 export function listOperatorActions(
-  deps: AppDeps,
+  knex: Knex,
   principal: Principal,
   list: OperatorActionQuery,
 ): Promise<Page<OperatorActionRead>> {
-  const query = visibleOperatorActions(deps.knex, principal)
+  const query = visibleOperatorActions(knex, principal)
     .select('o.*')
     // newest first; ids break ties between actions of one transaction (operator_actions_created)
     .orderBy([

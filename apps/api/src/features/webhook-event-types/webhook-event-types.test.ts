@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadSigningKey, signWebhookToken } from '@platform/db';
+import { loadSigningKey, signWebhookToken } from '@platform/crypto';
 import {
   ALL_PARTY_TYPES,
   PartyType,

@@ -3,6 +3,7 @@ import type { OperationSkipReason, WebhookOperationAction } from '@platform/shar
 import { pgErrorCode, type Knex } from '@platform/db';
 import type { Logger } from 'pino';
 import type { Principal } from '../../auth/principal';
+import type { Operations } from '../../deps';
 import { recordOperatorAction, type OperatorActionRecord } from '../operator-actions/operator-action-service';
 import { DEADLOCK_DETECTED, retryOnDeadlock } from '../webhooks/deadlock-retry';
 import type { BatchResult, OperationKind, OperationRow } from './operation-kinds';
@@ -72,9 +73,56 @@ class DryRunRollback extends Error {
   }
 }
 
+function kindOf(action: WebhookOperationAction): OperationKind {
+  const kind = OPERATION_KINDS[action];
+  if (!kind) throw new Error(`no operation kind for ${action}`);
+  return kind;
+}
+
+/**
+ * Creates an operation in `trx`, leased to `runner`: its audit row, its row, and its items,
+ * selected in the caller's scope. Returns the operation; `runner.kick` it once `trx` has committed.
+ */
+export async function createOperation(
+  trx: Knex.Transaction,
+  runner: Pick<Operations, 'id' | 'leaseMs'>,
+  principal: Principal,
+  request: NewOperation,
+): Promise<OperationRow> {
+  const kind = kindOf(request.action);
+  const auditId = await recordOperatorAction(trx, principal, {
+    action: request.audit,
+    registrationId: request.registrationId ?? null,
+    filter: request.filter,
+    dryRun: request.dryRun ?? false,
+    changed: null,
+  });
+  const [operation] = (await trx('webhook_operations')
+    .insert({
+      action: request.action,
+      dry_run: request.dryRun ?? false,
+      fresh_schedule: request.freshSchedule ?? false,
+      registration_id: request.registrationId ?? null,
+      filter: JSON.stringify(request.filter),
+      requested_by_account_id: principal.accountId === 0 ? null : principal.accountId,
+      principal: JSON.stringify({ accountId: principal.accountId, partyId: principal.partyId }),
+      audit_id: auditId,
+      runner: runner.id,
+      lease_until: trx.raw(`now() + make_interval(secs => ?)`, [runner.leaseMs / 1000]),
+    })
+    .returning('*')) as OperationRow[];
+  const total = await kind.select(trx, operation!, principal);
+  await trx('operator_actions').where({ id: auditId }).update({ operation_id: operation!.id });
+  const [counted] = (await trx('webhook_operations')
+    .where({ id: operation!.id })
+    .update({ total })
+    .returning('*')) as OperationRow[];
+  return counted!;
+}
+
 /**
  * Runs bulk actions, recovers and replays (docs/operator-recovery.md). An operation is created with
- * the items it acts on (`create`, in the request's transaction); then batches run in this API
+ * the items it acts on (`createOperation`, in the request's transaction); then batches run in this API
  * process, each one transaction that applies the next items after the cursor and moves the cursor
  * and the counters with them, so a crash loses at most the batch in flight, which rolls back whole:
  * no webhook is ever half-changed. A runner holds an operation by a lease it renews with every
@@ -82,10 +130,10 @@ class DryRunRollback extends Error {
  * API process looks next. Running the same request twice is safe: the state rules skip what the
  * first one changed.
  */
-export class OperationRunner {
+export class OperationRunner implements Operations {
   readonly id = `api-${randomUUID()}`;
+  readonly leaseMs: number;
   private readonly batchSize: number;
-  private readonly leaseMs: number;
   private readonly running = new Map<number, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -128,42 +176,6 @@ export class OperationRunner {
   /** Resolves when this runner has no operation in hand. */
   async idle(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
-  }
-
-  /**
-   * Creates an operation in `trx`: its audit row, its row, and its items, selected in the caller's
-   * scope. Returns the operation; `kick` it once `trx` has committed.
-   */
-  async create(trx: Knex.Transaction, principal: Principal, request: NewOperation): Promise<OperationRow> {
-    const kind = this.kindOf(request.action);
-    const auditId = await recordOperatorAction(trx, principal, {
-      action: request.audit,
-      registrationId: request.registrationId ?? null,
-      filter: request.filter,
-      dryRun: request.dryRun ?? false,
-      changed: null,
-    });
-    const [operation] = (await trx('webhook_operations')
-      .insert({
-        action: request.action,
-        dry_run: request.dryRun ?? false,
-        fresh_schedule: request.freshSchedule ?? false,
-        registration_id: request.registrationId ?? null,
-        filter: JSON.stringify(request.filter),
-        requested_by_account_id: principal.accountId === 0 ? null : principal.accountId,
-        principal: JSON.stringify({ accountId: principal.accountId, partyId: principal.partyId }),
-        audit_id: auditId,
-        runner: this.id,
-        lease_until: trx.raw(`now() + make_interval(secs => ?)`, [this.leaseMs / 1000]),
-      })
-      .returning('*')) as OperationRow[];
-    const total = await kind.select(trx, operation!, principal);
-    await trx('operator_actions').where({ id: auditId }).update({ operation_id: operation!.id });
-    const [counted] = (await trx('webhook_operations')
-      .where({ id: operation!.id })
-      .update({ total })
-      .returning('*')) as OperationRow[];
-    return counted!;
   }
 
   /** Runs an operation this runner holds (just created) in the background. */
@@ -216,12 +228,6 @@ export class OperationRunner {
       if (next) next();
       else this.freeSlots++;
     }
-  }
-
-  private kindOf(action: WebhookOperationAction): OperationKind {
-    const kind = OPERATION_KINDS[action];
-    if (!kind) throw new Error(`no operation kind for ${action}`);
-    return kind;
   }
 
   private async run(id: number): Promise<void> {
@@ -293,7 +299,7 @@ export class OperationRunner {
   }
 
   private async apply(trx: Knex.Transaction, operation: OperationRow, items: number[]): Promise<BatchResult> {
-    const kind = this.kindOf(operation.action);
+    const kind = kindOf(operation.action);
     const now = this.options.now();
     if (!operation.dry_run) return kind.apply(trx, operation, items, now);
     try {

@@ -10,7 +10,7 @@ import { AppError } from '../../http/errors';
 import { scopeToParties } from '../../http/scope';
 import { visibleOperatorActions } from '../operator-actions/operator-action-service';
 import { visibleRegistrations } from '../webhook-registrations/webhook-registration-service';
-import type { NewOperation } from './operation-runner';
+import { createOperation, type NewOperation } from './operation-runner';
 import type { OperationRow } from './operation-kinds';
 
 /** The WebhookOperationRead shape of an operation row. */
@@ -46,7 +46,9 @@ export async function startOperation(
   principal: Principal,
   request: NewOperation,
 ): Promise<WebhookOperationRead> {
-  const operation = await deps.knex.transaction((trx) => deps.operations.create(trx, principal, request));
+  const operation = await deps.knex.transaction((trx) =>
+    createOperation(trx, deps.operations, principal, request),
+  );
   deps.operations.kick(operation.id);
   return presentOperation(operation);
 }

@@ -10,7 +10,7 @@ import { propertyChange, seedChange, seedRegistration, setWebhookState } from '@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../test-support';
-import { OperationRunner } from './operation-runner';
+import { createOperation, OperationRunner } from './operation-runner';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
@@ -300,7 +300,7 @@ describe('POST /api/webhooks/bulk', () => {
     });
     const window = { since: '2026-01-01T00:00:00Z' };
     const running = await api.db.knex.transaction((trx) =>
-      holder.create(trx, principalOf(), {
+      createOperation(trx, holder, principalOf(), {
         action: 'replay',
         registrationId,
         filter: window,
@@ -314,7 +314,7 @@ describe('POST /api/webhooks/bulk', () => {
     // the index refuses it too, whoever writes it
     await expect(
       api.db.knex.transaction((trx) =>
-        holder.create(trx, principalOf(), {
+        createOperation(trx, holder, principalOf(), {
           action: 'replay',
           registrationId,
           filter: window,
@@ -398,7 +398,7 @@ describe('POST /api/webhooks/bulk', () => {
       leaseMs: 60_000,
     });
     const created = await api.db.knex.transaction((trx) =>
-      gone.create(trx, principalOf(), {
+      createOperation(trx, gone, principalOf(), {
         action: 'abort',
         registrationId,
         filter: { registrationId },

@@ -1,6 +1,5 @@
 import {
   WebhookState,
-  type BlockedGroupRead,
   type OperatorActionName,
   type WebhookAttemptRead,
   type WebhookRead,
@@ -141,28 +140,5 @@ export function presentAttempt(row: AttemptRow): WebhookAttemptRead {
     errorKind: row.error_kind,
     responseBody: row.response_body,
     created: row.created.toISOString(),
-  };
-}
-
-export interface BlockedGroupRow {
-  registration_id: number;
-  party_id: number;
-  group_key: string;
-  blocker_webhook_id: number;
-  blocked_since: Date | null;
-  pending_count: number;
-  oldest_pending_created: Date | null;
-}
-
-/** The BlockedGroupRead shape of a blocked-group row. */
-export function presentBlockedGroup(row: BlockedGroupRow): BlockedGroupRead {
-  return {
-    registrationId: row.registration_id,
-    partyId: row.party_id,
-    groupKey: row.group_key,
-    blockerWebhookId: row.blocker_webhook_id,
-    blockedSince: iso(row.blocked_since),
-    pendingCount: row.pending_count,
-    oldestPendingCreated: iso(row.oldest_pending_created),
   };
 }

@@ -1,5 +1,4 @@
 import {
-  PaginatedListOfBlockedGroupRead,
   PaginatedListOfWebhookAttemptRead,
   PaginatedListOfWebhookRead,
   PartyType,
@@ -13,9 +12,7 @@ import { PageQuery } from '../../http/pagination';
 import { defineRoute, type RouteDefinition } from '../../http/route';
 import { actOnWebhook } from './webhook-actions';
 import {
-  BlockedGroupQuery,
   listAttempts,
-  listBlockedGroups,
   listWebhooks,
   readWebhook,
   searchWebhooks,
@@ -128,19 +125,5 @@ export const webhookRoutes: RouteDefinition[] = [
     response: { description: 'The webhook', schema: WebhookRead },
     errors: [404, 409],
     handler: ({ deps, principal, params }) => actOnWebhook(deps, principal, params.id, 'retry'),
-  }),
-  defineRoute({
-    method: 'get',
-    path: '/api/webhook-groups',
-    summary: 'List the groups held by a Failed webhook (blocked=true)',
-    description:
-      'Groups of grouped registrations without shouldGroupContinueAfterFail whose head failed: later ' +
-      'webhooks wait until it is resolved, aborted or retried successfully.',
-    tags,
-    auth: operators('Webhook.Read'),
-    query: BlockedGroupQuery,
-    response: { description: 'A page of blocked groups', schema: PaginatedListOfBlockedGroupRead },
-    textual: true,
-    handler: ({ deps, principal, query }) => listBlockedGroups(deps, principal, query),
   }),
 ];

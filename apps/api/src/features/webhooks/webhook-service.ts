@@ -1,7 +1,6 @@
 import {
   WebhookEntityNameIn,
   WebhookState,
-  type BlockedGroupRead,
   type Page,
   type WebhookAttemptRead,
   type WebhookDetailRead,
@@ -21,17 +20,16 @@ import {
   type SearchBody,
 } from '../../http/collection';
 import { AppError } from '../../http/errors';
-import { paginate, PageQuery } from '../../http/pagination';
+import type { PageQuery } from '../../http/pagination';
+import { paginate } from '../../http/pagination';
 import { scopeToParties } from '../../http/scope';
-import { queryBoolean, wholeNumberText } from '../../http/validate';
+import { wholeNumberText } from '../../http/validate';
 import {
   presentAttempt,
-  presentBlockedGroup,
   presentWebhook,
   WEBHOOK_COLUMNS,
   WEBHOOK_SUBQUERY_COLUMNS,
   type AttemptRow,
-  type BlockedGroupRow,
   type WebhookRow,
 } from './webhook-presenter';
 
@@ -99,15 +97,6 @@ export const WebhookListQuery = listQuery(WEBHOOK_COLLECTION)
     }
   });
 export type WebhookListQuery = z.infer<typeof WebhookListQuery>;
-
-/** GET /api/webhook-groups: only blocked groups are listed today, so `blocked=true` is required. */
-export const BlockedGroupQuery = PageQuery.extend({
-  blocked: queryBoolean
-    .refine((blocked) => blocked, 'must be true: only blocked groups can be listed')
-    .meta({ description: 'Must be true: groups held by a Failed webhook.' }),
-  registrationId: wholeNumberText('registrationId', 1, 2147483647).optional(),
-});
-export type BlockedGroupQuery = z.infer<typeof BlockedGroupQuery>;
 
 /**
  * Webhooks the caller may see: those of registrations of its scope (Admin all), including
@@ -190,40 +179,4 @@ export async function listAttempts(
     // newest first: a recover starts the attempt numbers again at 1
     .orderBy('id', 'desc');
   return paginate(query, page, (row: AttemptRow) => presentAttempt(row));
-}
-
-/**
- * Groups of visible live registrations held by a Failed webhook of a registration without
- * shouldGroupContinueAfterFail: the blocker, how many wait behind it, and the oldest of those.
- */
-export function listBlockedGroups(
-  deps: AppDeps,
-  principal: Principal,
-  query: BlockedGroupQuery,
-): Promise<Page<BlockedGroupRead>> {
-  const { knex } = deps;
-  const pending = () =>
-    knex('webhooks as p')
-      .whereRaw('p.registration_id = w.registration_id and p.group_key = w.group_key')
-      .where('p.state', WebhookState.Pending);
-  const groups = knex('webhooks as w')
-    .join('webhook_registrations as r', 'r.id', 'w.registration_id')
-    .select(
-      'w.registration_id',
-      'r.party_id',
-      'w.group_key',
-      'w.id as blocker_webhook_id',
-      knex.raw('coalesce(w.completed_at, w.last_modified) as blocked_since'),
-      pending().count('*').as('pending_count'),
-      pending().min('p.created').as('oldest_pending_created'),
-    )
-    .where('w.state', WebhookState.Failed)
-    .whereNotNull('w.group_key')
-    .where('r.should_group_continue_after_fail', false)
-    .whereNull('r.deleted')
-    .orderBy('w.id');
-  if (query.registrationId !== undefined) groups.where('w.registration_id', query.registrationId);
-  return paginate(scopeToParties(groups, 'r.party_id', principal), query, (row: BlockedGroupRow) =>
-    presentBlockedGroup({ ...row, pending_count: Number(row.pending_count) }),
-  );
 }

@@ -122,7 +122,7 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
             label="Blocked groups"
             testId="metric-blocked-groups"
             value={
-              <Link to="/blocked-groups" className="metric__link">
+              <Link to="/webhook-groups" className="metric__link">
                 {formatCount(stats.blockedGroups)}
               </Link>
             }

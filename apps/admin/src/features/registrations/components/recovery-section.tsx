@@ -1,7 +1,7 @@
 import type { RotateSecretResult, WebhookRegistrationRead } from '@platform/shared';
 import { useId, useState } from 'react';
 import { ActionButton } from '../../../components/ui/action-button';
-import type { WindowOperation } from '../../operations/api/start-operation';
+import type { WindowOperation } from '../../webhook-operations/api/start-webhook-operation';
 import { RotatedSecretPanel, RotateSecretDialog } from './rotate-secret';
 import { TestEventForm } from './test-event-form';
 import { WINDOW_OPERATION_COPY, WindowOperationDialog } from './window-operation-dialog';

@@ -3,8 +3,11 @@ import { useState } from 'react';
 import { Button } from '../../../components/ui/button';
 import { Field } from '../../../components/ui/field';
 import { formatCount } from '../../../lib/format';
-import { OperationDialog } from '../../operations/components/operation-dialog';
-import { startWindowOperation, type WindowOperation } from '../../operations/api/start-operation';
+import { OperationDialog } from '../../webhook-operations/components/operation-dialog';
+import {
+  startWindowOperation,
+  type WindowOperation,
+} from '../../webhook-operations/api/start-webhook-operation';
 import {
   fieldsOfPick,
   localTimeZone,

@@ -16,8 +16,8 @@ import { queryRoots } from '../../../lib/query-keys';
 import { Link, navigate, useLocation } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import { eventTypeName, WEBHOOK_ACTION_COPY, type WebhookAction } from '../../../lib/webhook-states';
-import { OperationsPanel } from '../../operations/components/operations-panel';
-import { operationSummary, type OperationFigures } from '../../operations/utils/operation-progress';
+import { OperationsPanel } from '../../webhook-operations/components/operations-panel';
+import { operationSummary, type OperationFigures } from '../../webhook-operations/utils/operation-progress';
 import { actOnWebhook } from '../api/act-on-webhook';
 import { useWebhooks } from '../api/get-webhooks';
 import { lastActionText } from '../utils/last-action';
@@ -34,13 +34,13 @@ import {
   type WebhookFilters,
   type WebhookSortField,
 } from '../utils/webhook-filters';
-import { actOnSelected, type SelectedWebhook } from '../../operations/utils/act-in-sequence';
+import { actOnSelected, type SelectedWebhook } from '../../webhook-operations/utils/act-in-sequence';
 import {
   BULK_ACTION_COPY,
   BulkActionButtons,
   BulkActionDialog,
   type BulkRequest,
-} from '../../operations/components/bulk-action-dialog';
+} from '../../webhook-operations/components/bulk-action-dialog';
 import { WebhookFiltersForm } from './webhook-filters-form';
 
 const ACTIONS: WebhookAction[] = ['retry', 'abort', 'resolve'];
