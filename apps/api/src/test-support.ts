@@ -11,7 +11,7 @@ import { hashPassword } from './auth/passwords';
 import { TokenService } from './auth/tokens';
 import { testConfig, type Config } from './config';
 import type { AppDeps } from './deps';
-import { recordStatus } from './status-recorder';
+import { recordStatus } from '../tests/support/status-recorder';
 
 /** A clock tests can move. */
 export interface TestClock {

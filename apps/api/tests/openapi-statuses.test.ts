@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from './http/openapi';
-import { buildGen1OpenApiDocument } from './gen1/gen1-openapi';
-import { formatGap, knownGaps, undocumentedStatuses } from './openapi-statuses';
-import { ROUTES } from './routes';
-import { readObserved } from './status-recorder';
-import { startTestApi, type TestApi } from './test-support';
+import { buildOpenApiDocument } from '../src/http/openapi';
+import { buildGen1OpenApiDocument } from '../src/gen1/gen1-openapi';
+import { formatGap, knownGaps, undocumentedStatuses } from './support/openapi-statuses';
+import { ROUTES } from '../src/routes';
+import { readObserved } from './support/status-recorder';
+import { startTestApi, type TestApi } from '../src/test-support';
 
 const documents = [buildOpenApiDocument(ROUTES), buildGen1OpenApiDocument()];
 
