@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from './http/openapi';
 import { ROUTES } from './routes';
-import { startTestApi, type TestApi } from './test-support';
+import { startTestApi, type TestApi } from '../tests/support/api';
 
 const SNAPSHOT = join(import.meta.dirname, '..', 'openapi.json');
 

@@ -16,7 +16,7 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, TEST_PASSWORD } from './test-support';
+import { buildAccount, buildParty, TEST_PASSWORD } from '../tests/support/api';
 
 // The API behind PgBouncer in transaction pooling and the dispatcher behind it in session pooling
 // (docs/dispatcher.md › Behind PgBouncer): Debian's pgbouncer, started here with a config of its

@@ -2,7 +2,7 @@ import { decodePermissions, PermissionAction, PERMISSIONS } from '@platform/shar
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNTS, demoEnabled, seedDemoData, seedDemoRegistrations } from './seed';
-import { login, startTestApi, type TestApi } from './test-support';
+import { login, startTestApi, type TestApi } from '../tests/support/api';
 
 const PASSWORD = 'Demo-Password-1!';
 const TABLES = ['parties', 'account_groups', 'account_group_permissions', 'accounts'] as const;

@@ -4,7 +4,7 @@ import { buildGen1OpenApiDocument } from '../src/gen1/gen1-openapi';
 import { formatGap, knownGaps, undocumentedStatuses } from './support/openapi-statuses';
 import { ROUTES } from '../src/routes';
 import { readObserved } from './support/status-recorder';
-import { startTestApi, type TestApi } from '../src/test-support';
+import { startTestApi, type TestApi } from './support/api';
 
 const documents = [buildOpenApiDocument(ROUTES), buildGen1OpenApiDocument()];
 

@@ -22,7 +22,7 @@ import {
   startTestApi,
   testPrivateKeyPem,
   type TestApi,
-} from '../../api/src/test-support';
+} from '../../api/tests/support/api';
 
 // The five target authorization types of spec 5.11 and the Standard Webhooks signature, as a real
 // target sees them when the real dispatcher process delivers what the real API enqueued.

@@ -3,7 +3,7 @@ import { enqueueEntityChange, notifyWebhookDue } from '@platform/db';
 import { WebhookState, type BlockedGroupRead, type Page, type WebhookRead } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProperty, patchProperty } from '../../api/src/features/webhooks/webhook-test-support';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/src/test-support';
+import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/tests/support/api';
 import {
   attemptsOf,
   bodyOf,

@@ -23,7 +23,7 @@ import {
   startTestApi,
   testPrivateKeyPem,
   type TestApi,
-} from '../test-support';
+} from '../../tests/support/api';
 import { TokenService } from './tokens';
 
 const MINUTE = 60_000;

@@ -22,7 +22,7 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../test-support';
+} from '../../tests/support/api';
 import { createProperty, register } from '../features/webhooks/webhook-test-support';
 
 // The API's side of the service-signed webhook bearer token (spec 5.11): it reads the data of the

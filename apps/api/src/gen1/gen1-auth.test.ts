@@ -15,7 +15,7 @@ import {
   testPrivateKeyPem,
   type TestApi,
   type World,
-} from '../test-support';
+} from '../../tests/support/api';
 import { GEN1_ROUTES } from './gen1-routes';
 import {
   concretePath,

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../test-support';
+import { startTestApi, type TestApi } from '../../tests/support/api';
 import { buildGen1OpenApiDocument, gen1OperationId } from './gen1-openapi';
 import { GEN1_ROUTES, UNSERVED_ROUTES, UNSERVED_VIEWS } from './gen1-routes';
 

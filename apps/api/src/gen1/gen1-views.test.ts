@@ -8,7 +8,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../test-support';
+} from '../../tests/support/api';
 import type { z } from 'zod';
 import { GEN1_ROUTES, UNSERVED_VIEWS } from './gen1-routes';
 import { gen1Login, getJson } from './gen1-test-support';

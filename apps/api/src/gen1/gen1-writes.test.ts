@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../http/test-support';
 import { resetCapture, subscribe } from '../resources/test-support';
-import { buildWorld, startTestApi, type TestApi, type World } from '../test-support';
+import { buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
 import { gen1Login } from './gen1-test-support';
 import { toGen1, type Gen1Record } from './gen1-view-service';
 import { companiesView, flatsView, GEN1_VIEWS, ordersView, type Gen1View } from './gen1-views';

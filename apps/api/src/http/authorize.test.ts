@@ -21,7 +21,7 @@ import {
   startTestApi,
   testPrivateKeyPem,
   type TestApi,
-} from '../test-support';
+} from '../../tests/support/api';
 import { defineRoute, type RouteAuth } from './route';
 import { authorize } from './router';
 

@@ -1,6 +1,6 @@
 import { sendRawRequest } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../test-support';
+import { startTestApi, type TestApi } from '../../tests/support/api';
 
 let api: TestApi;
 beforeAll(async () => {

@@ -5,7 +5,7 @@
  */
 import { PartyType } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../test-support';
+import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../tests/support/api';
 import { expectProblem, writableCounts } from './test-support';
 
 interface Account {

@@ -9,7 +9,7 @@ import type { Server } from 'node:http';
 import { PartyType } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../test-support';
+import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../tests/support/api';
 import { AppError } from './errors';
 import { defineRoute, type RouteDefinition } from './route';
 import { expectProblem, expectUnauthenticated, postRaw } from './test-support';

@@ -26,7 +26,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../test-support';
+} from '../../tests/support/api';
 import { RESOURCES } from './index';
 import {
   capturedChanges,

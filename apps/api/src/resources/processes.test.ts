@@ -9,7 +9,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../test-support';
+} from '../../tests/support/api';
 import {
   buildProperty,
   buildUnit,

@@ -1,7 +1,7 @@
 import { WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
-import { buildWorld, startTestApi, type TestApi, type World } from '../test-support';
+import { buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
 import {
   capturedChanges,
   countRows,

@@ -10,7 +10,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../test-support';
+} from '../../tests/support/api';
 import {
   capturedChanges,
   countRows,

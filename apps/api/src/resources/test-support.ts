@@ -7,7 +7,7 @@
 import { WebhookState, type PermissionResource } from '@platform/shared';
 import { expect } from 'vitest';
 import { expectProblem } from '../http/test-support';
-import { expectAccessRules, type TestApi, type World } from '../test-support';
+import { expectAccessRules, type TestApi, type World } from '../../tests/support/api';
 
 /** A live registration of `partyId` subscribed to `entityName` events (direct insert); its id. */
 export async function subscribe(

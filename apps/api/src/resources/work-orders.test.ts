@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../http/test-support';
-import { buildParty, buildWorld, startTestApi, type TestApi, type World } from '../test-support';
+import { buildParty, buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
 import {
   buildProperty,
   buildUnit,

@@ -31,7 +31,7 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../../src/test-support';
+} from '../support/api';
 import { tokenMaker } from './security-test-support';
 
 let api: TestApi;

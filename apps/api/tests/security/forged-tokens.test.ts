@@ -41,7 +41,7 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../../src/test-support';
+} from '../support/api';
 import { ROUTES } from '../../src/routes';
 import type { Operation } from './fuzz-document';
 import {

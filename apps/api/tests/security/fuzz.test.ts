@@ -32,7 +32,7 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../../src/test-support';
+} from '../support/api';
 import type { Operation } from './fuzz-document';
 import { boundaryCases, caseArbitrary, renderCase, type Caller, type FuzzCase } from './fuzz-requests';
 import { ROUTES } from '../../src/routes';

@@ -35,7 +35,7 @@ import {
   TEST_PASSWORD,
   type TestApi,
   type World,
-} from '../../src/test-support';
+} from '../support/api';
 import { captureLogger } from './security-test-support';
 
 const logs = captureLogger();

@@ -4,7 +4,7 @@ import pino, { type Logger } from 'pino';
 import { buildOpenApiDocument } from '../../src/http/openapi';
 import type { RouteDefinition } from '../../src/http/route';
 import { ROUTES } from '../../src/routes';
-import type { TestApi } from '../../src/test-support';
+import type { TestApi } from '../support/api';
 import { operationsOf, type OpenApiDocument } from './fuzz-document';
 
 /** A logger at the most verbose level whose every line is kept, to read what the API logged. */

@@ -14,7 +14,7 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import { accountRowOf, databaseSnapshot, groupOf, readJson } from './account-test-support';
 
 let api: TestApi;

@@ -11,7 +11,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import { accountRowOf, databaseSnapshot, freshAccount } from './account-test-support';
 
 let api: TestApi;

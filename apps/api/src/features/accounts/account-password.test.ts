@@ -11,7 +11,7 @@ import {
   TEST_PASSWORD,
   type TestApi,
   type World,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import { PASSWORD_CHANGE_PER_ACCOUNT } from './account-service';
 import { accountRowOf, databaseSnapshot, freshAccount, groupOf, readJson } from './account-test-support';
 

@@ -15,7 +15,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import {
   databaseSnapshot,
   expectedScope,

@@ -20,7 +20,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import { databaseSnapshot, expectedScope, readJson } from './account-test-support';
 
 let api: TestApi;

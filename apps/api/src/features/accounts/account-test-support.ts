@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { writableCounts } from '../../http/test-support';
-import { buildAccount, login, type TestApi, type World, type WorldParty } from '../../test-support';
+import { buildAccount, login, type TestApi, type World, type WorldParty } from '../../../tests/support/api';
 
 /** The parsed JSON body of `response` after asserting its status (the body is shown on failure). */
 export async function readJson<T = unknown>(response: Response, status = 200): Promise<T> {

@@ -10,7 +10,7 @@ import {
   TEST_PASSWORD,
   testPrivateKeyPem,
   type TestApi,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import { writableCounts } from '../../http/test-support';
 import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from './auth-service';
 

@@ -20,7 +20,7 @@ import {
   type TestApi,
   type World,
   type WorldParty,
-} from '../../test-support';
+} from '../../../tests/support/api';
 
 let api: TestApi;
 let world: World;

@@ -13,7 +13,7 @@ import {
   TEST_PASSWORD,
   type TestApi,
   type World,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import { MFA_PER_ACCOUNT } from './mfa-service';
 import { base32Decode, totp } from './totp';
 

@@ -2,7 +2,7 @@ import { WebhookState, type OperatorActionRead, type Page, type WebhookDetailRea
 import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
 import { act, createProperty, patchProperty, register, webhooksOf } from '../webhooks/webhook-test-support';
 
 const { Aborted, Failed } = WebhookState;

@@ -15,7 +15,7 @@ import {
   TEST_PASSWORD,
   type TestApi,
   type World,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import { expectProblem, writableCounts } from '../../http/test-support';
 import { MAX_RECOVERY_FAILURES } from './recovery-service';
 

@@ -14,7 +14,7 @@ import {
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
 
 const { Retrying, Successful, Failed } = WebhookState;
 

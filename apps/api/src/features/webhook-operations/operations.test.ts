@@ -9,7 +9,7 @@ import type { Principal } from '../../auth/principal';
 import { propertyChange, seedChange, seedRegistration, setWebhookState } from '@platform/testkit';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../test-support';
+import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../../tests/support/api';
 import { OperationRunner } from './operation-runner';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;

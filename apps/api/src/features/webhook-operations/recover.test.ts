@@ -10,7 +10,7 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../test-support';
+import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../../tests/support/api';
 
 const { Successful, Failed, Pending } = WebhookState;
 

@@ -17,7 +17,7 @@ import {
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
 import { createProperty, patchProperty } from '../webhooks/webhook-test-support';
 import type { OperationRow } from './operation-kinds';
 import { replayKind } from './replay-kind';

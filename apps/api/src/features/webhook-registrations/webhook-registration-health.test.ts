@@ -12,7 +12,7 @@ import {
 } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
 import { register, webhooksOf, targetOf } from '../webhooks/webhook-test-support';
 
 const { Retrying, Successful, Failed, Pending } = WebhookState;

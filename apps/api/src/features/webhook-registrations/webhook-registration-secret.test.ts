@@ -20,7 +20,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import { createProperty, patchProperty, register } from '../webhooks/webhook-test-support';
 
 // POST /api/webhook-registrations/{id}/rotate-secret, and the signatures the real dispatcher

@@ -10,7 +10,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import { register, targetOf } from '../webhooks/webhook-test-support';
 
 let api: TestApi;

@@ -12,7 +12,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import { register, targetOf } from '../webhooks/webhook-test-support';
 
 // POST /api/webhook-registrations/{id}/test: one delivery now, from the API, to real targets on

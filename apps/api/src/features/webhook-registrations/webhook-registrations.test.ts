@@ -16,7 +16,7 @@ import {
   startTestApi,
   type TestApi,
   type World,
-} from '../../test-support';
+} from '../../../tests/support/api';
 import {
   createProperty,
   groupOf,

@@ -1,7 +1,7 @@
 import { WebhookState, type WebhookStatsRead } from '@platform/shared';
 import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
+import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
 import { createProperty, patchProperty, register, webhooksOf } from '../webhooks/webhook-test-support';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;

@@ -1,6 +1,6 @@
 import { UNDELIVERED_WEBHOOK_STATES, WebhookState, type Page, type WebhookRead } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../test-support';
+import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../../tests/support/api';
 import { act, createProperty, groupOf, register } from './webhook-test-support';
 
 /**

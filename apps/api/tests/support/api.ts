@@ -5,13 +5,13 @@ import { createSecretBox, generatePrivateKeyPem, loadSigningKey, parseSecretKey 
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { PERMISSIONS, type PartyType, type PermissionName, permissionByName } from '@platform/shared';
 import pino, { type Logger } from 'pino';
-import { createApp } from './app';
-import { OperationRunner } from './features/webhook-operations/operation-runner';
-import { hashPassword } from './auth/passwords';
-import { TokenService } from './auth/tokens';
-import { testConfig, type Config } from './config';
-import type { AppDeps } from './deps';
-import { recordStatus } from '../tests/support/status-recorder';
+import { createApp } from '../../src/app';
+import { OperationRunner } from '../../src/features/webhook-operations/operation-runner';
+import { hashPassword } from '../../src/auth/passwords';
+import { TokenService } from '../../src/auth/tokens';
+import { testConfig, type Config } from '../../src/config';
+import type { AppDeps } from '../../src/deps';
+import { recordStatus } from './status-recorder';
 
 /** A clock tests can move. */
 export interface TestClock {
