@@ -14,7 +14,7 @@ import {
 } from '@platform/shared';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, expectUnauthenticated } from '../http/test-support';
+import { expectProblem, expectUnauthenticated } from '../../tests/support/http';
 import {
   buildWorld,
   startTestApi,

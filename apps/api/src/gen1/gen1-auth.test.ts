@@ -4,7 +4,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config';
 import { base32Decode, totp } from '../features/mfa/totp';
-import { expectProblem, expectUnauthenticated } from '../http/test-support';
+import { expectProblem, expectUnauthenticated } from '../../tests/support/http';
 import { ROUTES } from '../routes';
 import {
   buildAccount,

@@ -1,6 +1,6 @@
 import { ALL_PARTY_TYPES, permissionByName } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../http/test-support';
+import { expectProblem } from '../../tests/support/http';
 import {
   buildAccount,
   buildParty,

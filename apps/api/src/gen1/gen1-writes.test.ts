@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../http/test-support';
+import { expectProblem } from '../../tests/support/http';
 import { resetCapture, subscribe } from '../resources/test-support';
 import { buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
 import { gen1Login } from './gen1-test-support';

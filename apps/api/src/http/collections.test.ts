@@ -6,7 +6,7 @@
 import { PartyType } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../tests/support/api';
-import { expectProblem, writableCounts } from './test-support';
+import { expectProblem, writableCounts } from '../../tests/support/http';
 
 interface Account {
   id: number;

@@ -12,7 +12,7 @@ import { createApp } from '../app';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../tests/support/api';
 import { AppError } from './errors';
 import { defineRoute, type RouteDefinition } from './route';
-import { expectProblem, expectUnauthenticated, postRaw } from './test-support';
+import { expectProblem, expectUnauthenticated, postRaw } from '../../tests/support/http';
 
 let api: TestApi;
 let token: string;

@@ -17,7 +17,7 @@ import {
 } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { expectProblem, writableCounts } from '../http/test-support';
+import { expectProblem, writableCounts } from '../../tests/support/http';
 import {
   buildAccount,
   buildParty,

@@ -10,7 +10,7 @@ import {
   type FileRead,
 } from '@platform/shared';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, postRaw, rawRequest, writableCounts } from '../http/test-support';
+import { expectProblem, postRaw, rawRequest, writableCounts } from '../../tests/support/http';
 import { testConfig } from '../config';
 import { buildOpenApiDocument } from '../http/openapi';
 import { ROUTES } from '../routes';

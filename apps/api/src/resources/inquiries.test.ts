@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../http/test-support';
+import { expectProblem, writableCounts } from '../../tests/support/http';
 import { buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
 import {
   buildProperty,

@@ -1,6 +1,6 @@
 import { WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../http/test-support';
+import { expectProblem, writableCounts } from '../../tests/support/http';
 import {
   buildAccount,
   buildParty,

@@ -1,7 +1,7 @@
 import { WebhookState, type EntranceRead, type UnitContractRead, type UnitRead } from '@platform/shared';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../http/test-support';
+import { expectProblem, writableCounts } from '../../tests/support/http';
 import {
   buildAccount,
   buildParty,

@@ -6,7 +6,7 @@
  */
 import { WebhookState, type PermissionResource } from '@platform/shared';
 import { expect } from 'vitest';
-import { expectProblem } from '../http/test-support';
+import { expectProblem } from '../../tests/support/http';
 import { expectAccessRules, type TestApi, type World } from '../../tests/support/api';
 
 /** A live registration of `partyId` subscribed to `entityName` events (direct insert); its id. */

@@ -16,7 +16,7 @@ import { MFA_PER_ACCOUNT } from '../../src/features/mfa/mfa-service';
 import { base32Decode, totp } from '../../src/features/mfa/totp';
 import { MAX_RECOVERY_FAILURES } from '../../src/features/recovery/recovery-service';
 import { gen1TokenService } from '../../src/gen1/gen1-tokens';
-import { allTableCounts, expectProblem, expectUnauthenticated } from '../../src/http/test-support';
+import { allTableCounts, expectProblem, expectUnauthenticated } from '../support/http';
 import { RESOURCES } from '../../src/resources/index';
 import { resourceRoutes } from '../../src/resources/resource-routes';
 import type { ResourceDefinition } from '../../src/resources/resource';

@@ -25,7 +25,7 @@ import {
   type TargetScript,
   type TestTarget,
 } from '@platform/testkit';
-import { expectProblem } from '../../src/http/test-support';
+import { expectProblem } from '../support/http';
 import {
   buildAccount,
   buildWorld,

@@ -1,7 +1,7 @@
 /** DELETE /api/accounts/{id} (spec 4.1): soft delete, refresh tokens revoked, in one transaction. */
 import { PartyType } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import {
   buildAccount,
   buildParty,

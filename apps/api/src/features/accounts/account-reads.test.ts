@@ -5,7 +5,7 @@
  */
 import { ALL_PARTY_TYPES, type AccountRead, type Page } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import {
   buildParty,
   buildWorld,

@@ -11,7 +11,7 @@ import {
   type PartyRead,
 } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import {
   buildAccount,
   buildParty,

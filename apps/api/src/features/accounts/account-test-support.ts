@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { writableCounts } from '../../http/test-support';
+import { writableCounts } from '../../../tests/support/http';
 import { buildAccount, login, type TestApi, type World, type WorldParty } from '../../../tests/support/api';
 
 /** The parsed JSON body of `response` after asserting its status (the body is shown on failure). */

@@ -1,7 +1,7 @@
 /** PATCH /api/accounts/{id} and PATCH /api/accounts/batch (spec 4.1): JSON merge patches of accounts. */
 import { PartyType, type AccountRead } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import {
   buildAccount,
   buildGroup,

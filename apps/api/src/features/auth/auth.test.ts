@@ -11,7 +11,7 @@ import {
   testPrivateKeyPem,
   type TestApi,
 } from '../../../tests/support/api';
-import { writableCounts } from '../../http/test-support';
+import { writableCounts } from '../../../tests/support/http';
 import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from './auth-service';
 
 const MINUTE = 60_000;

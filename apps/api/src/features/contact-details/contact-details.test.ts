@@ -10,7 +10,7 @@ import {
   type AccountContactDetailsRead,
 } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../../http/test-support';
+import { expectProblem, writableCounts } from '../../../tests/support/http';
 import {
   buildAccount,
   buildWorld,

@@ -2,7 +2,7 @@ import { PartyType, TokenScope } from '@platform/shared';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MFA_TOKEN_TTL_MS } from '../../auth/tokens';
-import { expectProblem, expectUnauthenticated } from '../../http/test-support';
+import { expectProblem, expectUnauthenticated } from '../../../tests/support/http';
 import {
   buildAccount,
   buildParty,

@@ -1,7 +1,7 @@
 import { WebhookState, type OperatorActionRead, type Page, type WebhookDetailRead } from '@platform/shared';
 import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
 import { act, createProperty, patchProperty, register, webhooksOf } from '../webhooks/webhook-test-support';
 

@@ -10,7 +10,7 @@ import {
   type PermissionRead,
 } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../../http/test-support';
+import { expectProblem, writableCounts } from '../../../tests/support/http';
 import {
   buildAccount,
   buildGroup,

@@ -5,7 +5,7 @@
 import { PartyType } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import { buildAccount, buildParty, startTestApi, type TestApi } from '../../../tests/support/api';
 import { MAX_RECOVERY_FAILURES } from './recovery-service';
 

@@ -16,7 +16,7 @@ import {
   type TestApi,
   type World,
 } from '../../../tests/support/api';
-import { expectProblem, writableCounts } from '../../http/test-support';
+import { expectProblem, writableCounts } from '../../../tests/support/http';
 import { MAX_RECOVERY_FAILURES } from './recovery-service';
 
 const SECOND = 1000;

@@ -13,7 +13,7 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
 
 const { Retrying, Successful, Failed } = WebhookState;

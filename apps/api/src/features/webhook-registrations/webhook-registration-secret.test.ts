@@ -10,7 +10,7 @@ import {
 } from '@platform/testkit';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import {
   buildAccount,
   buildParty,

@@ -1,7 +1,7 @@
 import { truncateWebhooks } from '@platform/testkit';
 import type { WebhookRegistrationRead } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import {
   buildAccount,
   buildWorld,

@@ -3,7 +3,7 @@ import { bodyOf, startTestTarget, truncateWebhooks, type TestTarget } from '@pla
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import {
   buildAccount,
   buildWorld,

@@ -7,7 +7,7 @@ import {
 } from '@platform/shared';
 import { setWebhookState, waitForLockWaiter, truncateWebhooks } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { expectProblem } from '../../../tests/support/http';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
 import {
   act,

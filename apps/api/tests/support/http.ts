@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { expect } from 'vitest';
-import type { TestApi } from '../../tests/support/api';
+import type { TestApi } from './api';
 
 /** The body of a ProblemDetails answer. */
 export interface Problem {
