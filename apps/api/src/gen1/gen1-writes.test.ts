@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../tests/support/http';
-import { resetCapture, subscribe } from '../resources/test-support';
+import { resetCapture, subscribe } from '../../tests/support/resources';
 import { buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
 import { gen1Login } from './gen1-test-support';
 import { toGen1, type Gen1Record } from './gen1-view-service';

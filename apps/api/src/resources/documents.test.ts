@@ -27,7 +27,7 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
-} from './test-support';
+} from '../../tests/support/resources';
 
 /** FILE_UPLOAD_LIMIT of the test API: small, so the limit tests send a few KB. */
 const LIMIT = 4096;

@@ -12,7 +12,7 @@ import {
   idsOf,
   patchOk,
   resetCapture,
-} from './test-support';
+} from '../../tests/support/resources';
 
 let api: TestApi;
 let world: World;

@@ -24,7 +24,7 @@ import {
   patchOk,
   resetCapture,
   subscribe,
-} from './test-support';
+} from '../../tests/support/resources';
 
 let api: TestApi;
 let world: World;

@@ -13,7 +13,7 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
-} from './test-support';
+} from '../../tests/support/resources';
 
 let api: TestApi;
 let world: World;

@@ -13,7 +13,7 @@ import {
   idsOf,
   patchOk,
   resetCapture,
-} from './test-support';
+} from '../../tests/support/resources';
 
 let api: TestApi;
 let world: World;

@@ -6,8 +6,8 @@
  */
 import { WebhookState, type PermissionResource } from '@platform/shared';
 import { expect } from 'vitest';
-import { expectProblem } from '../../tests/support/http';
-import { expectAccessRules, type TestApi, type World } from '../../tests/support/api';
+import { expectProblem } from './http';
+import { expectAccessRules, type TestApi, type World } from './api';
 
 /** A live registration of `partyId` subscribed to `entityName` events (direct insert); its id. */
 export async function subscribe(
