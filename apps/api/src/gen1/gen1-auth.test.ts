@@ -24,7 +24,7 @@ import {
   postGen1Login,
   postGen1Refresh,
   type Gen1Tokens,
-} from './gen1-test-support';
+} from '../../tests/support/gen1';
 
 let api: TestApi;
 let world: World;

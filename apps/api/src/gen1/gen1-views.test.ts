@@ -11,7 +11,7 @@ import {
 } from '../../tests/support/api';
 import type { z } from 'zod';
 import { GEN1_ROUTES, UNSERVED_VIEWS } from './gen1-routes';
-import { gen1Login, getJson } from './gen1-test-support';
+import { gen1Login, getJson } from '../../tests/support/gen1';
 import { TIMELINE_EMBED_LIMIT, toGen1, type Gen1Record } from './gen1-view-service';
 import { entranceFields, flatsView, GEN1_VIEWS, orderTimelineView, type Gen1View } from './gen1-views';
 

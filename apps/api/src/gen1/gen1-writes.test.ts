@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../tests/support/http';
 import { resetCapture, subscribe } from '../../tests/support/resources';
 import { buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
-import { gen1Login } from './gen1-test-support';
+import { gen1Login } from '../../tests/support/gen1';
 import { toGen1, type Gen1Record } from './gen1-view-service';
 import { companiesView, flatsView, GEN1_VIEWS, ordersView, type Gen1View } from './gen1-views';
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { TEST_PASSWORD, type TestApi } from '../../tests/support/api';
+import { TEST_PASSWORD, type TestApi } from './api';
 
 /** Shared helpers of the Gen1 tests. */
 
