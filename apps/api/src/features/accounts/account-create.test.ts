@@ -15,7 +15,7 @@ import {
   type World,
   type WorldParty,
 } from '../../../tests/support/api';
-import { accountRowOf, databaseSnapshot, groupOf, readJson } from './account-test-support';
+import { accountRowOf, databaseSnapshot, groupOf, readJson } from '../../../tests/support/accounts';
 
 let api: TestApi;
 let world: World;

@@ -12,7 +12,7 @@ import {
   type TestApi,
   type World,
 } from '../../../tests/support/api';
-import { accountRowOf, databaseSnapshot, freshAccount } from './account-test-support';
+import { accountRowOf, databaseSnapshot, freshAccount } from '../../../tests/support/accounts';
 
 let api: TestApi;
 let world: World;

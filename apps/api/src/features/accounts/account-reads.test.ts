@@ -23,7 +23,7 @@ import {
   namedParties,
   readJson,
   type WorldName,
-} from './account-test-support';
+} from '../../../tests/support/accounts';
 
 let api: TestApi;
 let world: World;

@@ -21,7 +21,7 @@ import {
   type TestApi,
   type World,
 } from '../../../tests/support/api';
-import { databaseSnapshot, expectedScope, readJson } from './account-test-support';
+import { databaseSnapshot, expectedScope, readJson } from '../../../tests/support/accounts';
 
 let api: TestApi;
 let world: World;

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { writableCounts } from '../../../tests/support/http';
-import { buildAccount, login, type TestApi, type World, type WorldParty } from '../../../tests/support/api';
+import { writableCounts } from './http';
+import { buildAccount, login, type TestApi, type World, type WorldParty } from './api';
 
 /** The parsed JSON body of `response` after asserting its status (the body is shown on failure). */
 export async function readJson<T = unknown>(response: Response, status = 200): Promise<T> {
