@@ -14,7 +14,7 @@ import {
   createProperty,
   patchProperty,
   register,
-} from '../../api/src/features/webhooks/webhook-test-support';
+} from '../../api/tests/support/webhooks';
 import {
   buildAccount,
   buildParty,

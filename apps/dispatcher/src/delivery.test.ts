@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createSecretBox, notifyWebhookDue } from '@platform/db';
 import { WEBHOOK_USER_AGENT, WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProperty } from '../../api/src/features/webhooks/webhook-test-support';
+import { createProperty } from '../../api/tests/support/webhooks';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/tests/support/api';
 import {
   type AttemptRow,

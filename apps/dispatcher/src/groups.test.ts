@@ -2,7 +2,7 @@ import type { Knex } from '@platform/db';
 import { enqueueEntityChange, notifyWebhookDue } from '@platform/db';
 import { WebhookState, type BlockedGroupRead, type Page, type WebhookRead } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProperty, patchProperty } from '../../api/src/features/webhooks/webhook-test-support';
+import { createProperty, patchProperty } from '../../api/tests/support/webhooks';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/tests/support/api';
 import {
   attemptsOf,

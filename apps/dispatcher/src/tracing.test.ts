@@ -11,7 +11,7 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProperty, register } from '../../api/src/features/webhooks/webhook-test-support';
+import { createProperty, register } from '../../api/tests/support/webhooks';
 import {
   buildAccount,
   buildParty,

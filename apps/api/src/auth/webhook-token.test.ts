@@ -23,7 +23,7 @@ import {
   type World,
   type WorldParty,
 } from '../../tests/support/api';
-import { createProperty, register } from '../features/webhooks/webhook-test-support';
+import { createProperty, register } from '../../tests/support/webhooks';
 
 // The API's side of the service-signed webhook bearer token (spec 5.11): it reads the data of the
 // registration's party and nothing else, and is refused on every write and account route.

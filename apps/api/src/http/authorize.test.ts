@@ -12,7 +12,7 @@ import { decodeJwt, SignJWT } from 'jose';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app';
-import { register } from '../features/webhooks/webhook-test-support';
+import { register } from '../../tests/support/webhooks';
 import type { Principal } from '../auth/principal';
 import {
   buildAccount,

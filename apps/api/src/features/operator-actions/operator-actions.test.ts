@@ -3,7 +3,7 @@ import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
 import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
-import { act, createProperty, patchProperty, register, webhooksOf } from '../webhooks/webhook-test-support';
+import { act, createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
 
 const { Aborted, Failed } = WebhookState;
 

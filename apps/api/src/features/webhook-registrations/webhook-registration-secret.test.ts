@@ -21,7 +21,7 @@ import {
   type TestApi,
   type World,
 } from '../../../tests/support/api';
-import { createProperty, patchProperty, register } from '../webhooks/webhook-test-support';
+import { createProperty, patchProperty, register } from '../../../tests/support/webhooks';
 
 // POST /api/webhook-registrations/{id}/rotate-secret, and the signatures the real dispatcher
 // process sends during and after the overlap, checked with the `standardwebhooks` library.

@@ -11,7 +11,7 @@ import {
   type TestApi,
   type World,
 } from '../../../tests/support/api';
-import { register, targetOf } from '../webhooks/webhook-test-support';
+import { register, targetOf } from '../../../tests/support/webhooks';
 
 let api: TestApi;
 let world: World;

@@ -13,7 +13,7 @@ import {
   type TestApi,
   type World,
 } from '../../../tests/support/api';
-import { register, targetOf } from '../webhooks/webhook-test-support';
+import { register, targetOf } from '../../../tests/support/webhooks';
 
 // POST /api/webhook-registrations/{id}/test: one delivery now, from the API, to real targets on
 // 127.0.0.1, built and sent by the dispatcher's code (@platform/delivery).

@@ -24,7 +24,7 @@ import {
   register,
   registrationBody,
   webhooksOf,
-} from '../webhooks/webhook-test-support';
+} from '../../../tests/support/webhooks';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 

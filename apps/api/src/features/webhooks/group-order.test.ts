@@ -1,7 +1,7 @@
 import { UNDELIVERED_WEBHOOK_STATES, WebhookState, type Page, type WebhookRead } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../../tests/support/api';
-import { act, createProperty, groupOf, register } from './webhook-test-support';
+import { act, createProperty, groupOf, register } from '../../../tests/support/webhooks';
 
 /**
  * Group order under concurrency: many transactions change one entity at once while earlier

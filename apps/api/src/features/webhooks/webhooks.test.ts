@@ -17,7 +17,7 @@ import {
   register,
   targetOf,
   webhooksOf,
-} from './webhook-test-support';
+} from '../../../tests/support/webhooks';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 

@@ -1,6 +1,6 @@
 import type { WebhookRegistrationCreated, WebhookState } from '@platform/shared';
 import { expect } from 'vitest';
-import type { TestApi } from '../../../tests/support/api';
+import type { TestApi } from './api';
 
 /** A valid registration body subscribing to every Property event; overrides win. */
 export function registrationBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
