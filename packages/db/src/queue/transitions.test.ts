@@ -11,7 +11,7 @@ import { abortRegistrationWebhooks } from './abort-registration-webhooks';
 import type { ClaimedWebhook } from './claim';
 import { completeWebhooks, type AttemptResult } from './complete';
 import { enqueueEntityChange } from './enqueue';
-import { claim as claimAll, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
+import { claim as claimAll, TEST_HEALTH_POLICY, unitChange } from '../../tests/queue';
 import { pruneWebhooksStep } from './prune';
 import { releaseClaims } from './release-claims';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups } from './repair';
