@@ -10,11 +10,7 @@ import {
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createProperty,
-  patchProperty,
-  register,
-} from '../../api/tests/support/webhooks';
+import { createProperty, patchProperty, register } from '../../api/tests/support/webhooks';
 import {
   buildAccount,
   buildParty,

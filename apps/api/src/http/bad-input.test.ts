@@ -5,7 +5,14 @@
 import { gzipSync } from 'node:zlib';
 import { PartyType } from '@platform/shared';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, TEST_PASSWORD, type TestApi } from '../../tests/support/api';
+import {
+  buildAccount,
+  buildParty,
+  login,
+  startTestApi,
+  TEST_PASSWORD,
+  type TestApi,
+} from '../../tests/support/api';
 import { expectProblem, postRaw, rawRequest, writableCounts } from '../../tests/support/http';
 
 /** A constant, as the it.each tables are built before beforeAll runs. */

@@ -14,7 +14,13 @@ import { expectProblem, postRaw, rawRequest, writableCounts } from '../../tests/
 import { testConfig } from '../config';
 import { buildOpenApiDocument } from '../http/openapi';
 import { ROUTES } from '../routes';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../tests/support/api';
+import {
+  buildWorld,
+  expectAccessRules,
+  startTestApi,
+  type TestApi,
+  type World,
+} from '../../tests/support/api';
 import { attachmentDisposition } from './file-service';
 import {
   buildProperty,

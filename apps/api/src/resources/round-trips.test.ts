@@ -2,7 +2,13 @@ import { loadSigningKey, signWebhookToken } from '@platform/db';
 import type { PartyType } from '@platform/shared';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countStatements, type StatementCounter, type Traffic } from '../../tests/support/statement-counter';
-import { buildWorld, startTestApi, testPrivateKeyPem, type TestApi, type World } from '../../tests/support/api';
+import {
+  buildWorld,
+  startTestApi,
+  testPrivateKeyPem,
+  type TestApi,
+  type World,
+} from '../../tests/support/api';
 import { buildProperty, resetCapture, subscribe } from '../../tests/support/resources';
 
 // Issue 17 item 2: what a request costs the database, counted at the driver (statements sent,

@@ -13,7 +13,13 @@ import {
   type World,
 } from '../../../tests/support/api';
 import { PASSWORD_CHANGE_PER_ACCOUNT } from './account-service';
-import { accountRowOf, databaseSnapshot, freshAccount, groupOf, readJson } from '../../../tests/support/accounts';
+import {
+  accountRowOf,
+  databaseSnapshot,
+  freshAccount,
+  groupOf,
+  readJson,
+} from '../../../tests/support/accounts';
 
 let api: TestApi;
 let world: World;

@@ -11,7 +11,13 @@ import {
   type TestApi,
   type World,
 } from '../../../tests/support/api';
-import { accountRowOf, databaseSnapshot, freshAccount, groupOf, readJson } from '../../../tests/support/accounts';
+import {
+  accountRowOf,
+  databaseSnapshot,
+  freshAccount,
+  groupOf,
+  readJson,
+} from '../../../tests/support/accounts';
 
 let api: TestApi;
 let world: World;

@@ -2,7 +2,13 @@ import { WebhookState, type OperatorActionRead, type Page, type WebhookDetailRea
 import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
+import {
+  buildWorld,
+  expectAccessRules,
+  startTestApi,
+  type TestApi,
+  type World,
+} from '../../../tests/support/api';
 import { act, createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
 
 const { Aborted, Failed } = WebhookState;

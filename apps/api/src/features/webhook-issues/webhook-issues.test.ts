@@ -14,7 +14,13 @@ import {
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
+import {
+  buildWorld,
+  expectAccessRules,
+  startTestApi,
+  type TestApi,
+  type World,
+} from '../../../tests/support/api';
 
 const { Retrying, Successful, Failed } = WebhookState;
 

@@ -17,7 +17,13 @@ import {
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
+import {
+  buildWorld,
+  expectAccessRules,
+  startTestApi,
+  type TestApi,
+  type World,
+} from '../../../tests/support/api';
 import { createProperty, patchProperty } from '../../../tests/support/webhooks';
 import type { OperationRow } from './operation-kinds';
 import { replayKind } from './replay-kind';

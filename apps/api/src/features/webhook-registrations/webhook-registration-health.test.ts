@@ -12,7 +12,13 @@ import {
 } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
+import {
+  buildWorld,
+  expectAccessRules,
+  startTestApi,
+  type TestApi,
+  type World,
+} from '../../../tests/support/api';
 import { register, webhooksOf, targetOf } from '../../../tests/support/webhooks';
 
 const { Retrying, Successful, Failed, Pending } = WebhookState;

@@ -1,7 +1,13 @@
 import { WebhookState, type WebhookStatsRead } from '@platform/shared';
 import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../../tests/support/api';
+import {
+  buildWorld,
+  expectAccessRules,
+  startTestApi,
+  type TestApi,
+  type World,
+} from '../../../tests/support/api';
 import { createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
