@@ -1,17 +1,9 @@
 /** PUT /api/accounts/{id}/password (spec 4.1, design part 5): changing one's own password. */
 import { PartyType, type AccountRead } from '@platform/shared';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  TEST_PASSWORD,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { expectAccessRules, login, TEST_PASSWORD, useTestApi } from '../../../tests/support/api';
 import { PASSWORD_CHANGE_PER_ACCOUNT } from './account-service';
 import {
   accountRowOf,
@@ -21,15 +13,9 @@ import {
   readJson,
 } from '../../../tests/support/accounts';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 const NEW_PASSWORD = 'Brand-New-Pass-1';
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(async () => {
   api.clock.advance(1000);
   await api.deps.knex('rate_limit_hits').del();

@@ -4,18 +4,9 @@
  * input, and that a change-password token reaches none of the account operations.
  */
 import { ALL_PARTY_TYPES, type AccountRead, type Page } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildParty,
-  buildWorld,
-  expectAccessRules,
-  login,
-  partiesByType,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { buildParty, expectAccessRules, login, partiesByType, useTestApi } from '../../../tests/support/api';
 import {
   databaseSnapshot,
   expectedScope,
@@ -25,14 +16,7 @@ import {
   type WorldName,
 } from '../../../tests/support/accounts';
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
+const { api, world } = useTestApi({ world: true });
 
 const ids = (accounts: AccountRead[]) => accounts.map((a) => a.id).sort((a, b) => a - b);
 

@@ -1,16 +1,8 @@
 /** PATCH /api/accounts/{id} and PATCH /api/accounts/batch (spec 4.1): JSON merge patches of accounts. */
 import { PartyType, type AccountRead } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildAccount,
-  buildGroup,
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { buildAccount, buildGroup, expectAccessRules, useTestApi } from '../../../tests/support/api';
 import {
   accountRowOf,
   databaseSnapshot,
@@ -19,14 +11,8 @@ import {
   readJson,
 } from '../../../tests/support/accounts';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(() => api.clock.advance(1000));
 
 const patch = (token: string, id: number | string, body: unknown) =>

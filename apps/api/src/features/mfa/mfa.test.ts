@@ -1,18 +1,15 @@
 import { PartyType, TokenScope } from '@platform/shared';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { MFA_TOKEN_TTL_MS } from '../../auth/tokens';
 import { expectProblem, expectUnauthenticated } from '../../../tests/support/http';
 import {
   buildAccount,
   buildParty,
-  buildWorld,
   expectAccessRules,
   login,
-  startTestApi,
   TEST_PASSWORD,
-  type TestApi,
-  type World,
+  useTestApi,
 } from '../../../tests/support/api';
 import { MFA_PER_ACCOUNT } from './mfa-service';
 import { base32Decode, totp } from './totp';
@@ -21,13 +18,7 @@ const STEP_MS = 30_000;
 const ENROL = '/api/accounts/myself/mfa';
 const CONFIRM = '/api/accounts/myself/mfa/confirm';
 
-let api: TestApi;
-let world: World;
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
+const { api, world } = useTestApi({ world: true });
 beforeEach(async () => {
   // a second into the next 30-second step, so "the current code" stays current during a test
   // (and the clock never goes back behind tokens issued earlier)

@@ -1,26 +1,14 @@
 import { WebhookState, type OperatorActionRead, type Page, type WebhookDetailRead } from '@platform/shared';
 import { setWebhookState, truncateWebhooks } from '@platform/testkit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import { act, createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
 
 const { Aborted, Failed } = WebhookState;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(async () => {
   // cascades to operator_actions, which reference registrations
   await truncateWebhooks(api.db.knex);

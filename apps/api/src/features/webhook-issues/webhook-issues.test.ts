@@ -14,18 +14,11 @@ import {
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 
 const { Retrying, Successful, Failed } = WebhookState;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let target: TestTarget;
 
 /** What the target answers a change: its entity says (a status, or a reset connection). */
@@ -46,8 +39,6 @@ const change = (partyId: number, entityId: number, answer: Answer) =>
   seedChange(api.db.knex, propertyChange(partyId, entityId, { answer }));
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   await truncateWebhooks(api.db.knex);
   target = await startTestTarget(
     (request) => bodyOf<{ entity: { answer: TargetAnswer } }>(request).entity.answer,
@@ -104,7 +95,6 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await target?.close();
-  await api.close();
 });
 
 const issues = async (token: string, query = '') => {

@@ -10,27 +10,15 @@ import {
   waitForWebhook,
   truncateWebhooks,
 } from '@platform/testkit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import { register, webhooksOf, targetOf } from '../../../tests/support/webhooks';
 
 const { Retrying, Successful, Failed, Pending } = WebhookState;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(async () => {
   await truncateWebhooks(api.db.knex);
 });

@@ -11,16 +11,7 @@ import {
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { buildAccount, buildParty, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
 import { createProperty, patchProperty, register } from '../../../tests/support/webhooks';
 
 // POST /api/webhook-registrations/{id}/rotate-secret, and the signatures the real dispatcher
@@ -29,14 +20,8 @@ import { createProperty, patchProperty, register } from '../../../tests/support/
 /** The dispatcher opens what the API sealed: both get this key. */
 const SECRET_KEY = randomBytes(32).toString('base64');
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true, config: { SECRET_ENCRYPTION_KEY: SECRET_KEY } });
 
-beforeAll(async () => {
-  api = await startTestApi({ SECRET_ENCRYPTION_KEY: SECRET_KEY });
-  world = await buildWorld(api);
-});
-afterAll(() => api?.close());
 beforeEach(async () => {
   await api.db.knex('operator_actions').del();
 });

@@ -1,26 +1,12 @@
 import { truncateWebhooks } from '@platform/testkit';
 import type { WebhookRegistrationRead } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildAccount,
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { buildAccount, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
 import { register, targetOf } from '../../../tests/support/webhooks';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(async () => {
   await truncateWebhooks(api.db.knex);
 });

@@ -4,15 +4,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildAccount,
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { buildAccount, expectAccessRules, login, type TestApi, useTestApi } from '../../../tests/support/api';
 import { register, targetOf } from '../../../tests/support/webhooks';
 
 // POST /api/webhook-registrations/{id}/test: one delivery now, from the API, to real targets on
@@ -20,18 +12,14 @@ import { register, targetOf } from '../../../tests/support/webhooks';
 
 const TIMEOUT_MS = 400;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true, config: { WEBHOOK_TIMEOUT: `${TIMEOUT_MS}ms` } });
 let target: TestTarget;
 
 beforeAll(async () => {
-  api = await startTestApi({ WEBHOOK_TIMEOUT: `${TIMEOUT_MS}ms` });
-  world = await buildWorld(api);
   target = await startTestTarget();
 });
 afterAll(async () => {
   await target?.close();
-  await api?.close();
 });
 beforeEach(async () => {
   await truncateWebhooks(api.db.knex);
@@ -360,14 +348,10 @@ describe('POST /api/webhook-registrations/{id}/test', () => {
 });
 
 describe('private targets (ALLOW_PRIVATE_TARGETS=false)', () => {
-  let strict: TestApi;
-  let strictWorld: World;
-
-  beforeAll(async () => {
-    strict = await startTestApi({ ALLOW_PRIVATE_TARGETS: 'false' });
-    strictWorld = await buildWorld(strict);
+  const { api: strict, world: strictWorld } = useTestApi({
+    world: true,
+    config: { ALLOW_PRIVATE_TARGETS: 'false' },
   });
-  afterAll(() => strict?.close());
 
   it('refuses a target at a private address as a delivery does: a 200 with errorKind private-address, nothing sent', async () => {
     const created = await register(strict, strictWorld.pmc.full.token);

@@ -5,18 +5,9 @@ import {
   type WebhookRegistrationRead,
 } from '@platform/shared';
 import { setWebhookState, truncateWebhooks } from '@platform/testkit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { buildAccount, buildParty, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
 import {
   createProperty,
   groupOf,
@@ -28,14 +19,8 @@ import {
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(async () => {
   await truncateWebhooks(api.db.knex);
 });
@@ -320,15 +305,13 @@ describe('POST /api/webhook-registrations', () => {
 });
 
 describe('private targets refused (ALLOW_PRIVATE_TARGETS=false)', () => {
-  let strict: TestApi;
+  const { api: strict } = useTestApi({ config: { ALLOW_PRIVATE_TARGETS: 'false' } });
   let token: string;
   beforeAll(async () => {
-    strict = await startTestApi({ ALLOW_PRIVATE_TARGETS: 'false' });
     const party = await buildParty(strict.deps, { type: 2 });
     const account = await buildAccount(strict.deps, { partyId: party.id });
     token = (await login(strict, account.email)).accessToken;
   });
-  afterAll(() => strict.close());
 
   it('refuses literal private, loopback and link-local addresses and localhost, on create and patch', async () => {
     const refused = [

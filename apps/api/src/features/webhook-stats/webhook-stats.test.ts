@@ -1,25 +1,13 @@
 import { WebhookState, type WebhookStatsRead } from '@platform/shared';
 import { setWebhookState, truncateWebhooks } from '@platform/testkit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import { createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(async () => {
   await truncateWebhooks(api.db.knex);
 });

@@ -1,6 +1,6 @@
 import { UNDELIVERED_WEBHOOK_STATES, WebhookState, type Page, type WebhookRead } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../../tests/support/api';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildAccount, buildParty, login, useTestApi } from '../../../tests/support/api';
 import { act, createProperty, groupOf, register } from '../../../tests/support/webhooks';
 
 /**
@@ -8,16 +8,14 @@ import { act, createProperty, groupOf, register } from '../../../tests/support/w
  * webhooks of its group are released concurrently; the group must keep the chain rule and commit
  * order, which a test of one request at a time cannot show.
  */
-let api: TestApi;
+const { api } = useTestApi();
 let token: string;
 
 beforeAll(async () => {
-  api = await startTestApi();
   const party = await buildParty(api.deps, { type: 2 });
   const account = await buildAccount(api.deps, { partyId: party.id });
   token = (await login(api, account.email)).accessToken;
 });
-afterAll(() => api.close());
 
 const WAVES = 5;
 const PATCHES_PER_WAVE = 20;

@@ -6,15 +6,9 @@ import {
   type WebhookRead,
 } from '@platform/shared';
 import { setWebhookState, waitForLockWaiter, truncateWebhooks } from '@platform/testkit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
-import {
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../../tests/support/api';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import {
   act,
   createProperty,
@@ -27,14 +21,8 @@ import {
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(async () => {
   await truncateWebhooks(api.db.knex);
 });
