@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../../tests/support/http';
-import { buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
+import { useTestApi } from '../../tests/support/api';
 import {
   buildProperty,
   buildUnit,
@@ -16,8 +16,7 @@ import {
   subscribe,
 } from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let property: number;
 let unit: number;
 let otherUnit: number;
@@ -63,13 +62,10 @@ const createInquiry = (token: string, body: Record<string, unknown> = inquiry())
   postOk<Inquiry>(api, '/api/inquiries', token, body);
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   property = await buildProperty(api, world.pmc.id);
   unit = await buildUnit(api, world.pmc.id, property);
   otherUnit = await buildUnit(api, world.pmc.id, await buildProperty(api, world.pmc.id));
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('Inquiry', () => {

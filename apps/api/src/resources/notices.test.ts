@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../../tests/support/http';
-import { buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
+import { useTestApi } from '../../tests/support/api';
 import {
   buildProperty,
   postOk,
@@ -14,8 +14,7 @@ import {
   resetCapture,
 } from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let property: number;
 
 type Notice = Record<string, unknown> & { id: number };
@@ -29,11 +28,8 @@ const createNotice = (token: string, body: Record<string, unknown> = notice()) =
   postOk<Notice>(api, '/api/notices', token, body);
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   property = await buildProperty(api, world.pmc.id);
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('Notice', () => {

@@ -1,7 +1,7 @@
 import { WebhookState, type ContactDetailsRead, type PartyRead } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../../tests/support/http';
-import { buildAccount, buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
+import { buildAccount, useTestApi } from '../../tests/support/api';
 import {
   capturedChanges,
   countRows,
@@ -14,8 +14,7 @@ import {
   webhookRows,
 } from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
 const createParty = (token: string, body: Record<string, unknown>) =>
   postOk<PartyRead>(api, '/api/parties', token, body);
@@ -37,11 +36,6 @@ const changes = () => capturedChanges(api);
 const webhooks = () => webhookRows(api);
 const count = (table: string) => countRows(api, table);
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(async () => {
   await resetCapture(api, 'contact_details');
   await api.db.knex('parties').update({ conference_enabled: false });

@@ -1,15 +1,7 @@
 import { WebhookState } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../../tests/support/http';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../tests/support/api';
+import { buildAccount, buildParty, login, useTestApi } from '../../tests/support/api';
 import {
   buildProperty,
   buildUnit,
@@ -26,8 +18,7 @@ import {
   subscribe,
 } from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let property: number;
 let unit: number;
 let otherProperty: number;
@@ -40,14 +31,11 @@ const createProcess = (token: string, body: Record<string, unknown> = process())
   postOk<Process>(api, '/api/processes', token, body);
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   property = await buildProperty(api, world.pmc.id);
   unit = await buildUnit(api, world.pmc.id, property);
   otherProperty = await buildProperty(api, world.pmc.id);
   otherUnit = await buildUnit(api, world.pmc.id, otherProperty);
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('Process', () => {

@@ -1,7 +1,7 @@
 import { WebhookState } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../../tests/support/http';
-import { buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
+import { useTestApi } from '../../tests/support/api';
 import {
   capturedChanges,
   countRows,
@@ -15,8 +15,7 @@ import {
   webhookRows,
 } from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
 type Property = { id: number; partyId: number; name: string; city: string };
 
@@ -32,11 +31,6 @@ const property = (overrides: Record<string, unknown> = {}) => ({
 const create = (token: string, body: Record<string, unknown> = property()) =>
   postOk<Property>(api, '/api/properties', token, body);
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('Property through the resource registry', () => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, writableCounts } from '../../tests/support/http';
-import { buildParty, buildWorld, startTestApi, type TestApi, type World } from '../../tests/support/api';
+import { buildParty, useTestApi } from '../../tests/support/api';
 import {
   buildProperty,
   buildUnit,
@@ -15,8 +15,7 @@ import {
   resetCapture,
 } from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let property: number;
 let unit: number;
 let otherUnit: number;
@@ -36,15 +35,12 @@ const createWorkOrder = (token: string, body: Record<string, unknown> = workOrde
   postOk<WorkOrder>(api, '/api/work-orders', token, body);
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   property = await buildProperty(api, world.pmc.id);
   unit = await buildUnit(api, world.pmc.id, property);
   otherUnit = await buildUnit(api, world.pmc.id, await buildProperty(api, world.pmc.id));
   secondContractor = (await buildParty(api.deps, { type: 5, managedByPartyId: world.pmc.id })).id;
   foreignContractor = (await buildParty(api.deps, { type: 5, managedByPartyId: world.otherPmc.id })).id;
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('WorkOrder', () => {
