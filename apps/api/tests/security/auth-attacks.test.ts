@@ -10,39 +10,33 @@ import { createPublicKey } from 'node:crypto';
 import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/db';
 import { PartyType, TokenScope, type PartyType as PartyTypeValue } from '@platform/shared';
 import { decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from '../../src/features/auth/auth-service';
 import { MFA_PER_ACCOUNT } from '../../src/features/mfa/mfa-service';
 import { base32Decode, totp } from '../../src/features/mfa/totp';
 import { MAX_RECOVERY_FAILURES } from '../../src/features/recovery/recovery-service';
 import { gen1TokenService } from '../../src/gen1/gen1-tokens';
-import { allTableCounts, expectProblem, expectUnauthenticated } from '../support/http';
+import { allTableCounts, expectProblem, expectUnauthenticated, readJson } from '../support/http';
 import { RESOURCES } from '../../src/resources/index';
 import { resourceRoutes } from '../../src/resources/resource-routes';
 import type { ResourceDefinition } from '../../src/resources/resource';
 import {
   buildAccount,
   buildParty,
-  buildWorld,
   login,
-  startTestApi,
   TEST_PASSWORD,
   testPrivateKeyPem,
-  type TestApi,
-  type World,
   type WorldParty,
+  useTestApi,
 } from '../support/api';
 import { tokenMaker } from './security-test-support';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let key: SigningKey;
 /** Claims of a real access token of the PMC's full account, as a template for minted ones. */
 let claims: JWTPayload;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   key = await loadSigningKey(testPrivateKeyPem());
   claims = decodeJwt(world.pmc.full.token);
   // conference resources answer only parties with the feature; both PMCs have it, so a refusal
@@ -52,7 +46,6 @@ beforeAll(async () => {
     .whereIn('id', [world.pmc.id, world.otherPmc.id])
     .update({ conference_enabled: true });
 });
-afterAll(() => api.close());
 beforeEach(async () => {
   api.clock.set(new Date());
   await api.deps.knex('rate_limit_hits').del();
@@ -64,8 +57,7 @@ describe('refresh tokens', () => {
   const refresh = (refreshToken: string) =>
     api.fetch('/api/auth/refresh', { method: 'POST', json: { refreshToken } });
   const pair = async (response: Response) => {
-    expect(response.status, await response.clone().text()).toBe(200);
-    return (await response.json()) as { accessToken: string; refreshToken: string };
+    return readJson<{ accessToken: string; refreshToken: string }>(response);
   };
 
   it('used twice: the replay is a 401 and revokes every descendant of that login, not other logins', async () => {

@@ -33,14 +33,11 @@ import type { ResourceDefinition } from '../../src/resources/resource';
 import {
   buildAccount,
   buildParty,
-  buildWorld,
   login,
-  startTestApi,
   TEST_PASSWORD,
   testPrivateKeyPem,
-  type TestApi,
-  type World,
   type WorldParty,
+  useTestApi,
 } from '../support/api';
 import { ROUTES } from '../../src/routes';
 import type { Operation } from './fuzz-document';
@@ -91,8 +88,7 @@ type Json = Record<string, unknown>;
 type Need = (name: string) => Promise<number>;
 type Maker = (need: Need, variant: Variant) => Promise<Json>;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let key: SigningKey;
 /** Claims of a real access token of the PMC's full account: the account every forged token claims. */
 let claims: JWTPayload;
@@ -631,8 +627,6 @@ async function forgeTokens(): Promise<{ name: string; authorization: string | un
 }
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   key = await loadSigningKey(testPrivateKeyPem());
   claims = decodeJwt(world.pmc.full.token);
   // conference resources answer only parties with the feature; both PMCs have it, so a refusal
@@ -649,7 +643,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await api?.close();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(`forged tokens: ${seconds} s in all\n${summary.join('\n')}`);
 });
