@@ -3,7 +3,7 @@ import { createSecretBox, notifyWebhookDue } from '@platform/db';
 import { WEBHOOK_USER_AGENT, WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProperty } from '../../api/tests/support/webhooks';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/tests/support/api';
+import { buildAccount, buildParty, login, useTestApi } from '../../api/tests/support/api';
 import {
   type AttemptRow,
   attemptsOf,
@@ -35,12 +35,11 @@ const TIMEOUT_MS = 500;
 /** Clock rounding: attempt times are whole milliseconds, durations rounded. */
 const SLACK_MS = 5;
 
-let api: TestApi;
+const { api } = useTestApi();
 let dispatcher: DispatcherProcess;
 const targets: TestTarget[] = [];
 
 beforeAll(async () => {
-  api = await startTestApi();
   dispatcher = await startDispatcher(api.db.url, {
     WEBHOOK_RETRY_SCHEDULE: SCHEDULE.map((ms) => `${ms}ms`).join(','),
     WEBHOOK_TIMEOUT: `${TIMEOUT_MS}ms`,
@@ -54,7 +53,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (dispatcher) expect(await dispatcher.stop()).toBe(0);
   await Promise.all(targets.map((t) => t.close()));
-  await api?.close();
 });
 
 /** A target of its own (closed after the file). */
