@@ -41,6 +41,12 @@ export async function expectProblem(
   return body;
 }
 
+/** Asserts `response` has `status` (its body in the message otherwise) and answers its JSON body. */
+export async function readJson<T>(response: Response, status = 200): Promise<T> {
+  expect(response.status, await response.clone().text()).toBe(status);
+  return (await response.json()) as T;
+}
+
 /** Asserts a bare 401: no body, no content type, a `WWW-Authenticate` challenge. */
 export async function expectUnauthenticated(response: Response): Promise<void> {
   expect(response.status).toBe(401);

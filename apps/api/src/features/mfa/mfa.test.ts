@@ -2,7 +2,7 @@ import { PartyType, TokenScope } from '@platform/shared';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MFA_TOKEN_TTL_MS } from '../../auth/tokens';
-import { expectProblem, expectUnauthenticated } from '../../../tests/support/http';
+import { expectProblem, expectUnauthenticated, readJson } from '../../../tests/support/http';
 import {
   buildAccount,
   buildParty,
@@ -80,8 +80,7 @@ async function mfaTokenOf(email: string, extra: Record<string, unknown> = {}): P
 /** Both login steps; the tokens. */
 async function loginWithCode(email: string, code: string): Promise<Tokens> {
   const response = await postLoginMfa({ mfaToken: await mfaTokenOf(email), code });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as Tokens;
+  return readJson<Tokens>(response);
 }
 
 /** What any MFA request could write, to prove a refused one wrote nothing. */

@@ -1,7 +1,7 @@
 import { WebhookState, type OperatorActionRead, type Page, type WebhookDetailRead } from '@platform/shared';
 import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import { act, createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
 
@@ -13,11 +13,6 @@ beforeEach(async () => {
   // cascades to operator_actions, which reference registrations
   await truncateWebhooks(api.db.knex);
 });
-
-const readJson = async <T>(response: Response): Promise<T> => {
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as T;
-};
 
 const trail = async (token: string, query = '') =>
   readJson<Page<OperatorActionRead>>(await api.fetch(`/api/operator-actions${query}`, { token }));

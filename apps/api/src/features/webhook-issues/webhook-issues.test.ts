@@ -13,7 +13,7 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 
 const { Retrying, Successful, Failed } = WebhookState;
@@ -99,8 +99,7 @@ afterAll(async () => {
 
 const issues = async (token: string, query = '') => {
   const response = await api.fetch(`/api/webhook-issues${query}`, { token });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as Page<WebhookIssueRead>;
+  return readJson<Page<WebhookIssueRead>>(response);
 };
 
 /** The line of `registrationId` expected for the webhooks `ids` (all of them fanned out alike). */

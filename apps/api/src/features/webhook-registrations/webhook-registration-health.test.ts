@@ -11,7 +11,7 @@ import {
   truncateWebhooks,
 } from '@platform/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import { register, webhooksOf, targetOf } from '../../../tests/support/webhooks';
 
@@ -25,8 +25,7 @@ beforeEach(async () => {
 
 async function health(id: number, token = world.pmc.full.token): Promise<WebhookRegistrationHealth> {
   const response = await api.fetch(`/api/webhook-registrations/${id}/health`, { token });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookRegistrationHealth;
+  return readJson<WebhookRegistrationHealth>(response);
 }
 
 const iso = (value: Date | null) => value?.toISOString() ?? null;

@@ -1,7 +1,7 @@
 import { truncateWebhooks } from '@platform/testkit';
 import type { WebhookRegistrationRead } from '@platform/shared';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildAccount, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
 import { register, targetOf } from '../../../tests/support/webhooks';
 
@@ -17,14 +17,12 @@ async function setStatus(
   token = world.pmc.full.token,
 ): Promise<WebhookRegistrationRead> {
   const response = await api.fetch(`/api/webhook-registrations/${id}/${action}`, { method: 'POST', token });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookRegistrationRead;
+  return readJson<WebhookRegistrationRead>(response);
 }
 
 async function read(id: number, token = world.pmc.full.token): Promise<WebhookRegistrationRead> {
   const response = await api.fetch(`/api/webhook-registrations/${id}`, { token });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookRegistrationRead;
+  return readJson<WebhookRegistrationRead>(response);
 }
 
 const registrationRow = (id: number) => api.db.knex('webhook_registrations').where({ id }).first();

@@ -3,7 +3,7 @@ import { bodyOf, startTestTarget, truncateWebhooks, type TestTarget } from '@pla
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildAccount, expectAccessRules, login, type TestApi, useTestApi } from '../../../tests/support/api';
 import { register, targetOf } from '../../../tests/support/webhooks';
 
@@ -39,8 +39,7 @@ async function sendTest(
     token,
     ...(body === undefined ? {} : { json: body }),
   });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookTestResult;
+  return readJson<WebhookTestResult>(response);
 }
 
 const verifies = (secret: string, request: { body: string; headers: Record<string, unknown> }) => {

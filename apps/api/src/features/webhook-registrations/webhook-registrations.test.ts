@@ -6,7 +6,7 @@ import {
 } from '@platform/shared';
 import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildAccount, buildParty, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
 import {
   createProperty,
@@ -31,11 +31,6 @@ const counts = async () => {
     result[table] = Number((await api.db.knex(table).count({ n: '*' }))[0]!.n);
   }
   return result;
-};
-
-const readJson = async <T>(response: Response): Promise<T> => {
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as T;
 };
 
 describe('POST /api/webhook-registrations', () => {

@@ -3,6 +3,7 @@ import { setWebhookState, truncateWebhooks } from '@platform/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import { createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
+import { readJson } from '../../../tests/support/http';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
@@ -14,8 +15,7 @@ beforeEach(async () => {
 
 async function stats(token: string): Promise<WebhookStatsRead> {
   const response = await api.fetch('/api/webhook-stats', { token });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookStatsRead;
+  return readJson<WebhookStatsRead>(response);
 }
 
 /** Records attempts of `webhookId` that ended `minutesAgo` before now, as the dispatcher would. */

@@ -7,7 +7,7 @@ import {
 } from '@platform/shared';
 import { setWebhookState, waitForLockWaiter, truncateWebhooks } from '@platform/testkit';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import {
   act,
@@ -26,11 +26,6 @@ const { api, world } = useTestApi({ world: true });
 beforeEach(async () => {
   await truncateWebhooks(api.db.knex);
 });
-
-const readJson = async <T>(response: Response): Promise<T> => {
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as T;
-};
 
 const ids = async (response: Response) =>
   (await readJson<{ items: { id: number }[] }>(response)).items.map((item) => item.id);
