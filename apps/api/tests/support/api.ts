@@ -2,10 +2,10 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { createSecretBox, generatePrivateKeyPem, loadSigningKey, parseSecretKey } from '@platform/db';
-import { createTestDatabase, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, truncateWebhooks, type TestDatabase } from '@platform/testkit';
 import { PERMISSIONS, type PartyType, type PermissionName, permissionByName } from '@platform/shared';
 import pino, { type Logger } from 'pino';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createApp } from '../../src/app';
 import { OperationRunner } from '../../src/features/webhook-operations/operation-runner';
 import { hashPassword } from '../../src/auth/passwords';
@@ -273,18 +273,21 @@ export interface UseTestApiOptions extends TestApiOptions {
   config?: Partial<Record<keyof Config, string>>;
   /** Builds the standard `World` too. */
   world?: boolean;
+  /** Empties the webhook tables (`truncateWebhooks`) before each test. */
+  truncateWebhooks?: boolean;
 }
 
 /**
  * The setup of an API test, in one call at the top of a file or a `describe`: `beforeAll` starts a
- * test API over a fresh database (and builds the `World` when asked), `afterAll` closes it. The
+ * test API over a fresh database (and builds the `World` when asked), `afterAll` closes it;
+ * `truncateWebhooks` empties the webhook tables before each test. The
  * answered `api` and `world` are usable in the tests and hooks that follow: `api` forwards to the
  * API once started, `world` is filled in when built.
  */
 export function useTestApi(options: UseTestApiOptions & { world: true }): { api: TestApi; world: World };
 export function useTestApi(options?: UseTestApiOptions): { api: TestApi };
 export function useTestApi(options: UseTestApiOptions = {}): { api: TestApi; world?: World } {
-  const { config, world: withWorld, ...apiOptions } = options;
+  const { config, world: withWorld, truncateWebhooks: truncateEach, ...apiOptions } = options;
   let started: TestApi | undefined;
   const current = (): TestApi => {
     if (!started) throw new Error('useTestApi: the API starts in beforeAll; use it in a test or a hook');
@@ -314,6 +317,7 @@ export function useTestApi(options: UseTestApiOptions = {}): { api: TestApi; wor
   afterAll(async () => {
     await started?.close();
   });
+  if (truncateEach) beforeEach(() => truncateWebhooks(current().db.knex));
   return withWorld ? { api, world } : { api };
 }
 

@@ -1,18 +1,14 @@
 import { WebhookState, type OperatorActionRead, type Page, type WebhookDetailRead } from '@platform/shared';
-import { setWebhookState, truncateWebhooks } from '@platform/testkit';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { setWebhookState } from '@platform/testkit';
+import { describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import { act, createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
 
 const { Aborted, Failed } = WebhookState;
 
-const { api, world } = useTestApi({ world: true });
-
-beforeEach(async () => {
-  // cascades to operator_actions, which reference registrations
-  await truncateWebhooks(api.db.knex);
-});
+// truncating the webhook tables cascades to operator_actions, which reference registrations
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 const trail = async (token: string, query = '') =>
   readJson<Page<OperatorActionRead>>(await api.fetch(`/api/operator-actions${query}`, { token }));

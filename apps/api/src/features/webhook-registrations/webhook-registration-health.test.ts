@@ -8,20 +8,15 @@ import {
   startDispatcher,
   startTestTarget,
   waitForWebhook,
-  truncateWebhooks,
 } from '@platform/testkit';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import { register, webhooksOf, targetOf } from '../../../tests/support/webhooks';
 
 const { Retrying, Successful, Failed, Pending } = WebhookState;
 
-const { api, world } = useTestApi({ world: true });
-
-beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
-});
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 async function health(id: number, token = world.pmc.full.token): Promise<WebhookRegistrationHealth> {
   const response = await api.fetch(`/api/webhook-registrations/${id}/health`, { token });

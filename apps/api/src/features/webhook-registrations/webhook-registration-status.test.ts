@@ -1,15 +1,11 @@
-import { truncateWebhooks } from '@platform/testkit';
+import {} from '@platform/testkit';
 import type { WebhookRegistrationRead } from '@platform/shared';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildAccount, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
 import { register, targetOf } from '../../../tests/support/webhooks';
 
-const { api, world } = useTestApi({ world: true });
-
-beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
-});
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 async function setStatus(
   id: number,

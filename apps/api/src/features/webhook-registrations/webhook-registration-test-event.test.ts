@@ -1,5 +1,5 @@
 import { TokenScope, WebhookAuthType, type WebhookTestResult } from '@platform/shared';
-import { bodyOf, startTestTarget, truncateWebhooks, type TestTarget } from '@platform/testkit';
+import { bodyOf, startTestTarget, type TestTarget } from '@platform/testkit';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,11 @@ import { register, targetOf } from '../../../tests/support/webhooks';
 
 const TIMEOUT_MS = 400;
 
-const { api, world } = useTestApi({ world: true, config: { WEBHOOK_TIMEOUT: `${TIMEOUT_MS}ms` } });
+const { api, world } = useTestApi({
+  world: true,
+  truncateWebhooks: true,
+  config: { WEBHOOK_TIMEOUT: `${TIMEOUT_MS}ms` },
+});
 let target: TestTarget;
 
 beforeAll(async () => {
@@ -22,7 +26,6 @@ afterAll(async () => {
   await target?.close();
 });
 beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
   await api.db.knex('operator_actions').del();
   target.script = () => ({});
   target.requests.length = 0;

@@ -4,8 +4,8 @@ import {
   WebhookState,
   type WebhookRegistrationRead,
 } from '@platform/shared';
-import { setWebhookState, truncateWebhooks } from '@platform/testkit';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { setWebhookState } from '@platform/testkit';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildAccount, buildParty, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
 import {
@@ -19,11 +19,7 @@ import {
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-const { api, world } = useTestApi({ world: true });
-
-beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
-});
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 const counts = async () => {
   const result: Record<string, number> = {};

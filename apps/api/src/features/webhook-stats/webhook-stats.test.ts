@@ -1,17 +1,13 @@
 import { WebhookState, type WebhookStatsRead } from '@platform/shared';
-import { setWebhookState, truncateWebhooks } from '@platform/testkit';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { setWebhookState } from '@platform/testkit';
+import { describe, expect, it } from 'vitest';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import { createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
 import { readJson } from '../../../tests/support/http';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-const { api, world } = useTestApi({ world: true });
-
-beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
-});
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 async function stats(token: string): Promise<WebhookStatsRead> {
   const response = await api.fetch('/api/webhook-stats', { token });

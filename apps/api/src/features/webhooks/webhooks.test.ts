@@ -5,8 +5,8 @@ import {
   type WebhookDetailRead,
   type WebhookRead,
 } from '@platform/shared';
-import { setWebhookState, waitForLockWaiter, truncateWebhooks } from '@platform/testkit';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { setWebhookState, waitForLockWaiter } from '@platform/testkit';
+import { describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import {
@@ -21,11 +21,7 @@ import {
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-const { api, world } = useTestApi({ world: true });
-
-beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
-});
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 const ids = async (response: Response) =>
   (await readJson<{ items: { id: number }[] }>(response)).items.map((item) => item.id);
