@@ -47,6 +47,23 @@ export async function readJson<T>(response: Response, status = 200): Promise<T> 
   return (await response.json()) as T;
 }
 
+/**
+ * Asserts each `[body, field]` of `cases`, sent as `method` to `path`, is refused with a 400
+ * ProblemDetails whose `errors` name `field`.
+ */
+export async function expectFieldErrors(
+  api: TestApi,
+  method: string,
+  path: string,
+  token: string,
+  cases: readonly (readonly [unknown, string])[],
+): Promise<void> {
+  for (const [body, field] of cases) {
+    const problem = await expectProblem(await api.fetch(path, { method, token, json: body }), 400);
+    expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
+  }
+}
+
 /** Asserts a bare 401: no body, no content type, a `WWW-Authenticate` challenge. */
 export async function expectUnauthenticated(response: Response): Promise<void> {
   expect(response.status).toBe(401);
