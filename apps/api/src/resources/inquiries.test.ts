@@ -14,6 +14,7 @@ import {
   patchOk,
   resetCapture,
   subscribe,
+  expectReadListedFound,
 } from '../../tests/support/resources';
 
 const { api, world } = useTestApi({ world: true });
@@ -116,22 +117,11 @@ describe('Inquiry', () => {
       lastModified: null,
       deleted: null,
     });
-    expect(await (await api.fetch(`/api/inquiries/${created.id}`, { token })).json()).toEqual(created);
-    expect(await idsOf(await api.fetch('/api/inquiries?SortByAttributeName=dueDate', { token }))).toContain(
-      created.id,
-    );
-    const search = await api.fetch('/api/inquiries/search', {
-      method: 'POST',
-      token,
-      json: {
-        filters: [
-          { attribute: 'readStatus', operator: 'eq', value: 0 },
-          { attribute: 'categoryId', operator: 'eq', value: 2 },
-          { attribute: 'subject', operator: 'startsWith', value: 'heat' },
-        ],
-      },
-    });
-    expect(await idsOf(search)).toEqual([created.id]);
+    await expectReadListedFound(api, '/api/inquiries', token, created, 'dueDate', [
+      { attribute: 'readStatus', operator: 'eq', value: 0 },
+      { attribute: 'categoryId', operator: 'eq', value: 2 },
+      { attribute: 'subject', operator: 'startsWith', value: 'heat' },
+    ]);
 
     const patched = await patchOk(api, `/api/inquiries/${created.id}`, token, {
       completionResponse: 'Fixed',

@@ -9,9 +9,9 @@ import {
   expectOutOfScope,
   expectRolledBack,
   expectRegistryAccessRules,
-  idsOf,
   patchOk,
   resetCapture,
+  expectReadListedFound,
 } from '../../tests/support/resources';
 
 const { api, world } = useTestApi({ world: true });
@@ -57,21 +57,10 @@ describe('Notice', () => {
       expiresAt: '2026-11-29T23:00:00.000Z',
       audience: 'tenants',
     });
-    expect(await (await api.fetch(`/api/notices/${created.id}`, { token })).json()).toEqual(created);
-    expect(await idsOf(await api.fetch('/api/notices?SortByAttributeName=publishedAt', { token }))).toContain(
-      created.id,
-    );
-    const search = await api.fetch('/api/notices/search', {
-      method: 'POST',
-      token,
-      json: {
-        filters: [
-          { attribute: 'audience', operator: 'eq', value: 'tenants' },
-          { attribute: 'expiresAt', operator: 'gt', value: '2026-11-15T00:00:00Z' },
-        ],
-      },
-    });
-    expect(await idsOf(search)).toEqual([created.id]);
+    await expectReadListedFound(api, '/api/notices', token, created, 'publishedAt', [
+      { attribute: 'audience', operator: 'eq', value: 'tenants' },
+      { attribute: 'expiresAt', operator: 'gt', value: '2026-11-15T00:00:00Z' },
+    ]);
 
     const patched = await patchOk(api, `/api/notices/${created.id}`, token, {
       audience: 'all',

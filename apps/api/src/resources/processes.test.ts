@@ -16,6 +16,7 @@ import {
   patchOk,
   resetCapture,
   subscribe,
+  expectReadListedFound,
 } from '../../tests/support/resources';
 
 const { api, world } = useTestApi({ world: true });
@@ -61,22 +62,11 @@ describe('Process', () => {
       dueDate: '2026-03-31',
       completedAt: null,
     });
-    expect(await (await api.fetch(`/api/processes/${created.id}`, { token })).json()).toEqual(created);
-    expect(await idsOf(await api.fetch('/api/processes?SortByAttributeName=dueDate', { token }))).toContain(
-      created.id,
-    );
-    const search = await api.fetch('/api/processes/search', {
-      method: 'POST',
-      token,
-      json: {
-        filters: [
-          { attribute: 'dueDate', operator: 'lte', value: '2026-03-31' },
-          { attribute: 'priority', operator: 'eq', value: 3 },
-          { attribute: 'title', operator: 'contains', value: 'TAP' },
-        ],
-      },
-    });
-    expect(await idsOf(search)).toEqual([created.id]);
+    await expectReadListedFound(api, '/api/processes', token, created, 'dueDate', [
+      { attribute: 'dueDate', operator: 'lte', value: '2026-03-31' },
+      { attribute: 'priority', operator: 'eq', value: 3 },
+      { attribute: 'title', operator: 'contains', value: 'TAP' },
+    ]);
 
     const patched = await patchOk(api, `/api/processes/${created.id}`, token, {
       description: 'Kitchen',

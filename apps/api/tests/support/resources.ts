@@ -105,6 +105,26 @@ export async function idsOf(response: Response): Promise<number[]> {
   return (Array.isArray(body) ? body : body.items).map((item) => item.id);
 }
 
+/**
+ * Asserts `created` (a POST's answer to `path`) reads back unchanged, is listed when sorted by
+ * `sortBy`, and is the only match of a search by `filters`.
+ */
+export async function expectReadListedFound(
+  api: TestApi,
+  path: string,
+  token: string,
+  created: Entity,
+  sortBy: string,
+  filters: unknown[],
+): Promise<void> {
+  expect(await (await api.fetch(`${path}/${created.id}`, { token })).json()).toEqual(created);
+  expect(await idsOf(await api.fetch(`${path}?SortByAttributeName=${sortBy}`, { token }))).toContain(
+    created.id,
+  );
+  const search = await api.fetch(`${path}/search`, { method: 'POST', token, json: { filters } });
+  expect(await idsOf(search)).toEqual([created.id]);
+}
+
 /** The id of the newest entity_changes row (0 for none), so a test can look at the changes it caused. */
 export async function lastChangeId(api: TestApi): Promise<number> {
   const [row] = await api.db.knex('entity_changes').max<{ max: number | null }[]>({ max: 'id' });
