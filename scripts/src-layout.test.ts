@@ -44,7 +44,7 @@ const packages = new Map(
   packageDirs.map((dir) => {
     const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
       name: string;
-      exports?: Record<string, string>;
+      exports?: string | Record<string, string | Record<string, string>>;
       scripts?: Record<string, string>;
     };
     return [json.name, { dir, json }];
@@ -68,7 +68,9 @@ function resolveImport(from: string, specifier: string): string | undefined {
   if (!name) return undefined;
   const { dir, json } = packages.get(name)!;
   const sub = specifier === name ? '.' : `./${specifier.slice(name.length + 1)}`;
-  const target = json.exports?.[sub];
+  const exported = typeof json.exports === 'string' ? { '.': json.exports }[sub] : json.exports?.[sub];
+  // a conditional export: the file an import resolves to
+  const target = typeof exported === 'object' ? (exported.import ?? exported.default) : exported;
   return target ? resolveFile(join(dir, target)) : resolveFile(join(dir, sub === '.' ? 'src/index' : sub));
 }
 
