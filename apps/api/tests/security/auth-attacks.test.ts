@@ -7,8 +7,8 @@
  * are sent to every operation of the API in forged-tokens.test.ts.
  */
 import { createPublicKey } from 'node:crypto';
-import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/db';
-import { PartyType, TokenScope, type PartyType as PartyTypeValue } from '@platform/shared';
+import { generatePrivateKeyPem, loadSigningKey, type SigningKey } from '@platform/db';
+import { PartyType, TokenScope } from '@platform/shared';
 import { decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from '../../src/features/auth/auth-service';
@@ -29,7 +29,7 @@ import {
   type WorldParty,
   useTestApi,
 } from '../support/api';
-import { tokenMaker } from './security-test-support';
+import { liveWebhookToken, tokenMaker } from './security-test-support';
 
 const { api, world } = useTestApi({ world: true });
 let key: SigningKey;
@@ -100,24 +100,7 @@ describe('refresh tokens', () => {
   });
 });
 
-/** A live registration of `party` (direct insert) and a webhook token for it. */
-async function webhookToken(party: WorldParty, partyId = party.id): Promise<{ id: number; token: string }> {
-  const [registration] = await api.deps
-    .knex('webhook_registrations')
-    .insert({
-      party_id: party.id,
-      target_url: 'https://hooks.example.com/x',
-      signing_secret: 'x',
-      auth_type: 2,
-    })
-    .returning('id');
-  const { token } = await signWebhookToken(
-    key,
-    { registrationId: registration.id, partyId, partyName: 'Party', partyType: party.type as PartyTypeValue },
-    { issuer: api.deps.config.JWT_ISSUER, audience: api.deps.config.JWT_AUDIENCE, now: api.clock.now() },
-  );
-  return { id: registration.id as number, token };
-}
+const webhookToken = (party: WorldParty, partyId = party.id) => liveWebhookToken(api, key, party, partyId);
 
 const pathOf = (path: string, id: number) => path.replace(/:\w+/g, String(id));
 

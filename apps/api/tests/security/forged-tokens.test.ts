@@ -21,8 +21,8 @@
  * missing check would have shown up as a write.
  */
 import { createPublicKey } from 'node:crypto';
-import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/db';
-import { PartyType, TokenScope, WebhookState, type PartyType as PartyTypeValue } from '@platform/shared';
+import { generatePrivateKeyPem, loadSigningKey, type SigningKey } from '@platform/db';
+import { PartyType, TokenScope, WebhookState } from '@platform/shared';
 import { setWebhookState } from '@platform/testkit';
 import { base64url, decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,7 @@ import type { Operation } from './fuzz-document';
 import {
   describeWrite,
   documentedOperations,
+  liveWebhookToken,
   recordWrites,
   routeOf,
   unexplainedCounts,
@@ -518,29 +519,8 @@ const started = performance.now();
 
 const { nowSeconds, accessClaims, mint } = tokenMaker(() => ({ api, claims, key }));
 
-/** A webhook token of a live registration of `party` (inserted directly), as the dispatcher signs it. */
-async function webhookToken(party: WorldParty): Promise<string> {
-  const [registration] = await api.deps
-    .knex('webhook_registrations')
-    .insert({
-      party_id: party.id,
-      target_url: 'https://hooks.example.com/x',
-      signing_secret: 'x',
-      auth_type: 2,
-    })
-    .returning('id');
-  const { token } = await signWebhookToken(
-    key,
-    {
-      registrationId: registration.id,
-      partyId: party.id,
-      partyName: 'Party',
-      partyType: party.type as PartyTypeValue,
-    },
-    { issuer: api.deps.config.JWT_ISSUER, audience: api.deps.config.JWT_AUDIENCE, now: api.clock.now() },
-  );
-  return token;
-}
+/** A webhook token of a live registration of `party`. */
+const webhookToken = async (party: WorldParty) => (await liveWebhookToken(api, key, party)).token;
 
 async function forgeTokens(): Promise<{ name: string; authorization: string | undefined }[]> {
   const real = world.pmc.full.token;
