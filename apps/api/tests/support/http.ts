@@ -41,10 +41,11 @@ export async function expectProblem(
   return body;
 }
 
-/** Asserts `response` has `status` (its body in the message otherwise) and answers its JSON body. */
-export async function readJson<T>(response: Response, status = 200): Promise<T> {
-  expect(response.status, await response.clone().text()).toBe(status);
-  return (await response.json()) as T;
+/** The parsed JSON body of `response` after asserting its status (the body is shown on failure). */
+export async function readJson<T = unknown>(response: Response, status = 200): Promise<T> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  return JSON.parse(text) as T;
 }
 
 /**

@@ -2,7 +2,7 @@
 import { PartyType, type AccountRead } from '@platform/shared';
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import {
   buildAccount,
   buildGroup,
@@ -12,7 +12,7 @@ import {
   type WorldParty,
   useTestApi,
 } from '../../../tests/support/api';
-import { accountRowOf, databaseSnapshot, groupOf, readJson } from '../../../tests/support/accounts';
+import { accountRowOf, databaseSnapshot, groupOf } from '../../../tests/support/accounts';
 
 const { api, world } = useTestApi({ world: true });
 /** The account group of each world party's full account, by party id. */

@@ -2,16 +2,10 @@
 import { PartyType, type AccountRead } from '@platform/shared';
 import { decodeJwt } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { expectAccessRules, login, TEST_PASSWORD, useTestApi } from '../../../tests/support/api';
 import { PASSWORD_CHANGE_PER_ACCOUNT } from './account-service';
-import {
-  accountRowOf,
-  databaseSnapshot,
-  freshAccount,
-  groupOf,
-  readJson,
-} from '../../../tests/support/accounts';
+import { accountRowOf, databaseSnapshot, freshAccount, groupOf } from '../../../tests/support/accounts';
 
 const { api, world } = useTestApi({ world: true });
 const NEW_PASSWORD = 'Brand-New-Pass-1';

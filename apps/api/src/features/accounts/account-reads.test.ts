@@ -5,14 +5,13 @@
  */
 import { ALL_PARTY_TYPES, type AccountRead, type Page } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildParty, expectAccessRules, login, partiesByType, useTestApi } from '../../../tests/support/api';
 import {
   databaseSnapshot,
   expectedScope,
   freshAccount,
   namedParties,
-  readJson,
   type WorldName,
 } from '../../../tests/support/accounts';
 

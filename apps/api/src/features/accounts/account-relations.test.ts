@@ -11,9 +11,9 @@ import {
   type PartyRead,
 } from '@platform/shared';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildAccount, buildParty, expectAccessRules, useTestApi } from '../../../tests/support/api';
-import { databaseSnapshot, expectedScope, readJson } from '../../../tests/support/accounts';
+import { databaseSnapshot, expectedScope } from '../../../tests/support/accounts';
 
 const { api, world } = useTestApi({ world: true });
 

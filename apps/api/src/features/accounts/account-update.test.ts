@@ -1,15 +1,9 @@
 /** PATCH /api/accounts/{id} and PATCH /api/accounts/batch (spec 4.1): JSON merge patches of accounts. */
 import { PartyType, type AccountRead } from '@platform/shared';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../../tests/support/http';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildAccount, buildGroup, expectAccessRules, useTestApi } from '../../../tests/support/api';
-import {
-  accountRowOf,
-  databaseSnapshot,
-  freshAccount,
-  groupOf,
-  readJson,
-} from '../../../tests/support/accounts';
+import { accountRowOf, databaseSnapshot, freshAccount, groupOf } from '../../../tests/support/accounts';
 
 const { api, world } = useTestApi({ world: true });
 
