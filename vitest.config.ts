@@ -11,8 +11,8 @@ export default defineConfig({
       'scripts/*.test.ts',
     ],
     globalSetup: ['./vitest.global-setup.ts'],
-    // every status the API tests observe is checked against OpenAPI (apps/api/src/status-recorder.ts)
-    setupFiles: ['./apps/api/src/status-check.setup.ts'],
+    // every status the API tests observe is checked against OpenAPI (apps/api/tests/support/status-recorder.ts)
+    setupFiles: ['./apps/api/tests/support/status-check.setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 120_000,

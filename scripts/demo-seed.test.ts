@@ -1,17 +1,15 @@
 import { PermissionAction, PERMISSIONS } from '../packages/shared/src/index';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNTS, demoEnabled, seedDemoData, seedDemoRegistrations } from './demo-seed';
-import { login, startTestApi, type TestApi } from '../apps/api/src/test-support';
+import { login, useTestApi } from '../apps/api/tests/support/api';
 
 const PASSWORD = 'Demo-Password-1!';
 const TABLES = ['parties', 'account_groups', 'account_group_permissions', 'accounts'] as const;
 
-let api: TestApi;
+const { api } = useTestApi();
 beforeAll(async () => {
-  api = await startTestApi();
   await seedDemoData(api.deps.knex, { password: PASSWORD });
 });
-afterAll(() => api.close());
 
 /** Every row of the seeded tables, in a stable order, so two snapshots compare exactly. */
 async function snapshot() {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PartyType } from '@platform/shared';
 import { createTestDatabase, startApi, type ApiProcess, type TestDatabase } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, TEST_PASSWORD, testPrivateKeyPem } from './test-support';
+import { buildAccount, buildParty, TEST_PASSWORD, testPrivateKeyPem } from '../tests/support/api';
 
 // The API as production runs it: the esbuild bundle (apps/api/build.mjs) under plain Node with the
 // flags of its `start` script. What the bundle must find at run time is exercised here: the

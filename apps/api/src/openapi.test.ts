@@ -1,17 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from './http/openapi';
 import { ROUTES, WEBHOOKS } from './routes';
-import { startTestApi, type TestApi } from './test-support';
+import { useTestApi } from '../tests/support/api';
 
 const SNAPSHOT = join(import.meta.dirname, '..', 'openapi.json');
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startTestApi();
-});
-afterAll(() => api.close());
+const { api } = useTestApi();
 
 describe('OpenAPI document', () => {
   it('matches the committed apps/api/openapi.json (run `pnpm openapi` after changing a route)', () => {

@@ -2,8 +2,8 @@ import { PartyType, WebhookState } from '@platform/shared';
 import {
   bodyOf,
   createTestDatabase,
-  ensurePgBouncer,
   eventually,
+  pgBouncerPath,
   startApi,
   startDispatcher,
   startPgBouncer,
@@ -16,15 +16,12 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, TEST_PASSWORD } from './test-support';
+import { buildAccount, buildParty, TEST_PASSWORD } from '../tests/support/api';
 
 // The API behind PgBouncer in transaction pooling and the dispatcher behind it in session pooling
 // (docs/dispatcher.md › Behind PgBouncer): Debian's pgbouncer, started here with a config of its
-// own in front of the test database server; installed first if it is missing.
-const pgbouncer = await ensurePgBouncer();
-const skipped = 'reason' in pgbouncer ? ` (skipped: ${pgbouncer.reason})` : '';
-
-describe.skipIf('reason' in pgbouncer)(`behind PgBouncer${skipped}`, () => {
+// own in front of the test database server (the binary must be installed: the file fails if not).
+describe('behind PgBouncer', () => {
   let db: TestDatabase;
   let bouncer: PgBouncer;
   let target: TestTarget;
@@ -35,7 +32,7 @@ describe.skipIf('reason' in pgbouncer)(`behind PgBouncer${skipped}`, () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     const name = new URL(db.url).pathname.slice(1);
-    bouncer = await startPgBouncer((pgbouncer as { path: string }).path, db.url, [name]);
+    bouncer = await startPgBouncer(pgBouncerPath(), db.url, [name]);
     target = await startTestTarget();
     const party = await buildParty({ knex: db.knex }, { type: PartyType.PropertyManagementCompany });
     ({ email } = await buildAccount({ knex: db.knex }, { partyId: party.id }));

@@ -10,11 +10,7 @@ import {
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createProperty,
-  patchProperty,
-  register,
-} from '../../api/src/features/webhooks/webhook-test-support';
+import { createProperty, patchProperty, register } from '../../api/tests/support/webhooks';
 import {
   buildAccount,
   buildParty,
@@ -22,7 +18,7 @@ import {
   startTestApi,
   testPrivateKeyPem,
   type TestApi,
-} from '../../api/src/test-support';
+} from '../../api/tests/support/api';
 
 // The five target authorization types (docs/dispatcher.md#what-the-target-receives) and the Standard Webhooks signature, as a real
 // target sees them when the real dispatcher process delivers what the real API enqueued.

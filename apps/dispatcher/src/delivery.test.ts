@@ -3,8 +3,8 @@ import { notifyWebhookDue } from '@platform/db';
 import { createSecretBox } from '@platform/crypto';
 import { WEBHOOK_USER_AGENT, WebhookState } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProperty } from '../../api/src/features/webhooks/webhook-test-support';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/src/test-support';
+import { createProperty } from '../../api/tests/support/webhooks';
+import { buildAccount, buildParty, login, useTestApi } from '../../api/tests/support/api';
 import {
   type AttemptRow,
   attemptsOf,
@@ -36,12 +36,11 @@ const TIMEOUT_MS = 500;
 /** Clock rounding: attempt times are whole milliseconds, durations rounded. */
 const SLACK_MS = 5;
 
-let api: TestApi;
+const { api } = useTestApi();
 let dispatcher: DispatcherProcess;
 const targets: TestTarget[] = [];
 
 beforeAll(async () => {
-  api = await startTestApi();
   dispatcher = await startDispatcher(api.db.url, {
     WEBHOOK_RETRY_SCHEDULE: SCHEDULE.map((ms) => `${ms}ms`).join(','),
     WEBHOOK_TIMEOUT: `${TIMEOUT_MS}ms`,
@@ -55,7 +54,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (dispatcher) expect(await dispatcher.stop()).toBe(0);
   await Promise.all(targets.map((t) => t.close()));
-  await api?.close();
 });
 
 /** A target of its own (closed after the file). */

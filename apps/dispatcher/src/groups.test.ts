@@ -2,8 +2,8 @@ import type { Knex } from '@platform/db';
 import { enqueueEntityChange, notifyWebhookDue } from '@platform/db';
 import { WebhookState, type BlockedGroupRead, type Page, type WebhookRead } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProperty, patchProperty } from '../../api/src/features/webhooks/webhook-test-support';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../api/src/test-support';
+import { createProperty, patchProperty } from '../../api/tests/support/webhooks';
+import { buildAccount, buildParty, login, useTestApi } from '../../api/tests/support/api';
 import {
   attemptsOf,
   bodyOf,
@@ -19,6 +19,7 @@ import {
   waitForWebhook,
   webhookRow,
 } from '@platform/testkit';
+import { readJson } from '../../api/tests/support/http';
 
 const { Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
@@ -29,14 +30,13 @@ const { Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookStat
 
 const SCHEDULE = '0s,50ms,50ms,50ms,50ms,50ms,50ms';
 
-let api: TestApi;
+const { api } = useTestApi();
 let dispatcher: DispatcherProcess;
 /** An Admin's token, for the operator actions. */
 let operator: string;
 const targets: TestTarget[] = [];
 
 beforeAll(async () => {
-  api = await startTestApi();
   const admin = await buildParty(api.deps, { type: 1 });
   const account = await buildAccount(api.deps, { partyId: admin.id });
   operator = (await login(api, account.email)).accessToken;
@@ -54,7 +54,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (dispatcher) expect(await dispatcher.stop()).toBe(0);
   await Promise.all(targets.map((t) => t.close()));
-  await api?.close();
 });
 
 /**
@@ -111,8 +110,7 @@ async function change(
 /** Calls an operator action on a webhook and answers the webhook it returns. */
 async function act(id: number, action: 'abort' | 'resolve' | 'retry'): Promise<WebhookRead> {
   const response = await api.fetch(`/api/webhooks/${id}/${action}`, { method: 'POST', token: operator });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookRead;
+  return readJson<WebhookRead>(response);
 }
 
 /** The webhook ids, in order of arrival, of the requests a target received. */

@@ -19,7 +19,7 @@ import {
   webhookRow,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount } from '../../api/src/test-support';
+import { buildAccount } from '../../api/tests/support/api';
 
 // A registration's delivery status with the real dispatcher process: automatic disable (a 410,
 // or failing for WEBHOOK_DISABLE_AFTER with at least WEBHOOK_DISABLE_MIN_ATTEMPTS attempts), an

@@ -11,7 +11,7 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProperty, register } from '../../api/src/features/webhooks/webhook-test-support';
+import { createProperty, register } from '../../api/tests/support/webhooks';
 import {
   buildAccount,
   buildParty,
@@ -19,7 +19,7 @@ import {
   startTestApi,
   testPrivateKeyPem,
   type TestApi,
-} from '../../api/src/test-support';
+} from '../../api/tests/support/api';
 
 // One trace, followed across the real processes: the API process (PATCH) stores its context with
 // the webhook, the dispatcher process's delivery spans continue it (one per attempt: the target

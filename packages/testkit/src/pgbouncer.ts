@@ -1,14 +1,16 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './ports';
 import { eventually } from './wait';
 
-/** Where Debian's `pgbouncer` package puts the binary, and the PATH. */
-function pgBouncerPath(): string | undefined {
+/**
+ * The pgbouncer binary: where Debian's `pgbouncer` package puts it, or the first on PATH. The test
+ * kit installs nothing (`.ci/run` installs the package), so a missing binary throws, naming it.
+ */
+export function pgBouncerPath(): string {
   const folders = ['/usr/sbin', '/usr/bin', ...(process.env.PATH ?? '').split(delimiter)];
   for (const folder of folders) {
     const file = join(folder, 'pgbouncer');
@@ -19,38 +21,9 @@ function pgBouncerPath(): string | undefined {
       // not here
     }
   }
-  return undefined;
-}
-
-/**
- * The pgbouncer binary, installing Debian's `pgbouncer` package (apt-get, as root or through
- * password-less sudo) when it is missing, as `.ci/run` does. Answers `{ path }`, or `{ reason }`
- * why it is not there and could not be installed.
- */
-export async function ensurePgBouncer(): Promise<{ path: string } | { reason: string }> {
-  const found = pgBouncerPath();
-  if (found) return { path: found };
-  const root = process.getuid?.() === 0;
-  const run = (args: string[]) =>
-    promisify(execFile)(root ? 'apt-get' : 'sudo', root ? args : ['-n', 'apt-get', ...args], {
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-      timeout: 300_000,
-    });
-  try {
-    await run(['install', '-y', 'pgbouncer']).catch(async () => {
-      // a fresh image has no package lists yet
-      await run(['update']);
-      await run(['install', '-y', 'pgbouncer']);
-    });
-  } catch (error) {
-    return {
-      reason: `pgbouncer is not installed and apt-get install -y pgbouncer failed: ${(error as Error).message.split('\n')[0]}`,
-    };
-  }
-  const installed = pgBouncerPath();
-  return installed
-    ? { path: installed }
-    : { reason: 'pgbouncer is not installed and installing the package did not provide it' };
+  throw new Error(
+    "pgbouncer is not installed: install Debian's `pgbouncer` package (`apt-get install pgbouncer`, as .ci/run does)",
+  );
 }
 
 export type PoolMode = 'session' | 'transaction';
@@ -66,7 +39,7 @@ export interface PgBouncer {
 }
 
 /**
- * Starts pgbouncer (`path`, from `ensurePgBouncer`) on a free 127.0.0.1 port with a config file in
+ * Starts pgbouncer (`path`, from `pgBouncerPath`) on a free 127.0.0.1 port with a config file in
  * a temporary folder, in front of the server of `serverUrl`. Each of `databases` gets two entries:
  * `<name>` pooled per transaction and `<name>_session` pooled per session, both logging in to the
  * server as `serverUrl`'s user (`auth_type = any`: the client's user name and password are not

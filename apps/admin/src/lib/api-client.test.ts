@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { WebhookState } from '@platform/shared';
 import { ApiError, createApiClient, errorMessage, refreshTokens, withQuery } from './api-client';
 import { createSessionStore, RefreshFailedError, SessionExpiredError } from './session';
-import { fakeAccessToken } from './test-support';
+import { fakeAccessToken } from '../../tests/support/tokens';
 
 const json = (status: number, body: unknown, type = 'application/json') =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': type } });

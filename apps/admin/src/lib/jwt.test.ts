@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeAccessToken, operatorRefusal } from './jwt';
-import { fakeAccessToken } from './test-support';
+import { fakeAccessToken } from '../../tests/support/tokens';
 
 describe('access token claims', () => {
   it('reads the claims of docs/api.md#access-tokens and the permission bitset', () => {

@@ -7,7 +7,7 @@ import {
   SessionExpiredError,
   type KeyValueStorage,
 } from './session';
-import { fakeAccessToken } from './test-support';
+import { fakeAccessToken } from '../../tests/support/tokens';
 
 let serial = 0;
 const tokens = (overrides: Record<string, unknown> = {}): TokenResponse => ({

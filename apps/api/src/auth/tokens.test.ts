@@ -20,21 +20,14 @@ import {
   UnsecuredJWT,
   type JWTPayload,
 } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  buildAccount,
-  buildParty,
-  login,
-  startTestApi,
-  testPrivateKeyPem,
-  type TestApi,
-} from '../test-support';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildAccount, buildParty, login, testPrivateKeyPem, useTestApi } from '../../tests/support/api';
 import { TokenService } from './tokens';
 
 const MINUTE = 60_000;
 const PROTECTED = '/api/accounts/myself';
 
-let api: TestApi;
+const { api } = useTestApi();
 let apiKey: SigningKey;
 let account: { id: number; email: string; partyId: number };
 let party: { id: number; name: string };
@@ -42,7 +35,6 @@ let party: { id: number; name: string };
 let claims: JWTPayload;
 
 beforeAll(async () => {
-  api = await startTestApi();
   apiKey = await loadSigningKey(testPrivateKeyPem());
   party = await buildParty(api.deps, { type: PartyType.PropertyManagementCompany, name: 'Acme Estates' });
   account = await buildAccount(api.deps, {
@@ -51,7 +43,6 @@ beforeAll(async () => {
   });
   claims = decodeJwt((await login(api, account.email)).accessToken);
 });
-afterAll(() => api.close());
 beforeEach(async () => {
   api.clock.set(new Date());
   await api.deps.knex('rate_limit_hits').del();

@@ -13,23 +13,15 @@ import {
   type PartyType,
 } from '@platform/shared';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, expectUnauthenticated } from '../http/test-support';
-import {
-  buildWorld,
-  startTestApi,
-  testPrivateKeyPem,
-  type TestApi,
-  type World,
-  type WorldParty,
-} from '../test-support';
-import { createProperty, register } from '../features/webhooks/webhook-test-support';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, expectUnauthenticated } from '../../tests/support/http';
+import { testPrivateKeyPem, type WorldParty, useTestApi } from '../../tests/support/api';
+import { createProperty, register } from '../../tests/support/webhooks';
 
 // The API's side of the service-signed webhook bearer token (docs/dispatcher.md#what-the-api-lets-the-token-do): it reads the data of the
 // registration's party and nothing else, and is refused on every write and account route.
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let key: SigningKey;
 /** Properties by owner: the PMC's own, one of a party it manages, and one of another PMC. */
 const properties = { pmc: 0, managed: 0, other: 0, admin: 0 };
@@ -58,8 +50,6 @@ const ids = async (response: Response) => {
 };
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   key = await loadSigningKey(testPrivateKeyPem());
   properties.pmc = await createProperty(api, world.pmc.full.token, 'Own');
   const managed = await api.fetch('/api/properties', {
@@ -74,7 +64,6 @@ beforeAll(async () => {
   registrationId = (await register(api, world.pmc.full.token, { targetAuthorization: { type: 2 } })).id;
   token = await issue(world.pmc, registrationId);
 });
-afterAll(() => api.close());
 
 describe('a webhook bearer token at the API', () => {
   it('reads the data of its party and of the parties it manages: list, read, search, batch', async () => {

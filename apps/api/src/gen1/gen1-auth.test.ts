@@ -1,21 +1,12 @@
 import { loadSigningKey, signWebhookToken } from '@platform/crypto';
 import { PartyType } from '@platform/shared';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config';
 import { base32Decode, totp } from '../features/mfa/totp';
-import { expectProblem, expectUnauthenticated } from '../http/test-support';
+import { expectProblem, expectUnauthenticated } from '../../tests/support/http';
 import { ROUTES } from '../routes';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  login,
-  startTestApi,
-  testPrivateKeyPem,
-  type TestApi,
-  type World,
-} from '../test-support';
+import { buildAccount, buildParty, login, testPrivateKeyPem, useTestApi } from '../../tests/support/api';
 import { GEN1_ROUTES } from './gen1-routes';
 import {
   concretePath,
@@ -24,19 +15,15 @@ import {
   postGen1Login,
   postGen1Refresh,
   type Gen1Tokens,
-} from './gen1-test-support';
+} from '../../tests/support/gen1';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 /** A Gen1 login of the PMC's full account. */
 let gen1: Gen1Tokens;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   gen1 = await gen1Login(api, world.pmc.full.email);
 });
-afterAll(() => api.close());
 beforeEach(async () => {
   await api.deps.knex('rate_limit_hits').del();
 });

@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../test-support';
+import { describe, expect, it } from 'vitest';
+import { useTestApi } from '../../tests/support/api';
 import { buildGen1OpenApiDocument, gen1OperationId } from './gen1-openapi';
 import { GEN1_ROUTES, UNSERVED_ROUTES, UNSERVED_VIEWS } from './gen1-routes';
 
@@ -25,11 +25,7 @@ function operations(document: ReturnType<typeof buildGen1OpenApiDocument>) {
   );
 }
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startTestApi();
-});
-afterAll(() => api.close());
+const { api } = useTestApi();
 
 describe('Gen1 OpenAPI document', () => {
   it('matches the committed apps/api/openapi.gen1.json (run `pnpm openapi` after changing a Gen1 route)', () => {

@@ -1,22 +1,14 @@
 import { ALL_PARTY_TYPES, permissionByName } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../http/test-support';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../test-support';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem } from '../../tests/support/http';
+import { buildAccount, buildParty, useTestApi } from '../../tests/support/api';
 import type { z } from 'zod';
 import { GEN1_ROUTES, UNSERVED_VIEWS } from './gen1-routes';
-import { gen1Login, getJson } from './gen1-test-support';
+import { gen1Login, getJson } from '../../tests/support/gen1';
 import { TIMELINE_EMBED_LIMIT, toGen1, type Gen1Record } from './gen1-view-service';
 import { entranceFields, flatsView, GEN1_VIEWS, orderTimelineView, type Gen1View } from './gen1-views';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 /** Gen1 access tokens by world party (full accounts). */
 const gen1 = { pmc: '', otherPmc: '', user: '', contractor: '', admin: '' };
 
@@ -140,8 +132,6 @@ async function buildEstate(holdings: Holdings, token: string, tenantPartyId: num
 }
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   for (const party of ['pmc', 'otherPmc', 'user', 'contractor', 'admin'] as const) {
     gen1[party] = (await gen1Login(api, world[party].full.email)).access_token;
   }
@@ -165,7 +155,6 @@ beforeAll(async () => {
     ];
   }
 });
-afterAll(() => api.close());
 
 const EMBEDDED = ['entrances', 'flats', 'timeline', 'timeline_total'];
 const withoutEmbeds = (record: Record<string, unknown>) =>

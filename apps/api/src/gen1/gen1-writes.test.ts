@@ -1,16 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../http/test-support';
-import { resetCapture, subscribe } from '../resources/test-support';
-import { buildWorld, startTestApi, type TestApi, type World } from '../test-support';
-import { gen1Login } from './gen1-test-support';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem } from '../../tests/support/http';
+import { resetCapture, subscribe } from '../../tests/support/resources';
+import { useTestApi } from '../../tests/support/api';
+import { gen1Login } from '../../tests/support/gen1';
 import { toGen1, type Gen1Record } from './gen1-view-service';
 import { companiesView, flatsView, GEN1_VIEWS, ordersView, type Gen1View } from './gen1-views';
 
 // Gen1 writes go through the Gen2 write path: the same entity_changes rows (snapshot, type,
 // initiator) and the same webhooks as the equivalent Gen2 write.
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let gen1Token: string;
 /** The estate written to, created through Gen2. */
 const ids = { object: 0, emptyObject: 0, entrance: 0, flat: 0, otherFlat: 0, order: 0, company: 0 };
@@ -28,8 +27,6 @@ async function send(method: 'POST' | 'PUT' | 'PATCH', path: string, token: strin
 }
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   gen1Token = (await gen1Login(api, world.pmc.full.email)).access_token;
   const token = world.pmc.full.token;
   ids.object = await create('/api/properties', token, {
@@ -59,7 +56,6 @@ beforeAll(async () => {
     number: 'X',
   });
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 /** The capture rows after `afterId` (up to `upToId`), without their own ids and times. */

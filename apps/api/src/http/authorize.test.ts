@@ -12,16 +12,9 @@ import { decodeJwt, SignJWT } from 'jose';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app';
-import { register } from '../features/webhooks/webhook-test-support';
+import { register } from '../../tests/support/webhooks';
 import type { Principal } from '../auth/principal';
-import {
-  buildAccount,
-  buildParty,
-  login,
-  startTestApi,
-  testPrivateKeyPem,
-  type TestApi,
-} from '../test-support';
+import { buildAccount, buildParty, login, testPrivateKeyPem, useTestApi } from '../../tests/support/api';
 import { defineRoute, type RouteAuth } from './route';
 import { authorize } from './router';
 
@@ -111,7 +104,7 @@ const TEST_ROUTES = [
   }),
 ];
 
-let api: TestApi;
+const { api } = useTestApi();
 let server: Server;
 let baseUrl: string;
 
@@ -151,7 +144,6 @@ async function expectForbidden(response: Response, detail: RegExp) {
 
 let admin: string;
 beforeAll(async () => {
-  api = await startTestApi();
   server = createApp(api.deps, TEST_ROUTES).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -160,7 +152,6 @@ beforeAll(async () => {
 afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
-  await api?.close();
 });
 beforeEach(async () => {
   await api.deps.knex('rate_limit_hits').del();

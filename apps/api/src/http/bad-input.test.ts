@@ -4,23 +4,21 @@
  */
 import { gzipSync } from 'node:zlib';
 import { PartyType } from '@platform/shared';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, TEST_PASSWORD, type TestApi } from '../test-support';
-import { expectProblem, postRaw, rawRequest, writableCounts } from './test-support';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildAccount, buildParty, login, TEST_PASSWORD, useTestApi } from '../../tests/support/api';
+import { expectProblem, postRaw, rawRequest, writableCounts } from '../../tests/support/http';
 
 /** A constant, as the it.each tables are built before beforeAll runs. */
 const email = 'admin@platform.example';
-let api: TestApi;
+const { api } = useTestApi();
 let token: string;
 let accountId: number;
 
 beforeAll(async () => {
-  api = await startTestApi();
   const party = await buildParty(api.deps, { type: PartyType.Admin, name: 'Platform' });
   ({ id: accountId } = await buildAccount(api.deps, { partyId: party.id, email }));
   ({ accessToken: token } = await login(api, email));
 });
-afterAll(() => api.close());
 
 // every refused request below must leave the database as it found it
 let before: Record<string, number>;

@@ -1,12 +1,8 @@
 import { sendRawRequest } from '@platform/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../test-support';
+import { describe, expect, it } from 'vitest';
+import { useTestApi } from '../../tests/support/api';
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startTestApi();
-});
-afterAll(() => api.close());
+const { api } = useTestApi();
 
 describe('requests Node refuses before the API runs', () => {
   it('a head over 16 KiB gets a 431 ProblemDetails and the connection closes', async () => {

@@ -4,9 +4,9 @@
  * scope of data.
  */
 import { PartyType } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../test-support';
-import { expectProblem, writableCounts } from './test-support';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildAccount, buildParty, login, useTestApi } from '../../tests/support/api';
+import { expectProblem, writableCounts } from '../../tests/support/http';
 
 interface Account {
   id: number;
@@ -26,7 +26,7 @@ interface Page {
   hasNextPage: boolean;
 }
 
-let api: TestApi;
+const { api } = useTestApi();
 const tokens: Record<'admin' | 'acme' | 'tenant' | 'pool' | 'other', string> = {
   admin: '',
   acme: '',
@@ -43,7 +43,6 @@ const pool: { id: number; email: string; firstName: string | null; lastName: str
 const pad = (n: number) => String(n).padStart(2, '0');
 
 beforeAll(async () => {
-  api = await startTestApi();
   const deps = api.deps;
   const add = async (key: string, partyId: number, email: string) => {
     ids[key] = (await buildAccount(deps, { partyId, email })).id;
@@ -92,7 +91,6 @@ beforeAll(async () => {
   tokens.pool = (await login(api, 'bulk-01@pool.example')).accessToken;
   tokens.other = (await login(api, 'boss@other.example')).accessToken;
 });
-afterAll(() => api.close());
 
 async function list(query: string, token = tokens.pool): Promise<Page> {
   const response = await api.fetch(`/api/accounts${query}`, { token });

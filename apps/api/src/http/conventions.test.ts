@@ -7,28 +7,26 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { PartyType } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../test-support';
+import { buildAccount, buildParty, login, useTestApi } from '../../tests/support/api';
 import { AppError } from './errors';
 import { defineRoute, type RouteDefinition } from './route';
-import { expectProblem, expectUnauthenticated, postRaw } from './test-support';
+import { expectProblem, expectUnauthenticated, postRaw } from '../../tests/support/http';
 
-let api: TestApi;
+const { api } = useTestApi({ config: { BODY_LIMIT: '2kb' } });
 let token: string;
 let accountId: number;
 let email: string;
 let outOfScopeId: number;
 
 beforeAll(async () => {
-  api = await startTestApi({ BODY_LIMIT: '2kb' });
   const acme = await buildParty(api.deps, { type: PartyType.PropertyManagementCompany, name: 'Acme' });
   const other = await buildParty(api.deps, { type: PartyType.PropertyManagementCompany, name: 'Other' });
   ({ id: accountId, email } = await buildAccount(api.deps, { partyId: acme.id, email: 'boss@acme.example' }));
   ({ id: outOfScopeId } = await buildAccount(api.deps, { partyId: other.id, email: 'boss@other.example' }));
   ({ accessToken: token } = await login(api, email));
 });
-afterAll(() => api.close());
 
 /** Serves `routes` through createApp (the real conventions) on a free port for `run`. */
 async function withApp(routes: RouteDefinition[], run: (base: string) => Promise<void>): Promise<void> {

@@ -1,7 +1,7 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { startTracing, type Tracing } from '@platform/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../test-support';
+import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../tests/support/api';
 
 // The API's server span per request, with tracing on (an in-memory exporter): named by its route,
 // continuing the caller's traceparent, and what its write enqueues stores its context.

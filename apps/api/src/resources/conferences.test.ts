@@ -15,18 +15,10 @@ import {
   VotingSessionRead,
   WebhookState,
 } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { expectProblem, writableCounts } from '../http/test-support';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../test-support';
+import { expectProblem, writableCounts } from '../../tests/support/http';
+import { buildAccount, buildParty, login, type World, useTestApi } from '../../tests/support/api';
 import { RESOURCES } from './index';
 import {
   capturedChanges,
@@ -40,10 +32,9 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
-} from './test-support';
+} from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
 type Entity = Record<string, unknown> & { id: number };
 
@@ -342,8 +333,6 @@ async function side(party: World['pmc'], owner: World['user']): Promise<Side> {
 }
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   // every world party has the conference feature but Admin, which passes the gate without it
   await api.db
     .knex('parties')
@@ -357,7 +346,6 @@ beforeAll(async () => {
   pmc = await side(world.pmc, world.user);
   otherPmc = await side(world.otherPmc, world.otherUser);
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('conference resources: create, read, list, search, batch, update, delete with change capture', () => {

@@ -10,11 +10,11 @@ import {
   type FileRead,
 } from '@platform/shared';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, postRaw, rawRequest, writableCounts } from '../http/test-support';
+import { expectProblem, postRaw, rawRequest, writableCounts } from '../../tests/support/http';
 import { testConfig } from '../config';
 import { buildOpenApiDocument } from '../http/openapi';
 import { ROUTES } from '../routes';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../test-support';
+import { expectAccessRules, useTestApi } from '../../tests/support/api';
 import { attachmentDisposition } from './file-service';
 import {
   buildProperty,
@@ -27,13 +27,11 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
-} from './test-support';
+} from '../../tests/support/resources';
 
 /** FILE_UPLOAD_LIMIT of the test API: small, so the limit tests send a few KB. */
 const LIMIT = 4096;
 
-let api: TestApi;
-let world: World;
 let uploadRoot: string;
 let originalTmpdir: string | undefined;
 let sequence = 0;
@@ -107,15 +105,14 @@ beforeAll(async () => {
   originalTmpdir = process.env.TMPDIR;
   uploadRoot = await mkdtemp(join(tmpdir(), 'documents-test-'));
   process.env.TMPDIR = uploadRoot;
-  api = await startTestApi({ FILE_UPLOAD_LIMIT: `${LIMIT}b` });
-  world = await buildWorld(api);
 });
 afterAll(async () => {
-  await api.close();
   if (originalTmpdir === undefined) delete process.env.TMPDIR;
   else process.env.TMPDIR = originalTmpdir;
   await rm(uploadRoot, { recursive: true, force: true });
 });
+// after the hooks above: started once TMPDIR points at the upload root, closed before it is restored
+const { api, world } = useTestApi({ world: true, config: { FILE_UPLOAD_LIMIT: `${LIMIT}b` } });
 beforeEach(() => resetCapture(api));
 afterEach(async () => {
   // every request has been answered, so every upload directory must be gone (cleared anyway,

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../http/test-support';
-import { buildWorld, startTestApi, type TestApi, type World } from '../test-support';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts } from '../../tests/support/http';
+import { useTestApi } from '../../tests/support/api';
 import {
   buildProperty,
   buildUnit,
@@ -14,10 +14,10 @@ import {
   patchOk,
   resetCapture,
   subscribe,
-} from './test-support';
+  expectReadListedFound,
+} from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let property: number;
 let unit: number;
 let otherUnit: number;
@@ -63,13 +63,10 @@ const createInquiry = (token: string, body: Record<string, unknown> = inquiry())
   postOk<Inquiry>(api, '/api/inquiries', token, body);
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   property = await buildProperty(api, world.pmc.id);
   unit = await buildUnit(api, world.pmc.id, property);
   otherUnit = await buildUnit(api, world.pmc.id, await buildProperty(api, world.pmc.id));
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('Inquiry', () => {
@@ -120,22 +117,11 @@ describe('Inquiry', () => {
       lastModified: null,
       deleted: null,
     });
-    expect(await (await api.fetch(`/api/inquiries/${created.id}`, { token })).json()).toEqual(created);
-    expect(await idsOf(await api.fetch('/api/inquiries?SortByAttributeName=dueDate', { token }))).toContain(
-      created.id,
-    );
-    const search = await api.fetch('/api/inquiries/search', {
-      method: 'POST',
-      token,
-      json: {
-        filters: [
-          { attribute: 'readStatus', operator: 'eq', value: 0 },
-          { attribute: 'categoryId', operator: 'eq', value: 2 },
-          { attribute: 'subject', operator: 'startsWith', value: 'heat' },
-        ],
-      },
-    });
-    expect(await idsOf(search)).toEqual([created.id]);
+    await expectReadListedFound(api, '/api/inquiries', token, created, 'dueDate', [
+      { attribute: 'readStatus', operator: 'eq', value: 0 },
+      { attribute: 'categoryId', operator: 'eq', value: 2 },
+      { attribute: 'subject', operator: 'startsWith', value: 'heat' },
+    ]);
 
     const patched = await patchOk(api, `/api/inquiries/${created.id}`, token, {
       completionResponse: 'Fixed',

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../http/test-support';
-import { buildWorld, startTestApi, type TestApi, type World } from '../test-support';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts } from '../../tests/support/http';
+import { useTestApi } from '../../tests/support/api';
 import {
   buildProperty,
   postOk,
@@ -9,13 +9,12 @@ import {
   expectOutOfScope,
   expectRolledBack,
   expectRegistryAccessRules,
-  idsOf,
   patchOk,
   resetCapture,
-} from './test-support';
+  expectReadListedFound,
+} from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let property: number;
 
 type Notice = Record<string, unknown> & { id: number };
@@ -29,11 +28,8 @@ const createNotice = (token: string, body: Record<string, unknown> = notice()) =
   postOk<Notice>(api, '/api/notices', token, body);
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   property = await buildProperty(api, world.pmc.id);
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('Notice', () => {
@@ -61,21 +57,10 @@ describe('Notice', () => {
       expiresAt: '2026-11-29T23:00:00.000Z',
       audience: 'tenants',
     });
-    expect(await (await api.fetch(`/api/notices/${created.id}`, { token })).json()).toEqual(created);
-    expect(await idsOf(await api.fetch('/api/notices?SortByAttributeName=publishedAt', { token }))).toContain(
-      created.id,
-    );
-    const search = await api.fetch('/api/notices/search', {
-      method: 'POST',
-      token,
-      json: {
-        filters: [
-          { attribute: 'audience', operator: 'eq', value: 'tenants' },
-          { attribute: 'expiresAt', operator: 'gt', value: '2026-11-15T00:00:00Z' },
-        ],
-      },
-    });
-    expect(await idsOf(search)).toEqual([created.id]);
+    await expectReadListedFound(api, '/api/notices', token, created, 'publishedAt', [
+      { attribute: 'audience', operator: 'eq', value: 'tenants' },
+      { attribute: 'expiresAt', operator: 'gt', value: '2026-11-15T00:00:00Z' },
+    ]);
 
     const patched = await patchOk(api, `/api/notices/${created.id}`, token, {
       audience: 'all',

@@ -1,7 +1,7 @@
 import { WebhookState, type ContactDetailsRead, type PartyRead } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../http/test-support';
-import { buildAccount, buildWorld, startTestApi, type TestApi, type World } from '../test-support';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts, expectFieldErrors } from '../../tests/support/http';
+import { buildAccount, useTestApi } from '../../tests/support/api';
 import {
   capturedChanges,
   countRows,
@@ -12,10 +12,9 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
-} from './test-support';
+} from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
 const createParty = (token: string, body: Record<string, unknown>) =>
   postOk<PartyRead>(api, '/api/parties', token, body);
@@ -37,11 +36,6 @@ const changes = () => capturedChanges(api);
 const webhooks = () => webhookRows(api);
 const count = (table: string) => countRows(api, table);
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(async () => {
   await resetCapture(api, 'contact_details');
   await api.db.knex('parties').update({ conference_enabled: false });
@@ -212,7 +206,7 @@ describe('Party through the resource registry', () => {
   it('refuses bad input with a 400 naming the field and writes nothing', async () => {
     const before = await writableCounts(api);
     const admin = world.admin.full.token;
-    for (const [body, field] of [
+    await expectFieldErrors(api, 'POST', '/api/parties', admin, [
       [{ type: 7, name: '' }, 'name'],
       [{ type: 7, name: 'x'.repeat(201) }, 'name'],
       [{ type: 4, name: 'No such type' }, 'type'],
@@ -223,13 +217,7 @@ describe('Party through the resource registry', () => {
       // only a Property Management Company manages parties, and Admin and PMC parties are never managed
       [{ type: 7, name: 'Managed by a user', managedByPartyId: world.user.id }, 'managedByPartyId'],
       [{ type: 2, name: 'Managed PMC', managedByPartyId: world.pmc.id }, 'managedByPartyId'],
-    ] as const) {
-      const problem = await expectProblem(
-        await api.fetch('/api/parties', { method: 'POST', token: admin, json: body }),
-        400,
-      );
-      expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
-    }
+    ]);
     const moved = await expectProblem(
       await patch(`/api/parties/${world.otherPmc.id}`, admin, { managedByPartyId: world.pmc.id }),
       400,
@@ -432,7 +420,7 @@ describe('ContactDetails through the resource registry', () => {
     const before = await writableCounts(api);
     const details = async () => api.db.knex('contact_details').orderBy('id').select('*');
     const stored = await details();
-    for (const [body, field] of [
+    await expectFieldErrors(api, 'POST', '/api/contact-details', token, [
       [detail({ value: 'not an email' }), 'value'],
       [detail({ type: 'phone', value: '030 CALL ME' }), 'value'],
       [detail({ type: 'mobile', value: '12' }), 'value'],
@@ -444,13 +432,7 @@ describe('ContactDetails through the resource registry', () => {
       [detail({ isPrimary: 'yes' }), 'isPrimary'],
       [detail({ unknown: true }), 'unknown'],
       [{ type: 'email' }, 'value'],
-    ] as const) {
-      const problem = await expectProblem(
-        await api.fetch('/api/contact-details', { method: 'POST', token, json: body }),
-        400,
-      );
-      expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
-    }
+    ]);
     const path = `/api/contact-details/${existing.id}`;
     // a new type must suit the stored value, and a new value the stored type
     expect((await expectProblem(await patch(path, token, { type: 'phone' }), 400)).errors).toHaveProperty(

@@ -1,15 +1,7 @@
 import { WebhookState } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../http/test-support';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../test-support';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts, expectFieldErrors } from '../../tests/support/http';
+import { buildAccount, buildParty, login, useTestApi } from '../../tests/support/api';
 import {
   buildProperty,
   buildUnit,
@@ -24,10 +16,10 @@ import {
   patchOk,
   resetCapture,
   subscribe,
-} from './test-support';
+  expectReadListedFound,
+} from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let property: number;
 let unit: number;
 let otherProperty: number;
@@ -40,14 +32,11 @@ const createProcess = (token: string, body: Record<string, unknown> = process())
   postOk<Process>(api, '/api/processes', token, body);
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   property = await buildProperty(api, world.pmc.id);
   unit = await buildUnit(api, world.pmc.id, property);
   otherProperty = await buildProperty(api, world.pmc.id);
   otherUnit = await buildUnit(api, world.pmc.id, otherProperty);
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('Process', () => {
@@ -73,22 +62,11 @@ describe('Process', () => {
       dueDate: '2026-03-31',
       completedAt: null,
     });
-    expect(await (await api.fetch(`/api/processes/${created.id}`, { token })).json()).toEqual(created);
-    expect(await idsOf(await api.fetch('/api/processes?SortByAttributeName=dueDate', { token }))).toContain(
-      created.id,
-    );
-    const search = await api.fetch('/api/processes/search', {
-      method: 'POST',
-      token,
-      json: {
-        filters: [
-          { attribute: 'dueDate', operator: 'lte', value: '2026-03-31' },
-          { attribute: 'priority', operator: 'eq', value: 3 },
-          { attribute: 'title', operator: 'contains', value: 'TAP' },
-        ],
-      },
-    });
-    expect(await idsOf(search)).toEqual([created.id]);
+    await expectReadListedFound(api, '/api/processes', token, created, 'dueDate', [
+      { attribute: 'dueDate', operator: 'lte', value: '2026-03-31' },
+      { attribute: 'priority', operator: 'eq', value: 3 },
+      { attribute: 'title', operator: 'contains', value: 'TAP' },
+    ]);
 
     const patched = await patchOk(api, `/api/processes/${created.id}`, token, {
       description: 'Kitchen',
@@ -199,7 +177,7 @@ describe('Process', () => {
     const before = await writableCounts(api);
     const token = world.pmc.full.token;
     await expectNothingCaptured(api, world, 'Process', 'processes', async () => {
-      for (const [body, field] of [
+      await expectFieldErrors(api, 'POST', '/api/processes', token, [
         [process({ title: '' }), 'title'],
         [process({ title: 'x'.repeat(201) }), 'title'],
         [process({ status: 'done' }), 'status'],
@@ -208,13 +186,7 @@ describe('Process', () => {
         [process({ propertyId: 0 }), 'propertyId'],
         [process({ completedAt: '2026-01-01T00:00:00Z' }), 'completedAt'],
         [{ description: 'no title' }, 'title'],
-      ] as const) {
-        const problem = await expectProblem(
-          await api.fetch('/api/processes', { method: 'POST', token, json: body }),
-          400,
-        );
-        expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
-      }
+      ]);
     });
     expect(await writableCounts(api)).toEqual(before);
   });
@@ -413,19 +385,13 @@ describe('ProcessFeed', () => {
     const entry = await postOk(api, '/api/process-feed', token, feedEntry(parent.id));
     const other = await createProcess(token);
     await expectNothingCaptured(api, world, 'ProcessFeed', 'process_feed', async () => {
-      for (const [body, field] of [
+      await expectFieldErrors(api, 'POST', '/api/process-feed', token, [
         [feedEntry(parent.id, { text: '' }), 'text'],
         [feedEntry(parent.id, { kind: 'note' }), 'kind'],
         [feedEntry(parent.id, { authorAccountId: world.pmc.bare.id }), 'authorAccountId'],
         [feedEntry(parent.id, { partyId: world.pmc.id }), 'partyId'],
         [{ text: 'orphan' }, 'processId'],
-      ] as const) {
-        const problem = await expectProblem(
-          await api.fetch('/api/process-feed', { method: 'POST', token, json: body }),
-          400,
-        );
-        expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
-      }
+      ]);
       // an entry stays on its process
       await expectProblem(
         await api.fetch(`/api/process-feed/${entry.id}`, {

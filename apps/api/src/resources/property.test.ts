@@ -1,7 +1,7 @@
 import { WebhookState } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../http/test-support';
-import { buildWorld, startTestApi, type TestApi, type World } from '../test-support';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts, expectFieldErrors } from '../../tests/support/http';
+import { useTestApi } from '../../tests/support/api';
 import {
   capturedChanges,
   countRows,
@@ -13,10 +13,9 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
-} from './test-support';
+} from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
 type Property = { id: number; partyId: number; name: string; city: string };
 
@@ -32,11 +31,6 @@ const property = (overrides: Record<string, unknown> = {}) => ({
 const create = (token: string, body: Record<string, unknown> = property()) =>
   postOk<Property>(api, '/api/properties', token, body);
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('Property through the resource registry', () => {
@@ -121,34 +115,22 @@ describe('Property through the resource registry', () => {
     const before = await writableCounts(api);
     const properties = await api.db.knex('properties').orderBy('id').select('*');
     const token = world.pmc.full.token;
-    for (const [body, field] of [
+    await expectFieldErrors(api, 'POST', '/api/properties', token, [
       [property({ name: '' }), 'name'],
       [property({ country: 'Germany' }), 'country'],
       [property({ yearBuilt: 'old' }), 'yearBuilt'],
       [property({ unknown: 1 }), 'unknown'],
       [{ name: 'No address' }, 'street'],
-    ] as const) {
-      const problem = await expectProblem(
-        await api.fetch('/api/properties', { method: 'POST', token, json: body }),
-        400,
-      );
-      expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
-    }
+    ]);
     // the merge patch derived from the write schema: a required field cannot be cleared, the
     // owning party never moves, and unknown fields are refused
-    for (const [body, field] of [
+    await expectFieldErrors(api, 'PATCH', `/api/properties/${existing.id}`, token, [
       [{ name: null }, 'name'],
       [{ street: '' }, 'street'],
       [{ yearBuilt: 'old' }, 'yearBuilt'],
       [{ partyId: world.user.id }, 'partyId'],
       [{ unknown: 1 }, 'unknown'],
-    ] as const) {
-      const problem = await expectProblem(
-        await api.fetch(`/api/properties/${existing.id}`, { method: 'PATCH', token, json: body }),
-        400,
-      );
-      expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
-    }
+    ]);
     expect(await api.db.knex('properties').orderBy('id').select('*')).toEqual(properties);
     expect(await writableCounts(api)).toEqual(before);
     expect(await countRows(api, 'entity_changes')).toBe(1);

@@ -1,16 +1,8 @@
 import { WebhookState, type EntranceRead, type UnitContractRead, type UnitRead } from '@platform/shared';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../http/test-support';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../test-support';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts } from '../../tests/support/http';
+import { buildAccount, buildParty, login, useTestApi } from '../../tests/support/api';
 import {
   capturedChanges,
   countRows,
@@ -23,10 +15,9 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
-} from './test-support';
+} from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let sequence = 0;
 /** A fresh suffix, since entrance names and unit numbers are unique within a property. */
 const next = () => ++sequence;
@@ -87,11 +78,6 @@ async function expectFieldErrors(cases: (readonly [path: string, body: unknown, 
   }
 }
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('Entrance', () => {

@@ -1,27 +1,23 @@
 import { loadSigningKey, signWebhookToken } from '@platform/crypto';
 import type { PartyType } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { countStatements, type StatementCounter, type Traffic } from '../statement-counter';
-import { buildWorld, startTestApi, testPrivateKeyPem, type TestApi, type World } from '../test-support';
-import { buildProperty, resetCapture, subscribe } from './test-support';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { countStatements, type StatementCounter, type Traffic } from '../../tests/support/statement-counter';
+import { testPrivateKeyPem, useTestApi } from '../../tests/support/api';
+import { buildProperty, resetCapture, subscribe } from '../../tests/support/resources';
 
 // What a request costs the database, counted at the driver (statements sent,
 // command tags answered, ReadyForQuery = one round trip each), so the numbers cannot creep back.
 // docs/performance.md#statements-per-api-request reports them.
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let counter: StatementCounter;
 const PROPERTIES = 25;
 let propertyId: number;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   counter = countStatements(api.deps.knex);
   for (let i = 0; i < PROPERTIES; i += 1) propertyId = await buildProperty(api, world.pmc.id);
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 /** The traffic of one request, and its answer (asserted 200 unless `status` says otherwise). */

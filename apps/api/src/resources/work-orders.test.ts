@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../http/test-support';
-import { buildParty, buildWorld, startTestApi, type TestApi, type World } from '../test-support';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts, expectFieldErrors } from '../../tests/support/http';
+import { buildParty, useTestApi } from '../../tests/support/api';
 import {
   buildProperty,
   buildUnit,
@@ -13,10 +13,9 @@ import {
   idsOf,
   patchOk,
   resetCapture,
-} from './test-support';
+} from '../../tests/support/resources';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let property: number;
 let unit: number;
 let otherUnit: number;
@@ -36,15 +35,12 @@ const createWorkOrder = (token: string, body: Record<string, unknown> = workOrde
   postOk<WorkOrder>(api, '/api/work-orders', token, body);
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   property = await buildProperty(api, world.pmc.id);
   unit = await buildUnit(api, world.pmc.id, property);
   otherUnit = await buildUnit(api, world.pmc.id, await buildProperty(api, world.pmc.id));
   secondContractor = (await buildParty(api.deps, { type: 5, managedByPartyId: world.pmc.id })).id;
   foreignContractor = (await buildParty(api.deps, { type: 5, managedByPartyId: world.otherPmc.id })).id;
 });
-afterAll(() => api.close());
 beforeEach(() => resetCapture(api));
 
 describe('WorkOrder', () => {
@@ -225,7 +221,7 @@ describe('WorkOrder', () => {
     const before = await writableCounts(api);
     const token = world.pmc.full.token;
     await expectNothingCaptured(api, world, 'WorkOrder', 'work_orders', async () => {
-      for (const [body, field] of [
+      await expectFieldErrors(api, 'POST', '/api/work-orders', token, [
         [workOrder({ title: ' ' }), 'title'],
         [workOrder({ status: 'done' }), 'status'],
         [workOrder({ cost: -1 }), 'cost'],
@@ -235,13 +231,7 @@ describe('WorkOrder', () => {
         [workOrder({ scheduledFor: '2026-12-01' }), 'scheduledFor'],
         [workOrder({ completedAt: '2026-12-01T00:00:00Z' }), 'completedAt'],
         [{ title: 'No contractor' }, 'contractorPartyId'],
-      ] as const) {
-        const problem = await expectProblem(
-          await api.fetch('/api/work-orders', { method: 'POST', token, json: body }),
-          400,
-        );
-        expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
-      }
+      ]);
     });
     expect(await writableCounts(api)).toEqual(before);
   });
@@ -261,20 +251,14 @@ describe('WorkOrder', () => {
     const before = await writableCounts(api);
     const rows = await api.db.knex('work_orders').orderBy('id').select('*');
     await expectNothingCaptured(api, world, 'WorkOrder', 'work_orders', async () => {
-      for (const [body, field] of [
+      await expectFieldErrors(api, 'PATCH', `/api/work-orders/${existing.id}`, token, [
         [{ title: null }, 'title'],
         [{ status: 'done' }, 'status'],
         [{ cost: -1 }, 'cost'],
         [{ contractorPartyId: null }, 'contractorPartyId'],
         [{ completedAt: '2026-12-01T00:00:00Z' }, 'completedAt'],
         [{ partyId: world.user.id }, 'partyId'],
-      ] as const) {
-        const problem = await expectProblem(
-          await api.fetch(`/api/work-orders/${existing.id}`, { method: 'PATCH', token, json: body }),
-          400,
-        );
-        expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
-      }
+      ]);
     });
     expect(await api.db.knex('work_orders').orderBy('id').select('*')).toEqual(rows);
     expect(await writableCounts(api)).toEqual(before);

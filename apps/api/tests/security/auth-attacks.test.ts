@@ -7,43 +7,37 @@
  * are sent to every operation of the API in forged-tokens.test.ts.
  */
 import { createPublicKey } from 'node:crypto';
-import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/crypto';
-import { PartyType, TokenScope, type PartyType as PartyTypeValue } from '@platform/shared';
+import { generatePrivateKeyPem, loadSigningKey, type SigningKey } from '@platform/crypto';
+import { PartyType, TokenScope } from '@platform/shared';
 import { decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from '../../src/features/auth/auth-service';
 import { MFA_PER_ACCOUNT } from '../../src/features/mfa/mfa-service';
 import { base32Decode, totp } from '../../src/features/mfa/totp';
 import { MAX_RECOVERY_FAILURES } from '../../src/features/password-recovery/password-recovery-service';
 import { gen1TokenService } from '../../src/gen1/gen1-tokens';
-import { allTableCounts, expectProblem, expectUnauthenticated } from '../../src/http/test-support';
+import { allTableCounts, expectProblem, expectUnauthenticated, readJson } from '../support/http';
 import { RESOURCES } from '../../src/resources/index';
 import { resourceRoutes } from '../../src/resources/resource-routes';
-import { SAMPLE_CREATE, uploadForm, worldParties } from '../../src/resources/sample-writes';
+import { SAMPLE_CREATE, uploadForm, worldParties } from '../support/sample-writes';
 import type { ResourceDefinition } from '../../src/resources/resource';
 import {
   buildAccount,
   buildParty,
-  buildWorld,
   login,
-  startTestApi,
   TEST_PASSWORD,
   testPrivateKeyPem,
-  type TestApi,
-  type World,
   type WorldParty,
-} from '../../src/test-support';
-import { tokenMaker } from './security-test-support';
+  useTestApi,
+} from '../support/api';
+import { liveWebhookToken, tokenMaker } from './security-test-support';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let key: SigningKey;
 /** Claims of a real access token of the PMC's full account, as a template for minted ones. */
 let claims: JWTPayload;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   key = await loadSigningKey(testPrivateKeyPem());
   claims = decodeJwt(world.pmc.full.token);
   // conference resources answer only parties with the feature; both PMCs have it, so a refusal
@@ -53,7 +47,6 @@ beforeAll(async () => {
     .whereIn('id', [world.pmc.id, world.otherPmc.id])
     .update({ conference_enabled: true });
 });
-afterAll(() => api.close());
 beforeEach(async () => {
   api.clock.set(new Date());
   await api.deps.knex('rate_limit_hits').del();
@@ -65,8 +58,7 @@ describe('refresh tokens', () => {
   const refresh = (refreshToken: string) =>
     api.fetch('/api/auth/refresh', { method: 'POST', json: { refreshToken } });
   const pair = async (response: Response) => {
-    expect(response.status, await response.clone().text()).toBe(200);
-    return (await response.json()) as { accessToken: string; refreshToken: string };
+    return readJson<{ accessToken: string; refreshToken: string }>(response);
   };
 
   it('used twice: the replay is a 401 and revokes every descendant of that login, not other logins', async () => {
@@ -109,24 +101,7 @@ describe('refresh tokens', () => {
   });
 });
 
-/** A live registration of `party` (direct insert) and a webhook token for it. */
-async function webhookToken(party: WorldParty, partyId = party.id): Promise<{ id: number; token: string }> {
-  const [registration] = await api.deps
-    .knex('webhook_registrations')
-    .insert({
-      party_id: party.id,
-      target_url: 'https://hooks.example.com/x',
-      signing_secret: 'x',
-      auth_type: 2,
-    })
-    .returning('id');
-  const { token } = await signWebhookToken(
-    key,
-    { registrationId: registration.id, partyId, partyName: 'Party', partyType: party.type as PartyTypeValue },
-    { issuer: api.deps.config.JWT_ISSUER, audience: api.deps.config.JWT_AUDIENCE, now: api.clock.now() },
-  );
-  return { id: registration.id as number, token };
-}
+const webhookToken = (party: WorldParty, partyId = party.id) => liveWebhookToken(api, key, party, partyId);
 
 const pathOf = (path: string, id: number) => path.replace(/:\w+/g, String(id));
 

@@ -21,8 +21,8 @@
  * missing check would have shown up as a write.
  */
 import { createPublicKey } from 'node:crypto';
-import { generatePrivateKeyPem, loadSigningKey, signWebhookToken, type SigningKey } from '@platform/crypto';
-import { PartyType, TokenScope, WebhookState, type PartyType as PartyTypeValue } from '@platform/shared';
+import { generatePrivateKeyPem, loadSigningKey, type SigningKey } from '@platform/crypto';
+import { PartyType, TokenScope, WebhookState } from '@platform/shared';
 import { setWebhookState } from '@platform/testkit';
 import { base64url, decodeJwt, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,25 +36,23 @@ import {
   worldParties,
   type SampleParties,
   type SampleVariant,
-} from '../../src/resources/sample-writes';
+} from '../support/sample-writes';
 import type { ResourceDefinition } from '../../src/resources/resource';
 import {
   buildAccount,
   buildParty,
-  buildWorld,
   login,
-  startTestApi,
   TEST_PASSWORD,
   testPrivateKeyPem,
-  type TestApi,
-  type World,
   type WorldParty,
-} from '../../src/test-support';
+  useTestApi,
+} from '../support/api';
 import { ROUTES } from '../../src/routes';
 import type { Operation } from './fuzz-document';
 import {
   describeWrite,
   documentedOperations,
+  liveWebhookToken,
   recordWrites,
   routeOf,
   unexplainedCounts,
@@ -92,8 +90,7 @@ const webhookScoped = (operation: Operation) => {
 type Variant = SampleVariant;
 type Json = Record<string, unknown>;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let key: SigningKey;
 /** Claims of a real access token of the PMC's full account: the account every forged token claims. */
 let claims: JWTPayload;
@@ -405,29 +402,8 @@ const started = performance.now();
 
 const { nowSeconds, accessClaims, mint } = tokenMaker(() => ({ api, claims, key }));
 
-/** A webhook token of a live registration of `party` (inserted directly), as the dispatcher signs it. */
-async function webhookToken(party: WorldParty): Promise<string> {
-  const [registration] = await api.deps
-    .knex('webhook_registrations')
-    .insert({
-      party_id: party.id,
-      target_url: 'https://hooks.example.com/x',
-      signing_secret: 'x',
-      auth_type: 2,
-    })
-    .returning('id');
-  const { token } = await signWebhookToken(
-    key,
-    {
-      registrationId: registration.id,
-      partyId: party.id,
-      partyName: 'Party',
-      partyType: party.type as PartyTypeValue,
-    },
-    { issuer: api.deps.config.JWT_ISSUER, audience: api.deps.config.JWT_AUDIENCE, now: api.clock.now() },
-  );
-  return token;
-}
+/** A webhook token of a live registration of `party`. */
+const webhookToken = async (party: WorldParty) => (await liveWebhookToken(api, key, party)).token;
 
 async function forgeTokens(): Promise<{ name: string; authorization: string | undefined }[]> {
   const real = world.pmc.full.token;
@@ -514,8 +490,6 @@ async function forgeTokens(): Promise<{ name: string; authorization: string | un
 }
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   key = await loadSigningKey(testPrivateKeyPem());
   claims = decodeJwt(world.pmc.full.token);
   // conference resources answer only parties with the feature; both PMCs have it, so a refusal
@@ -532,7 +506,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await api?.close();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(`forged tokens: ${seconds} s in all\n${summary.join('\n')}`);
 });

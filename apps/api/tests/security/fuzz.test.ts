@@ -24,15 +24,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RECOVERY_FAILURES } from '../../src/features/password-recovery/password-recovery-service';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  startTestApi,
-  type TestApi,
-  type World,
-  type WorldParty,
-} from '../../src/test-support';
+import { buildAccount, buildParty, type WorldParty, useTestApi } from '../support/api';
 import type { Operation } from './fuzz-document';
 import { boundaryCases, caseArbitrary, renderCase, type Caller, type FuzzCase } from './fuzz-requests';
 import { ROUTES } from '../../src/routes';
@@ -171,24 +163,20 @@ interface Tally {
   slowest: number;
 }
 
-let api: TestApi;
-let world: World;
 let client: ReturnType<typeof rawClient>;
 let writes: Awaited<ReturnType<typeof recordWrites>>;
 const logs = captureLogger();
+const { api, world } = useTestApi({ world: true, logger: logs.logger });
 const tallies = new Map<string, Tally>();
 const started = performance.now();
 
 beforeAll(async () => {
-  api = await startTestApi({}, { logger: logs.logger });
-  world = await buildWorld(api);
   writes = await recordWrites(api);
   client = rawClient(api.url, { maxSockets: BATCH });
 });
 
 afterAll(async () => {
   client?.close();
-  await api?.close();
   const rows = [...tallies.entries()];
   const sum = (pick: (t: Tally) => number) => rows.reduce((total, [, t]) => total + pick(t), 0);
   const countsText = (byStatus: Record<string, number>) =>

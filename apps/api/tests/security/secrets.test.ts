@@ -25,22 +25,17 @@ import {
   type TargetScript,
   type TestTarget,
 } from '@platform/testkit';
-import { expectProblem } from '../../src/http/test-support';
-import {
-  buildAccount,
-  buildWorld,
-  login,
-  startTestApi,
-  testPrivateKeyPem,
-  TEST_PASSWORD,
-  type TestApi,
-  type World,
-} from '../../src/test-support';
+import { expectProblem, readJson } from '../support/http';
+import { buildAccount, login, testPrivateKeyPem, TEST_PASSWORD, useTestApi } from '../support/api';
 import { captureLogger } from './security-test-support';
 
 const logs = captureLogger();
-let api: TestApi;
-let world: World;
+// the dispatcher opens what the API sealed and signs bearer tokens with the API's key
+const { api, world } = useTestApi({
+  world: true,
+  config: { SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY.toString('base64') },
+  logger: logs.logger,
+});
 let dispatcher: DispatcherProcess | undefined;
 let target: TestTarget;
 
@@ -89,8 +84,7 @@ async function register(
       targetAuthorization,
     },
   });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookRegistrationCreated;
+  return readJson<WebhookRegistrationCreated>(response);
 }
 
 /** Tables and the plaintexts found in their rows (each row as text, every column). */
@@ -118,12 +112,6 @@ const secretsIn = (text: string) =>
   [...plaintexts].filter(([, secret]) => text.includes(secret)).map(([label]) => label);
 
 beforeAll(async () => {
-  // the dispatcher opens what the API sealed and signs bearer tokens with the API's key
-  api = await startTestApi(
-    { SECRET_ENCRYPTION_KEY: TEST_SECRET_KEY.toString('base64') },
-    { logger: logs.logger },
-  );
-  world = await buildWorld(api);
   target = await startTestTarget(echo);
   basic = await register('/basic', { type: 1, username: 'hook-user', password: BASIC_PASSWORD });
   apiKey = await register('/api-key', { type: 4, apiKey: API_KEY });
@@ -238,7 +226,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dispatcher?.stop();
   await target?.close();
-  await api?.close();
 });
 
 describe('target credentials and signing secrets at rest', () => {

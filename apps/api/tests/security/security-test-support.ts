@@ -1,10 +1,11 @@
-import type { SigningKey } from '@platform/crypto';
+import { signWebhookToken, type SigningKey } from '@platform/crypto';
+import type { PartyType } from '@platform/shared';
 import { SignJWT, type JWTPayload } from 'jose';
 import pino, { type Logger } from 'pino';
 import { buildOpenApiDocument } from '../../src/http/openapi';
 import type { RouteDefinition } from '../../src/http/route';
 import { ROUTES } from '../../src/routes';
-import type { TestApi } from '../../src/test-support';
+import type { TestApi, WorldParty } from '../support/api';
 import { operationsOf, type OpenApiDocument } from './fuzz-document';
 
 /** A logger at the most verbose level whose every line is kept, to read what the API logged. */
@@ -182,4 +183,31 @@ export function tokenMaker(setup: () => { api: TestApi; claims: JWTPayload; key:
         .sign((signer ?? key).privateKey);
     },
   };
+}
+
+/**
+ * A live registration of `party` (inserted directly) and a webhook token for it, signed with
+ * `key` as the dispatcher signs one; `partyId` claims another party than the owner when given.
+ */
+export async function liveWebhookToken(
+  api: TestApi,
+  key: SigningKey,
+  party: WorldParty,
+  partyId = party.id,
+): Promise<{ id: number; token: string }> {
+  const [registration] = await api.deps
+    .knex('webhook_registrations')
+    .insert({
+      party_id: party.id,
+      target_url: 'https://hooks.example.com/x',
+      signing_secret: 'x',
+      auth_type: 2,
+    })
+    .returning('id');
+  const { token } = await signWebhookToken(
+    key,
+    { registrationId: registration.id, partyId, partyName: 'Party', partyType: party.type as PartyType },
+    { issuer: api.deps.config.JWT_ISSUER, audience: api.deps.config.JWT_AUDIENCE, now: api.clock.now() },
+  );
+  return { id: registration.id as number, token };
 }

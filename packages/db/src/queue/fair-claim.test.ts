@@ -17,7 +17,7 @@ import {
   ownRegistration,
   setBreaker,
   TEST_HEALTH_POLICY,
-} from './queue-test-support';
+} from '../../tests/queue';
 import { pauseRegistration, resumeRegistration } from './registration-status';
 
 // The fair claim (CLAIM_SQL) against a real Postgres: what one statement takes from which

@@ -13,7 +13,7 @@ import {
   ownRegistration,
   setBreaker,
   TEST_HEALTH_POLICY,
-} from './queue-test-support';
+} from '../../tests/queue';
 
 // What recording results (`webhooks_complete`) does to a target's breaker, a registration's
 // failing run and a released group, against a real Postgres. TEST_HEALTH_POLICY: the breaker opens

@@ -4,7 +4,7 @@ import { createTestDatabase, setWebhookState, type TestDatabase } from '@platfor
 import { completeWebhooks } from './complete';
 import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
 import { applyOperatorAction } from './operator-apply';
-import { attemptResult, claim, listenForWakeUps, TEST_HEALTH_POLICY, unitChange } from './queue-test-support';
+import { attemptResult, claim, listenForWakeUps, TEST_HEALTH_POLICY, unitChange } from '../../tests/queue';
 import { releaseGroups } from './release-groups';
 
 const { Created, Retrying, Successful, Aborted, Pending } = WebhookState;

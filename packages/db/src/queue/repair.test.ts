@@ -8,7 +8,7 @@ import {
   waitForLockWaiter,
 } from '@platform/testkit';
 import { enqueueEntityChange } from './enqueue';
-import { unitChange } from './queue-test-support';
+import { unitChange } from '../../tests/queue';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups, type GroupCursor } from './repair';
 
 const { Created, Successful, Failed, Pending } = WebhookState;

@@ -21,7 +21,7 @@ import {
   setBreaker,
   TEST_HEALTH_POLICY,
   unitChange,
-} from './queue-test-support';
+} from '../../tests/queue';
 import { pruneWebhooksStep } from './prune';
 import { halfOpenTargetOf } from './registration-status';
 import { releaseClaims } from './release-claims';

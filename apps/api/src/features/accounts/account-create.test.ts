@@ -1,35 +1,28 @@
 /** POST /api/accounts (docs/decisions.md#accounts): who may create accounts where, and the rules of a new account. */
 import { PartyType, type AccountRead } from '@platform/shared';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, readJson } from '../../../tests/support/http';
 import {
   buildAccount,
   buildGroup,
   buildParty,
-  buildWorld,
   expectAccessRules,
   login,
-  startTestApi,
-  type TestApi,
-  type World,
   type WorldParty,
-} from '../../test-support';
-import { accountRowOf, databaseSnapshot, groupOf, readJson } from './account-test-support';
+  useTestApi,
+} from '../../../tests/support/api';
+import { accountRowOf, databaseSnapshot, groupOf } from '../../../tests/support/accounts';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 /** The account group of each world party's full account, by party id. */
 const groups = new Map<number, number>();
 let counter = 0;
 const uniqueEmail = (prefix = 'new') => `${prefix}-${++counter}@create.example`;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   for (const party of Object.values(world)) groups.set(party.id, await groupOf(api, party.full.id));
 });
-afterAll(() => api.close());
 
 const create = (token: string, body: unknown) =>
   api.fetch('/api/accounts', { method: 'POST', token, json: body });

@@ -1,27 +1,11 @@
 /** DELETE /api/accounts/{id} (docs/decisions.md#accounts): soft delete, refresh tokens revoked, in one transaction. */
 import { PartyType } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../test-support';
-import { accountRowOf, databaseSnapshot, freshAccount } from './account-test-support';
+import { describe, expect, it } from 'vitest';
+import { expectProblem } from '../../../tests/support/http';
+import { buildAccount, buildParty, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
+import { accountRowOf, databaseSnapshot, freshAccount } from '../../../tests/support/accounts';
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
+const { api, world } = useTestApi({ world: true });
 
 const remove = (token: string, id: number | string) =>
   api.fetch(`/api/accounts/${id}`, { method: 'DELETE', token });

@@ -1,29 +1,15 @@
 /** PUT /api/accounts/{id}/password (docs/decisions.md#accounts): changing one's own password. */
 import { PartyType, type AccountRead } from '@platform/shared';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import {
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  TEST_PASSWORD,
-  type TestApi,
-  type World,
-} from '../../test-support';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { expectAccessRules, login, TEST_PASSWORD, useTestApi } from '../../../tests/support/api';
 import { PASSWORD_CHANGE_PER_ACCOUNT } from './account-service';
-import { accountRowOf, databaseSnapshot, freshAccount, groupOf, readJson } from './account-test-support';
+import { accountRowOf, databaseSnapshot, freshAccount, groupOf } from '../../../tests/support/accounts';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 const NEW_PASSWORD = 'Brand-New-Pass-1';
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(async () => {
   api.clock.advance(1000);
   await api.deps.knex('rate_limit_hits').del();

@@ -4,35 +4,18 @@
  * input, and that a change-password token reaches none of the account operations.
  */
 import { ALL_PARTY_TYPES, type AccountRead, type Page } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import {
-  buildParty,
-  buildWorld,
-  expectAccessRules,
-  login,
-  partiesByType,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../test-support';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { buildParty, expectAccessRules, login, partiesByType, useTestApi } from '../../../tests/support/api';
 import {
   databaseSnapshot,
   expectedScope,
   freshAccount,
   namedParties,
-  readJson,
   type WorldName,
-} from './account-test-support';
+} from '../../../tests/support/accounts';
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
+const { api, world } = useTestApi({ world: true });
 
 const ids = (accounts: AccountRead[]) => accounts.map((a) => a.id).sort((a, b) => a - b);
 

@@ -10,27 +10,12 @@ import {
   type Page,
   type PartyRead,
 } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../test-support';
-import { databaseSnapshot, expectedScope, readJson } from './account-test-support';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { buildAccount, buildParty, expectAccessRules, useTestApi } from '../../../tests/support/api';
+import { databaseSnapshot, expectedScope } from '../../../tests/support/accounts';
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
+const { api, world } = useTestApi({ world: true });
 
 const get = (token: string, path: string) => api.fetch(path, { token });
 const ids = (page: Page<AccountRead>) => page.items.map((a) => a.id).sort((a, b) => a - b);

@@ -1,26 +1,12 @@
 /** PATCH /api/accounts/{id} and PATCH /api/accounts/batch (docs/decisions.md#accounts): JSON merge patches of accounts. */
 import { PartyType, type AccountRead } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import {
-  buildAccount,
-  buildGroup,
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../test-support';
-import { accountRowOf, databaseSnapshot, freshAccount, groupOf, readJson } from './account-test-support';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { buildAccount, buildGroup, expectAccessRules, useTestApi } from '../../../tests/support/api';
+import { accountRowOf, databaseSnapshot, freshAccount, groupOf } from '../../../tests/support/accounts';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
 beforeEach(() => api.clock.advance(1000));
 
 const patch = (token: string, id: number | string, body: unknown) =>

@@ -1,31 +1,28 @@
 import { generatePrivateKeyPem, loadSigningKey } from '@platform/crypto';
 import { decodePermissions, encodePermissions, PartyType, permissionByName } from '@platform/shared';
 import { decodeJwt, SignJWT } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   buildAccount,
   buildParty,
   login,
-  startTestApi,
   TEST_PASSWORD,
   testPrivateKeyPem,
-  type TestApi,
-} from '../../test-support';
-import { writableCounts } from '../../http/test-support';
+  useTestApi,
+} from '../../../tests/support/api';
+import { writableCounts } from '../../../tests/support/http';
 import { LOGIN_PER_ACCOUNT, LOGIN_PER_ADDRESS } from './auth-service';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 
-let api: TestApi;
+const { api } = useTestApi();
 let party: { id: number; name: string };
 let email: string;
 beforeAll(async () => {
-  api = await startTestApi();
   party = await buildParty(api.deps, { type: PartyType.PropertyManagementCompany, name: 'Acme' });
   ({ email } = await buildAccount(api.deps, { partyId: party.id }));
 });
-afterAll(() => api.close());
 beforeEach(async () => {
   api.clock.set(new Date());
   await api.deps.knex('rate_limit_hits').del();

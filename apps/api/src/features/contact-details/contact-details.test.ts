@@ -9,32 +9,25 @@ import {
   PartyType,
   type AccountContactDetailsRead,
 } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../../http/test-support';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts } from '../../../tests/support/http';
 import {
   buildAccount,
-  buildWorld,
   expectAccessRules,
   login,
-  startTestApi,
-  type TestApi,
-  type World,
   type WorldParty,
-} from '../../test-support';
+  useTestApi,
+} from '../../../tests/support/api';
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 /** One email detail on the `full` account of every world party, by party id. */
 const ownDetail = new Map<number, number>();
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   for (const party of Object.values(world)) {
     ownDetail.set(party.id, await addDetail(party.full.id, { value: `own-${party.id}@example.com` }));
   }
 });
-afterAll(() => api.close());
 // tokens of the world live 15 minutes of the test clock; tests move it by seconds only
 beforeEach(() => api.clock.set(new Date()));
 

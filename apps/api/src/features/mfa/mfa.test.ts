@@ -1,19 +1,16 @@
 import { PartyType, TokenScope } from '@platform/shared';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { MFA_TOKEN_TTL_MS } from '../../auth/tokens';
-import { expectProblem, expectUnauthenticated } from '../../http/test-support';
+import { expectProblem, expectUnauthenticated, readJson } from '../../../tests/support/http';
 import {
   buildAccount,
   buildParty,
-  buildWorld,
   expectAccessRules,
   login,
-  startTestApi,
   TEST_PASSWORD,
-  type TestApi,
-  type World,
-} from '../../test-support';
+  useTestApi,
+} from '../../../tests/support/api';
 import { MFA_PER_ACCOUNT } from './mfa-service';
 import { base32Decode, totp } from './totp';
 
@@ -21,13 +18,7 @@ const STEP_MS = 30_000;
 const ENROL = '/api/accounts/myself/mfa';
 const CONFIRM = '/api/accounts/myself/mfa/confirm';
 
-let api: TestApi;
-let world: World;
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
+const { api, world } = useTestApi({ world: true });
 beforeEach(async () => {
   // a second into the next 30-second step, so "the current code" stays current during a test
   // (and the clock never goes back behind tokens issued earlier)
@@ -89,8 +80,7 @@ async function mfaTokenOf(email: string, extra: Record<string, unknown> = {}): P
 /** Both login steps; the tokens. */
 async function loginWithCode(email: string, code: string): Promise<Tokens> {
   const response = await postLoginMfa({ mfaToken: await mfaTokenOf(email), code });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as Tokens;
+  return readJson<Tokens>(response);
 }
 
 /** What any MFA request could write, to prove a refused one wrote nothing. */

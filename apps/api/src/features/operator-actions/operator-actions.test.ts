@@ -1,29 +1,14 @@
 import { WebhookState, type OperatorActionRead, type Page, type WebhookDetailRead } from '@platform/shared';
-import { setWebhookState, truncateWebhooks } from '@platform/testkit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
-import { act, createProperty, patchProperty, register, webhooksOf } from '../webhooks/webhook-test-support';
+import { setWebhookState } from '@platform/testkit';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
+import { act, createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
 
 const { Aborted, Failed } = WebhookState;
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
-beforeEach(async () => {
-  // cascades to operator_actions, which reference registrations
-  await truncateWebhooks(api.db.knex);
-});
-
-const readJson = async <T>(response: Response): Promise<T> => {
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as T;
-};
+// truncating the webhook tables cascades to operator_actions, which reference registrations
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 const trail = async (token: string, query = '') =>
   readJson<Page<OperatorActionRead>>(await api.fetch(`/api/operator-actions${query}`, { token }));

@@ -3,10 +3,10 @@
  * values than the defaults that honours them.
  */
 import { PartyType } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config';
-import { expectProblem } from '../../http/test-support';
-import { buildAccount, buildParty, startTestApi, type TestApi } from '../../test-support';
+import { expectProblem } from '../../../tests/support/http';
+import { buildAccount, buildParty, useTestApi } from '../../../tests/support/api';
 import { MAX_RECOVERY_FAILURES } from './password-recovery-service';
 
 const MINUTE = 60_000;
@@ -46,15 +46,13 @@ describe('recovery configuration', () => {
 });
 
 describe('an API with other recovery numbers', () => {
-  let api: TestApi;
-  beforeAll(async () => {
-    api = await startTestApi({
+  const { api } = useTestApi({
+    config: {
       RECOVERY_CODE_TTL: '5m',
       RECOVERY_BLOCK_DURATION: '2h',
       RECOVERY_RATE_LIMIT_PER_EMAIL: '2/1m',
-    });
+    },
   });
-  afterAll(() => api.close());
 
   it('honours them', async () => {
     const party = await buildParty(api.deps, { type: PartyType.PropertyManagementCompany });

@@ -4,19 +4,16 @@
  */
 import { PartyType } from '@platform/shared';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   buildAccount,
   buildParty,
-  buildWorld,
   expectAccessRules,
   login,
-  startTestApi,
   TEST_PASSWORD,
-  type TestApi,
-  type World,
-} from '../../test-support';
-import { expectProblem, writableCounts } from '../../http/test-support';
+  useTestApi,
+} from '../../../tests/support/api';
+import { expectProblem, writableCounts } from '../../../tests/support/http';
 import { MAX_RECOVERY_FAILURES } from './password-recovery-service';
 
 const SECOND = 1000;
@@ -27,13 +24,7 @@ const CODE_IN_MAIL = /Your recovery code: ([A-Z2-9]{4}-[A-Z2-9]{4})/;
 const RECOVERY_MESSAGE =
   'If an account with this email exists and its recovery is not blocked, a recovery code has been sent to it.';
 
-let api: TestApi;
-let world: World;
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
+const { api, world } = useTestApi({ world: true });
 beforeEach(async () => {
   api.clock.set(new Date());
   await api.deps.knex('rate_limit_hits').del();

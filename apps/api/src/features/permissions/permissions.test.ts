@@ -9,28 +9,18 @@ import {
   type AccountGroupPermissionMapping,
   type PermissionRead,
 } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, writableCounts } from '../../http/test-support';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, writableCounts } from '../../../tests/support/http';
 import {
   buildAccount,
   buildGroup,
-  buildWorld,
   expectAccessRules,
   login,
-  startTestApi,
-  type TestApi,
-  type World,
   type WorldParty,
-} from '../../test-support';
+  useTestApi,
+} from '../../../tests/support/api';
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
+const { api, world } = useTestApi({ world: true });
 
 interface PageOf<T> {
   items: T[];

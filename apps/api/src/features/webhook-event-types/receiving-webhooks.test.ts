@@ -8,8 +8,8 @@ import type { RotateSecretResult, WebhookRegistrationCreated, WebhookTestResult 
 import { eventually, freePort, startDispatcher, type DispatcherProcess } from '@platform/testkit';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../test-support';
-import { createProperty, patchProperty, register } from '../webhooks/webhook-test-support';
+import { buildAccount, buildParty, login, useTestApi } from '../../../tests/support/api';
+import { createProperty, patchProperty, register } from '../../../tests/support/webhooks';
 
 // The Node receiver of docs/receiving-webhooks.md, taken from the page as it is, run against the
 // real dispatcher's deliveries and the API's test event: it verifies, ignores test events and
@@ -36,7 +36,7 @@ const dir = mkdtempSync(join(tmpdir(), 'receiving-webhooks-'));
 // the example imports standardwebhooks, a dev dependency of the API
 symlinkSync(join(API, 'node_modules'), join(dir, 'node_modules'), 'dir');
 
-let api: TestApi;
+const { api } = useTestApi({ config: { SECRET_ENCRYPTION_KEY: SECRET_KEY } });
 let dispatcher: DispatcherProcess;
 let server: Server;
 let url: string;
@@ -51,7 +51,6 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'receiver.mjs'), code);
   const { createReceiver } = (await import(pathToFileURL(join(dir, 'receiver.mjs')).href)) as Receiver;
 
-  api = await startTestApi({ SECRET_ENCRYPTION_KEY: SECRET_KEY });
   const party = await buildParty(api.deps, { type: 2 });
   token = (await login(api, (await buildAccount(api.deps, { partyId: party.id })).email)).accessToken;
   // the registration names the receiver's address; the receiver takes the registration's secret
@@ -74,7 +73,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (dispatcher) expect(await dispatcher.stop()).toBe(0);
   server?.close();
-  await api?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

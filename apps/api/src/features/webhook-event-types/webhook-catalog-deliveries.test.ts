@@ -20,8 +20,8 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESOURCES } from '../../resources/index';
-import { SAMPLE_CREATE, SAMPLE_PATCH, uploadForm, worldParties } from '../../resources/sample-writes';
-import { buildWorld, startTestApi, type TestApi, type World } from '../../test-support';
+import { SAMPLE_CREATE, SAMPLE_PATCH, uploadForm, worldParties } from '../../../tests/support/sample-writes';
+import { useTestApi } from '../../../tests/support/api';
 import { WEBHOOK_EVENT_CATALOG, WebhookDeliveryHeaders } from './webhook-event-catalog';
 
 // The catalog is true: a real delivery of every subscribable entity and event, made through the
@@ -44,16 +44,13 @@ const TRANSPORT_HEADERS = [
   'accept-language',
 ];
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true, config: { SECRET_ENCRYPTION_KEY: SECRET_KEY } });
 let target: TestTarget;
 let dispatcher: DispatcherProcess;
 /** Subscribed to every event: one without target authorization, one with the token in the body. */
 let registrations: WebhookRegistrationCreated[];
 
 beforeAll(async () => {
-  api = await startTestApi({ SECRET_ENCRYPTION_KEY: SECRET_KEY });
-  world = await buildWorld(api);
   await api.db.knex('parties').where({ id: world.pmc.id }).update({ conference_enabled: true });
   target = await startTestTarget();
   const enabledEvents = WEBHOOK_EVENT_CATALOG.map(({ entityName, type }) => ({ entityName, type }));
@@ -72,7 +69,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (dispatcher) expect(await dispatcher.stop()).toBe(0);
   await target?.close();
-  await api?.close();
 });
 
 const resourceNamed = (name: string) => RESOURCES.find((def) => def.name === name)!;

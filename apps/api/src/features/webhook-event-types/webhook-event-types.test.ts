@@ -11,18 +11,11 @@ import {
 } from '@platform/shared';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, expectUnauthenticated } from '../../http/test-support';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, expectUnauthenticated } from '../../../tests/support/http';
 import { buildOpenApiDocument } from '../../http/openapi';
 import { ROUTES, WEBHOOKS } from '../../routes';
-import {
-  buildWorld,
-  expectAccessRules,
-  startTestApi,
-  testPrivateKeyPem,
-  type TestApi,
-  type World,
-} from '../../test-support';
+import { expectAccessRules, testPrivateKeyPem, useTestApi } from '../../../tests/support/api';
 
 // GET /api/webhook-event-types and the `webhooks` section of the OpenAPI document: both list
 // exactly what the registration API accepts, and every schema accepts its own example.
@@ -33,13 +26,7 @@ const SUBSCRIBABLE = WEBHOOK_ENTITY_NAMES.flatMap((entity) =>
   SUBSCRIBABLE_EVENT_TYPES.map((type) => `${entity}.${EVENT_NAMES[type - 1]}`),
 );
 
-let api: TestApi;
-let world: World;
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api?.close());
+const { api, world } = useTestApi({ world: true });
 
 async function list(query = '', token = world.pmc.full.token): Promise<WebhookEventTypeRead[]> {
   const response = await api.fetch(`/api/webhook-event-types${query}`, { token });

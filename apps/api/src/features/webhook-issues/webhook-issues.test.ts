@@ -13,13 +13,12 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 
 const { Retrying, Successful, Failed } = WebhookState;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let target: TestTarget;
 
 /** What the target answers a change: its entity says (a status, or a reset connection). */
@@ -40,8 +39,6 @@ const change = (partyId: number, entityId: number, answer: Answer) =>
   seedChange(api.db.knex, propertyChange(partyId, entityId, { answer }));
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   await truncateWebhooks(api.db.knex);
   target = await startTestTarget(
     (request) => bodyOf<{ entity: { answer: TargetAnswer } }>(request).entity.answer,
@@ -98,13 +95,11 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await target?.close();
-  await api.close();
 });
 
 const issues = async (token: string, query = '') => {
   const response = await api.fetch(`/api/webhook-issues${query}`, { token });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as Page<WebhookIssueRead>;
+  return readJson<Page<WebhookIssueRead>>(response);
 };
 
 /** The line of `registrationId` expected for the webhooks `ids` (all of them fanned out alike). */

@@ -16,7 +16,7 @@ import {
   type TestDatabase,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount } from '../../test-support';
+import { buildAccount } from '../../../tests/support/api';
 
 /**
  * Bulk operations at scale, on the real API process: 100,000 webhooks retried, then resolved and

@@ -8,26 +8,24 @@ import {
 import type { Principal } from '../../auth/principal';
 import { propertyChange, seedChange, seedRegistration, setWebhookState } from '@platform/testkit';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../test-support';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildAccount, buildParty, login, useTestApi } from '../../../tests/support/api';
 import { createOperation, OperationRunner } from './operation-runner';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-let api: TestApi;
+// batches of 3: every operation below takes several
+const { api } = useTestApi({ config: { WEBHOOK_OPERATION_BATCH: '3' } });
 let token: string;
 let partyId: number;
 let accountId: number;
 
 beforeAll(async () => {
-  // batches of 3: every operation below takes several
-  api = await startTestApi({ WEBHOOK_OPERATION_BATCH: '3' });
   partyId = (await buildParty(api.deps, { type: 2 })).id;
   const account = await buildAccount(api.deps, { partyId });
   accountId = account.id;
   token = (await login(api, account.email)).accessToken;
 });
-afterAll(() => api.close());
 
 /** Starts a bulk action (or anything posting an operation) and waits until it finished. */
 async function operate(path: string, body: unknown, as = token): Promise<WebhookOperationRead> {

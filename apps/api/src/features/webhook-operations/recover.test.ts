@@ -10,18 +10,17 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../test-support';
+import { buildAccount, buildParty, login, useTestApi } from '../../../tests/support/api';
 
 const { Successful, Failed, Pending } = WebhookState;
 
-let api: TestApi;
+const { api } = useTestApi({ config: { WEBHOOK_OPERATION_BATCH: '2' } });
 let token: string;
 let partyId: number;
 let target: TestTarget;
 let dispatcher: DispatcherProcess;
 
 beforeAll(async () => {
-  api = await startTestApi({ WEBHOOK_OPERATION_BATCH: '2' });
   partyId = (await buildParty(api.deps, { type: 2 })).id;
   token = (await login(api, (await buildAccount(api.deps, { partyId })).email)).accessToken;
   target = await startTestTarget(() => ({ status: 503 }));
@@ -36,7 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   expect(await dispatcher.stop()).toBe(0);
   await target.close();
-  await api.close();
 });
 
 const GROUPS = 5;

@@ -16,29 +16,25 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
-import { createProperty, patchProperty } from '../webhooks/webhook-test-support';
+import { expectProblem } from '../../../tests/support/http';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
+import { createProperty, patchProperty } from '../../../tests/support/webhooks';
 import type { OperationRow } from './operation-kinds';
 import { replayKind } from './replay-kind';
 
 const { Created, Successful, Pending } = WebhookState;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true });
 let target: TestTarget;
 let dispatcher: DispatcherProcess;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
   target = await startTestTarget();
   dispatcher = await startDispatcher(api.db.url);
 }, 60_000);
 afterAll(async () => {
   expect(await dispatcher?.stop()).toBe(0);
   await target?.close();
-  await api.close();
 });
 
 interface HookRow {

@@ -8,31 +8,19 @@ import {
   startDispatcher,
   startTestTarget,
   waitForWebhook,
-  truncateWebhooks,
 } from '@platform/testkit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
-import { register, webhooksOf, targetOf } from '../webhooks/webhook-test-support';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
+import { register, webhooksOf, targetOf } from '../../../tests/support/webhooks';
 
 const { Retrying, Successful, Failed, Pending } = WebhookState;
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
-beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
-});
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 async function health(id: number, token = world.pmc.full.token): Promise<WebhookRegistrationHealth> {
   const response = await api.fetch(`/api/webhook-registrations/${id}/health`, { token });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookRegistrationHealth;
+  return readJson<WebhookRegistrationHealth>(response);
 }
 
 const iso = (value: Date | null) => value?.toISOString() ?? null;

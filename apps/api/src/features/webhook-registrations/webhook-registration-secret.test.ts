@@ -10,18 +10,9 @@ import {
 } from '@platform/testkit';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../test-support';
-import { createProperty, patchProperty, register } from '../webhooks/webhook-test-support';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { buildAccount, buildParty, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
+import { createProperty, patchProperty, register } from '../../../tests/support/webhooks';
 
 // POST /api/webhook-registrations/{id}/rotate-secret, and the signatures the real dispatcher
 // process sends during and after the overlap, checked with the `standardwebhooks` library.
@@ -29,14 +20,8 @@ import { createProperty, patchProperty, register } from '../webhooks/webhook-tes
 /** The dispatcher opens what the API sealed: both get this key. */
 const SECRET_KEY = randomBytes(32).toString('base64');
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({ world: true, config: { SECRET_ENCRYPTION_KEY: SECRET_KEY } });
 
-beforeAll(async () => {
-  api = await startTestApi({ SECRET_ENCRYPTION_KEY: SECRET_KEY });
-  world = await buildWorld(api);
-});
-afterAll(() => api?.close());
 beforeEach(async () => {
   await api.db.knex('operator_actions').del();
 });
@@ -47,8 +32,7 @@ async function rotate(id: number, body?: unknown, token = world.pmc.full.token):
     token,
     ...(body === undefined ? {} : { json: body }),
   });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as RotateSecretResult;
+  return readJson<RotateSecretResult>(response);
 }
 
 const secretsOf = async (id: number) => {

@@ -1,29 +1,11 @@
-import { truncateWebhooks } from '@platform/testkit';
+import {} from '@platform/testkit';
 import type { WebhookRegistrationRead } from '@platform/shared';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import {
-  buildAccount,
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../test-support';
-import { register, targetOf } from '../webhooks/webhook-test-support';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { buildAccount, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
+import { register, targetOf } from '../../../tests/support/webhooks';
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
-beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
-});
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 async function setStatus(
   id: number,
@@ -31,14 +13,12 @@ async function setStatus(
   token = world.pmc.full.token,
 ): Promise<WebhookRegistrationRead> {
   const response = await api.fetch(`/api/webhook-registrations/${id}/${action}`, { method: 'POST', token });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookRegistrationRead;
+  return readJson<WebhookRegistrationRead>(response);
 }
 
 async function read(id: number, token = world.pmc.full.token): Promise<WebhookRegistrationRead> {
   const response = await api.fetch(`/api/webhook-registrations/${id}`, { token });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookRegistrationRead;
+  return readJson<WebhookRegistrationRead>(response);
 }
 
 const registrationRow = (id: number) => api.db.knex('webhook_registrations').where({ id }).first();

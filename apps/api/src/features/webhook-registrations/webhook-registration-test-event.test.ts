@@ -1,40 +1,31 @@
 import { TokenScope, WebhookAuthType, type WebhookTestResult } from '@platform/shared';
-import { bodyOf, startTestTarget, truncateWebhooks, type TestTarget } from '@platform/testkit';
+import { bodyOf, startTestTarget, type TestTarget } from '@platform/testkit';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import {
-  buildAccount,
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../test-support';
-import { register, targetOf } from '../webhooks/webhook-test-support';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { buildAccount, expectAccessRules, login, type TestApi, useTestApi } from '../../../tests/support/api';
+import { register, targetOf } from '../../../tests/support/webhooks';
 
 // POST /api/webhook-registrations/{id}/test: one delivery now, from the API, to real targets on
 // 127.0.0.1, built and sent by the dispatcher's code (@platform/delivery).
 
 const TIMEOUT_MS = 400;
 
-let api: TestApi;
-let world: World;
+const { api, world } = useTestApi({
+  world: true,
+  truncateWebhooks: true,
+  config: { WEBHOOK_TIMEOUT: `${TIMEOUT_MS}ms` },
+});
 let target: TestTarget;
 
 beforeAll(async () => {
-  api = await startTestApi({ WEBHOOK_TIMEOUT: `${TIMEOUT_MS}ms` });
-  world = await buildWorld(api);
   target = await startTestTarget();
 });
 afterAll(async () => {
   await target?.close();
-  await api?.close();
 });
 beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
   await api.db.knex('operator_actions').del();
   target.script = () => ({});
   target.requests.length = 0;
@@ -51,8 +42,7 @@ async function sendTest(
     token,
     ...(body === undefined ? {} : { json: body }),
   });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookTestResult;
+  return readJson<WebhookTestResult>(response);
 }
 
 const verifies = (secret: string, request: { body: string; headers: Record<string, unknown> }) => {
@@ -360,14 +350,10 @@ describe('POST /api/webhook-registrations/{id}/test', () => {
 });
 
 describe('private targets (ALLOW_PRIVATE_TARGETS=false)', () => {
-  let strict: TestApi;
-  let strictWorld: World;
-
-  beforeAll(async () => {
-    strict = await startTestApi({ ALLOW_PRIVATE_TARGETS: 'false' });
-    strictWorld = await buildWorld(strict);
+  const { api: strict, world: strictWorld } = useTestApi({
+    world: true,
+    config: { ALLOW_PRIVATE_TARGETS: 'false' },
   });
-  afterAll(() => strict?.close());
 
   it('refuses a target at a private address as a delivery does: a 200 with errorKind private-address, nothing sent', async () => {
     const created = await register(strict, strictWorld.pmc.full.token);

@@ -4,19 +4,10 @@ import {
   WebhookState,
   type WebhookRegistrationRead,
 } from '@platform/shared';
-import { setWebhookState, truncateWebhooks } from '@platform/testkit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import {
-  buildAccount,
-  buildParty,
-  buildWorld,
-  expectAccessRules,
-  login,
-  startTestApi,
-  type TestApi,
-  type World,
-} from '../../test-support';
+import { setWebhookState } from '@platform/testkit';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { buildAccount, buildParty, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
 import {
   createProperty,
   groupOf,
@@ -24,21 +15,11 @@ import {
   register,
   registrationBody,
   webhooksOf,
-} from '../webhooks/webhook-test-support';
+} from '../../../tests/support/webhooks';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
-beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
-});
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 const counts = async () => {
   const result: Record<string, number> = {};
@@ -46,11 +27,6 @@ const counts = async () => {
     result[table] = Number((await api.db.knex(table).count({ n: '*' }))[0]!.n);
   }
   return result;
-};
-
-const readJson = async <T>(response: Response): Promise<T> => {
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as T;
 };
 
 describe('POST /api/webhook-registrations', () => {
@@ -320,15 +296,13 @@ describe('POST /api/webhook-registrations', () => {
 });
 
 describe('private targets refused (ALLOW_PRIVATE_TARGETS=false)', () => {
-  let strict: TestApi;
+  const { api: strict } = useTestApi({ config: { ALLOW_PRIVATE_TARGETS: 'false' } });
   let token: string;
   beforeAll(async () => {
-    strict = await startTestApi({ ALLOW_PRIVATE_TARGETS: 'false' });
     const party = await buildParty(strict.deps, { type: 2 });
     const account = await buildAccount(strict.deps, { partyId: party.id });
     token = (await login(strict, account.email)).accessToken;
   });
-  afterAll(() => strict.close());
 
   it('refuses literal private, loopback and link-local addresses and localhost, on create and patch', async () => {
     const refused = [

@@ -1,27 +1,17 @@
 import { WebhookState, type WebhookStatsRead } from '@platform/shared';
-import { setWebhookState, truncateWebhooks } from '@platform/testkit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
-import { createProperty, patchProperty, register, webhooksOf } from '../webhooks/webhook-test-support';
+import { setWebhookState } from '@platform/testkit';
+import { describe, expect, it } from 'vitest';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
+import { createProperty, patchProperty, register, webhooksOf } from '../../../tests/support/webhooks';
+import { readJson } from '../../../tests/support/http';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
-beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
-});
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 async function stats(token: string): Promise<WebhookStatsRead> {
   const response = await api.fetch('/api/webhook-stats', { token });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookStatsRead;
+  return readJson<WebhookStatsRead>(response);
 }
 
 /** Records attempts of `webhookId` that ended `minutesAgo` before now, as the dispatcher would. */

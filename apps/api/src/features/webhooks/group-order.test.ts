@@ -1,23 +1,21 @@
 import { UNDELIVERED_WEBHOOK_STATES, WebhookState, type Page, type WebhookRead } from '@platform/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../test-support';
-import { act, createProperty, groupOf, register } from './webhook-test-support';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildAccount, buildParty, login, useTestApi } from '../../../tests/support/api';
+import { act, createProperty, groupOf, register } from '../../../tests/support/webhooks';
 
 /**
  * Group order under concurrency: many transactions change one entity at once while earlier
  * webhooks of its group are released concurrently; the group must keep the chain rule and commit
  * order, which a test of one request at a time cannot show.
  */
-let api: TestApi;
+const { api } = useTestApi();
 let token: string;
 
 beforeAll(async () => {
-  api = await startTestApi();
   const party = await buildParty(api.deps, { type: 2 });
   const account = await buildAccount(api.deps, { partyId: party.id });
   token = (await login(api, account.email)).accessToken;
 });
-afterAll(() => api.close());
 
 const WAVES = 5;
 const PATCHES_PER_WAVE = 20;

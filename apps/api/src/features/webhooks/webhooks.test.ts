@@ -5,10 +5,10 @@ import {
   type WebhookDetailRead,
   type WebhookRead,
 } from '@platform/shared';
-import { setWebhookState, waitForLockWaiter, truncateWebhooks } from '@platform/testkit';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem } from '../../http/test-support';
-import { buildWorld, expectAccessRules, startTestApi, type TestApi, type World } from '../../test-support';
+import { setWebhookState, waitForLockWaiter } from '@platform/testkit';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, readJson } from '../../../tests/support/http';
+import { expectAccessRules, useTestApi } from '../../../tests/support/api';
 import {
   act,
   createProperty,
@@ -17,26 +17,11 @@ import {
   register,
   targetOf,
   webhooksOf,
-} from './webhook-test-support';
+} from '../../../tests/support/webhooks';
 
 const { Created, Retrying, Successful, Failed, Aborted, Pending, Resolved } = WebhookState;
 
-let api: TestApi;
-let world: World;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  world = await buildWorld(api);
-});
-afterAll(() => api.close());
-beforeEach(async () => {
-  await truncateWebhooks(api.db.knex);
-});
-
-const readJson = async <T>(response: Response): Promise<T> => {
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as T;
-};
+const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
 const ids = async (response: Response) =>
   (await readJson<{ items: { id: number }[] }>(response)).items.map((item) => item.id);

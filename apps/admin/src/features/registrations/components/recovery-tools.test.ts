@@ -2,7 +2,7 @@ import type { WebhookOperationRead } from '@platform/shared';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { anOperation } from '../../webhook-operations/utils/operation.fixture';
+import { anOperation } from '../../../../tests/support/operations';
 import { RotatedSecretPanel } from './rotate-secret';
 import { TestEventResult } from './test-event-form';
 import { WINDOW_OPERATION_COPY } from './window-operation-dialog';

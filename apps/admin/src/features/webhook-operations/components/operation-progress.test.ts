@@ -1,7 +1,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { anOperation } from '../utils/operation.fixture';
+import { anOperation } from '../../../../tests/support/operations';
 import { OperationProgress } from './operation-progress';
 
 const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');

@@ -7,7 +7,7 @@ import {
   skippedEntries,
   skippedText,
 } from './operation-progress';
-import { anOperation } from './operation.fixture';
+import { anOperation } from '../../../../tests/support/operations';
 
 const operation = anOperation;
 

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from './http/openapi';
-import { buildGen1OpenApiDocument } from './gen1/gen1-openapi';
-import { formatGap, knownGaps, undocumentedStatuses } from './openapi-statuses';
-import { ROUTES } from './routes';
-import { readObserved } from './status-recorder';
-import { startTestApi, type TestApi } from './test-support';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../src/http/openapi';
+import { buildGen1OpenApiDocument } from '../src/gen1/gen1-openapi';
+import { formatGap, knownGaps, undocumentedStatuses } from './support/openapi-statuses';
+import { ROUTES } from '../src/routes';
+import { readObserved } from './support/status-recorder';
+import { useTestApi } from './support/api';
 
 const documents = [buildOpenApiDocument(ROUTES), buildGen1OpenApiDocument()];
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startTestApi();
-});
-afterAll(() => api.close());
+const { api } = useTestApi();
 
 describe('every status the API tests observe is documented in OpenAPI', () => {
   it('the shared test client records method, path (no query) and status for this test file', async () => {

@@ -24,9 +24,9 @@ afterAll(async () => {
   const [{ undocumentedStatuses, knownGaps, formatGap }, { buildOpenApiDocument }, { ROUTES }, gen1] =
     await Promise.all([
       import('./openapi-statuses'),
-      import('./http/openapi'),
-      import('./routes'),
-      import('./gen1/gen1-openapi'),
+      import('../../src/http/openapi'),
+      import('../../src/routes'),
+      import('../../src/gen1/gen1-openapi'),
     ]);
   const known = knownGaps();
   const gaps = undocumentedStatuses(observed, [buildOpenApiDocument(ROUTES), gen1.buildGen1OpenApiDocument()])

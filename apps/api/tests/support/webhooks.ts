@@ -1,6 +1,7 @@
 import type { WebhookRegistrationCreated, WebhookState } from '@platform/shared';
 import { expect } from 'vitest';
-import type { TestApi } from '../../test-support';
+import type { TestApi } from './api';
+import { readJson } from './http';
 
 /** A valid registration body subscribing to every Property event; overrides win. */
 export function registrationBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -27,8 +28,7 @@ export async function register(
     token,
     json: registrationBody(overrides),
   });
-  expect(response.status, await response.clone().text()).toBe(200);
-  return (await response.json()) as WebhookRegistrationCreated;
+  return readJson<WebhookRegistrationCreated>(response);
 }
 
 /** Creates a property through the API (a change to fan out) and answers its id. */

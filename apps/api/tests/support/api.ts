@@ -2,15 +2,16 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { createSecretBox, generatePrivateKeyPem, loadSigningKey, parseSecretKey } from '@platform/crypto';
-import { createTestDatabase, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, truncateWebhooks, type TestDatabase } from '@platform/testkit';
 import { PERMISSIONS, type PartyType, type PermissionName, permissionByName } from '@platform/shared';
 import pino, { type Logger } from 'pino';
-import { createApp } from './app';
-import { OperationRunner } from './features/webhook-operations/operation-runner';
-import { hashPassword } from './auth/passwords';
-import { TokenService } from './auth/tokens';
-import { testConfig, type Config } from './config';
-import type { AppDeps } from './deps';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { createApp } from '../../src/app';
+import { OperationRunner } from '../../src/features/webhook-operations/operation-runner';
+import { hashPassword } from '../../src/auth/passwords';
+import { TokenService } from '../../src/auth/tokens';
+import { testConfig, type Config } from '../../src/config';
+import type { AppDeps } from '../../src/deps';
 import { recordStatus } from './status-recorder';
 
 /** A clock tests can move. */
@@ -265,6 +266,59 @@ export async function buildWorld(api: TestApi): Promise<World> {
     insurer: await worldParty(api, 14),
     otherUser: await worldParty(api, 7, otherPmc.id),
   };
+}
+
+export interface UseTestApiOptions extends TestApiOptions {
+  /** Configuration the test changes (`startTestApi`'s overrides). */
+  config?: Partial<Record<keyof Config, string>>;
+  /** Builds the standard `World` too. */
+  world?: boolean;
+  /** Empties the webhook tables (`truncateWebhooks`) before each test. */
+  truncateWebhooks?: boolean;
+}
+
+/**
+ * The setup of an API test, in one call at the top of a file or a `describe`: `beforeAll` starts a
+ * test API over a fresh database (and builds the `World` when asked), `afterAll` closes it;
+ * `truncateWebhooks` empties the webhook tables before each test. The
+ * answered `api` and `world` are usable in the tests and hooks that follow: `api` forwards to the
+ * API once started, `world` is filled in when built.
+ */
+export function useTestApi(options: UseTestApiOptions & { world: true }): { api: TestApi; world: World };
+export function useTestApi(options?: UseTestApiOptions): { api: TestApi };
+export function useTestApi(options: UseTestApiOptions = {}): { api: TestApi; world?: World } {
+  const { config, world: withWorld, truncateWebhooks: truncateEach, ...apiOptions } = options;
+  let started: TestApi | undefined;
+  const current = (): TestApi => {
+    if (!started) throw new Error('useTestApi: the API starts in beforeAll; use it in a test or a hook');
+    return started;
+  };
+  const api: TestApi = {
+    get db() {
+      return current().db;
+    },
+    get deps() {
+      return current().deps;
+    },
+    get clock() {
+      return current().clock;
+    },
+    get url() {
+      return current().url;
+    },
+    fetch: (path, init) => current().fetch(path, init),
+    close: () => current().close(),
+  };
+  const world = {} as World;
+  beforeAll(async () => {
+    started = await startTestApi(config, apiOptions);
+    if (withWorld) Object.assign(world, await buildWorld(started));
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  if (truncateEach) beforeEach(() => truncateWebhooks(current().db.knex));
+  return withWorld ? { api, world } : { api };
 }
 
 /** Every world party, one per party type (the `other*` parties excluded). */

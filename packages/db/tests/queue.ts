@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { WebhookState } from '@platform/shared';
 import { seedParty } from '@platform/testkit';
-import { claimWebhooks, type Claim, type ClaimedWebhook } from './claim';
-import type { AttemptResult, HealthPolicy } from './complete';
-import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
-import { WEBHOOK_DUE_CHANNEL } from '../notify';
+import { claimWebhooks, type Claim, type ClaimedWebhook } from '../src/queue/claim';
+import type { AttemptResult, HealthPolicy } from '../src/queue/complete';
+import { enqueueEntityChange, type EntityChangeInput } from '../src/queue/enqueue';
+import { WEBHOOK_DUE_CHANNEL } from '../src/notify';
 
 /** An update of Unit `entityId` by `partyId`: the change the queue tests enqueue. */
 export const unitChange = (partyId: number, entityId: number): EntityChangeInput => ({

@@ -6,8 +6,8 @@
  */
 import { WebhookState, type PermissionResource } from '@platform/shared';
 import { expect } from 'vitest';
-import { expectProblem } from '../http/test-support';
-import { expectAccessRules, type TestApi, type World } from '../test-support';
+import { expectProblem } from './http';
+import { expectAccessRules, type TestApi, type World } from './api';
 
 /** A live registration of `partyId` subscribed to `entityName` events (direct insert); its id. */
 export async function subscribe(
@@ -103,6 +103,26 @@ export async function idsOf(response: Response): Promise<number[]> {
   expect(response.status, await response.clone().text()).toBe(200);
   const body = (await response.json()) as { items: { id: number }[] } | { id: number }[];
   return (Array.isArray(body) ? body : body.items).map((item) => item.id);
+}
+
+/**
+ * Asserts `created` (a POST's answer to `path`) reads back unchanged, is listed when sorted by
+ * `sortBy`, and is the only match of a search by `filters`.
+ */
+export async function expectReadListedFound(
+  api: TestApi,
+  path: string,
+  token: string,
+  created: Entity,
+  sortBy: string,
+  filters: unknown[],
+): Promise<void> {
+  expect(await (await api.fetch(`${path}/${created.id}`, { token })).json()).toEqual(created);
+  expect(await idsOf(await api.fetch(`${path}?SortByAttributeName=${sortBy}`, { token }))).toContain(
+    created.id,
+  );
+  const search = await api.fetch(`${path}/search`, { method: 'POST', token, json: { filters } });
+  expect(await idsOf(search)).toEqual([created.id]);
 }
 
 /** The id of the newest entity_changes row (0 for none), so a test can look at the changes it caused. */

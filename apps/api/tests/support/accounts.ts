@@ -1,13 +1,5 @@
-import { expect } from 'vitest';
-import { writableCounts } from '../../http/test-support';
-import { buildAccount, login, type TestApi, type World, type WorldParty } from '../../test-support';
-
-/** The parsed JSON body of `response` after asserting its status (the body is shown on failure). */
-export async function readJson<T = unknown>(response: Response, status = 200): Promise<T> {
-  const text = await response.text();
-  expect(response.status, text).toBe(status);
-  return JSON.parse(text) as T;
-}
+import { writableCounts } from './http';
+import { buildAccount, login, type TestApi, type World, type WorldParty } from './api';
 
 /** Everything an account operation could write, to prove a refused request wrote nothing. */
 export async function databaseSnapshot(api: TestApi) {

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { expect } from 'vitest';
-import type { TestApi } from '../test-support';
+import type { TestApi } from './api';
 
 /** The body of a ProblemDetails answer. */
 export interface Problem {
@@ -39,6 +39,30 @@ export async function expectProblem(
   else if (match.detail !== undefined) expect(body.detail).toBe(match.detail);
   if (match.instance !== undefined) expect(body.instance).toBe(match.instance);
   return body;
+}
+
+/** The parsed JSON body of `response` after asserting its status (the body is shown on failure). */
+export async function readJson<T = unknown>(response: Response, status = 200): Promise<T> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  return JSON.parse(text) as T;
+}
+
+/**
+ * Asserts each `[body, field]` of `cases`, sent as `method` to `path`, is refused with a 400
+ * ProblemDetails whose `errors` name `field`.
+ */
+export async function expectFieldErrors(
+  api: TestApi,
+  method: string,
+  path: string,
+  token: string,
+  cases: readonly (readonly [unknown, string])[],
+): Promise<void> {
+  for (const [body, field] of cases) {
+    const problem = await expectProblem(await api.fetch(path, { method, token, json: body }), 400);
+    expect(problem.errors, JSON.stringify(body)).toHaveProperty(field);
+  }
 }
 
 /** Asserts a bare 401: no body, no content type, a `WWW-Authenticate` challenge. */
