@@ -12,6 +12,7 @@ import {
   startDispatcher,
   startTestTarget,
   type TestDatabase,
+  type TargetAnswer,
   type TestTarget,
   waitForWebhook,
 } from '@platform/testkit';
@@ -125,7 +126,9 @@ describe('endpoints sharing a host', () => {
       // the breaker kept shut: the per-endpoint limits and shares alone must hold the hang apart
       DISPATCHER_BREAKER_FAILURES: '10000',
     });
-    const server = await startTestTarget((request) => (request.path === '/slow' ? { hang: true } : {}));
+    const server = await startTestTarget((request): TargetAnswer =>
+      request.path === '/slow' ? { hang: true } : {},
+    );
     servers.push(server);
     const slowParty = await seedParty(db.knex, 'Slow tenant');
     const otherParty = await seedParty(db.knex, 'Other tenant');

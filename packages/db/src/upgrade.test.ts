@@ -78,7 +78,7 @@ describe('a database of an older release', () => {
       .join('webhook_targets as t', 't.id', 'r.target_id')
       .orderBy('r.id')
       .select('t.id', 't.party_id', 't.url', 't.origin');
-    expect(endpoints.map(({ id, ...endpoint }: { id: number }) => endpoint)).toEqual([
+    expect(endpoints.map(({ party_id, url, origin }) => ({ party_id, url, origin }))).toEqual([
       { party_id: partyId, url: 'http://example.test/a', origin: 'http://example.test' },
       { party_id: partyId, url: 'http://example.test/b', origin: 'http://example.test' },
       { party_id: partyId, url: 'http://example.test/a', origin: 'http://example.test' },
