@@ -1,3 +1,4 @@
+import { enqueueEntityChange, notifyWebhookDue } from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import {
   attemptKindsOf,
@@ -171,5 +172,38 @@ describe('endpoints sharing a host', () => {
       .count({ n: '*' })
       .first();
     expect(Number(neverTried!.n)).toBeGreaterThan(50);
+  });
+
+  it('hold a host to DISPATCHER_MAX_PER_HOST, split evenly among its endpoints with work', async () => {
+    await dispatcher({
+      WEBHOOK_TIMEOUT: '3s',
+      DISPATCHER_BREAKER_FAILURES: '10000',
+      DISPATCHER_MAX_PER_ENDPOINT: '4',
+      DISPATCHER_MAX_PER_HOST: '6',
+    });
+    const server = await startTestTarget((): TargetAnswer => ({ hang: true }));
+    servers.push(server);
+    const paths = ['/one', '/two', '/three'];
+    const parties: number[] = [];
+    for (const path of paths) {
+      const partyId = await seedParty(db.knex);
+      await registered(partyId, `${server.origin}${path}`);
+      parties.push(partyId);
+    }
+    // 20 webhooks due to each endpoint, all at once (one transaction)
+    await db.knex.transaction(async (trx) => {
+      for (const partyId of parties)
+        for (let i = 1; i <= 20; i++) await enqueueEntityChange(trx, propertyChange(partyId, i));
+      await notifyWebhookDue(trx);
+    });
+    await eventually(() => server.requests.length > 0, { what: 'the first delivery' });
+    // within the time-out nothing is answered: what arrived is what the dispatcher holds in flight
+    await sleep(1_500);
+    const byPath = new Map(
+      paths.map((path) => [path, server.requests.filter((r) => r.path === path).length]),
+    );
+    // each endpoint alone could have 4 in flight (12 in all); the host holds them to 6, 2 each
+    expect(server.requests).toHaveLength(6);
+    expect(byPath).toEqual(new Map(paths.map((path) => [path, 2])));
   });
 });

@@ -51,12 +51,9 @@ export class DeliveryLoop {
       {
         isRunning: () => this.running,
         record: (result) => this.flusher.add(result),
-        // claim again if the last claim left work behind for this endpoint, or (the slot was one
-        // of its host's) for another, and enough room is free
+        // claim again if the last claim left work of this endpoint behind and enough room is free
         slotFreed: (target) =>
-          (limits.isWaiting(target) && limits.worthClaiming(target)) || limits.anyWaitingWithRoom()
-            ? this.wake()
-            : this.nudge(),
+          limits.isWaiting(target) && limits.worthClaiming(target) ? this.wake() : this.nudge(),
         staleReturned: () => this.wake(),
       },
     );
