@@ -788,8 +788,11 @@ create table webhook_targets (
   last_success_at timestamp with time zone,
   last_failure_at timestamp with time zone,
   state_changed timestamp with time zone default now() not null,
+  party_id integer not null,
+  url text not null,
   constraint webhook_targets_breaker_state_check CHECK ((breaker_state = ANY (ARRAY['closed'::text, 'open'::text, 'half-open'::text]))),
-  constraint webhook_targets_origin_key UNIQUE (origin),
+  constraint webhook_targets_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id) ON DELETE CASCADE,
+  constraint webhook_targets_party_id_url_key UNIQUE (party_id, url),
   constraint webhook_targets_pkey PRIMARY KEY (id)
 );
 
@@ -942,7 +945,7 @@ CREATE INDEX work_orders_party ON public.work_orders USING btree (party_id) WHER
 CREATE INDEX work_orders_process ON public.work_orders USING btree (process_id) WHERE (deleted IS NULL);
 CREATE INDEX work_orders_property ON public.work_orders USING btree (property_id) WHERE (deleted IS NULL);
 
-CREATE TRIGGER webhook_registrations_target BEFORE INSERT OR UPDATE OF target_url ON public.webhook_registrations FOR EACH ROW EXECUTE FUNCTION webhook_registrations_target();
+CREATE TRIGGER webhook_registrations_target BEFORE INSERT OR UPDATE OF target_url, party_id ON public.webhook_registrations FOR EACH ROW EXECUTE FUNCTION webhook_registrations_target();
 
 CREATE OR REPLACE FUNCTION public.time_partition_start(p_day date)
  RETURNS bigint
@@ -987,7 +990,7 @@ CREATE OR REPLACE FUNCTION public.webhook_deliveries(p_ids bigint[], p_interrupt
  STABLE
 AS $function$
       select coalesce(json_agg(d), '[]') from (
-        select w.id, w.registration_id, r.target_id, w.attempt_count as attempt, w.group_key,
+        select w.id, w.registration_id, r.target_id, t.origin, w.attempt_count as attempt, w.group_key,
                r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
                webhook_previous_secret(r.previous_signing_secret, r.previous_secret_expires_at)
                  as previous_signing_secret,
@@ -999,10 +1002,22 @@ AS $function$
                w.trace_context
           from webhooks w
           join webhook_registrations r on r.id = w.registration_id
+          join webhook_targets t on t.id = r.target_id
           join entity_changes c on c.id = w.entity_change_id
           join webhook_events e on e.id = w.event_id
          where w.id = any(p_ids)
       ) d
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.webhook_endpoint_url(p_url text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+      select webhook_target_origin(p_url) || coalesce(
+        (select case when m[1] = '' or left(m[1], 1) = '?' then '/' || m[1] else m[1] end
+           from regexp_match(p_url, '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*([^#]*)') as m),
+        '')
     $function$;
 
 CREATE OR REPLACE FUNCTION public.webhook_groups_release(p_registration_ids integer[], p_group_keys text[], p_lease_to text DEFAULT NULL::text, p_lease_ms double precision DEFAULT NULL::double precision)
@@ -1069,10 +1084,12 @@ CREATE OR REPLACE FUNCTION public.webhook_registrations_target()
  LANGUAGE plpgsql
 AS $function$
     declare
-      v_origin text := webhook_target_origin(new.target_url);
+      v_url text := webhook_endpoint_url(new.target_url);
     begin
-      insert into webhook_targets (origin) values (v_origin) on conflict (origin) do nothing;
-      select t.id into new.target_id from webhook_targets t where t.origin = v_origin;
+      insert into webhook_targets (party_id, url, origin)
+      values (new.party_id, v_url, webhook_target_origin(new.target_url))
+      on conflict (party_id, url) do nothing;
+      select t.id into new.target_id from webhook_targets t where t.party_id = new.party_id and t.url = v_url;
       return new;
     end
     $function$;

@@ -51,11 +51,18 @@ const ConfigSchema = z
     /** Deliveries in flight at once, over all targets. */
     DISPATCHER_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(32),
     /**
-     * Deliveries in flight to one target (origin) at most. The adaptive limit of each target
+     * Deliveries in flight to one endpoint at most. The adaptive limit of each endpoint
      * (docs/dispatcher.md › Scheduling) grows up to this; unset, DISPATCHER_CONCURRENCY.
      */
+    DISPATCHER_MAX_PER_ENDPOINT: z.coerce.number().int().min(1).max(10_000).optional(),
+    /** The former name of DISPATCHER_MAX_PER_ENDPOINT, still read. */
     DISPATCHER_MAX_PER_TARGET: z.coerce.number().int().min(1).max(10_000).optional(),
-    /** Consecutive target failures (timeouts, connection errors, 5xx) that open a target's breaker. */
+    /**
+     * Deliveries in flight to one origin (scheme, host, port) at most, over all its endpoints,
+     * shared evenly among those with work; unset, 4 × the per-endpoint cap.
+     */
+    DISPATCHER_MAX_PER_HOST: z.coerce.number().int().min(1).max(100_000).optional(),
+    /** Consecutive target failures (timeouts, connection errors, 5xx) that open an endpoint's breaker. */
     DISPATCHER_BREAKER_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
     /** An open breaker's first cool-down; it doubles with each open since the last success. */
     DISPATCHER_BREAKER_COOLDOWN: parsed('30s', parseDuration),
@@ -69,8 +76,11 @@ const ConfigSchema = z
     WEBHOOK_DISABLE_MIN_ATTEMPTS: z.coerce.number().int().min(1).max(1_000_000).default(10),
     /** Rows one claim statement takes at most. */
     DISPATCHER_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
-    /** Keep-alive connections per target origin, so one slow target cannot take every slot. */
-    DISPATCHER_CONNECTIONS_PER_ORIGIN: z.coerce.number().int().min(1).max(1000).default(32),
+    /**
+     * Keep-alive connections per origin; unset, the per-host cap within DISPATCHER_CONCURRENCY
+     * (fewer would queue one endpoint's requests behind another's of the same host).
+     */
+    DISPATCHER_CONNECTIONS_PER_ORIGIN: z.coerce.number().int().min(1).max(1000).optional(),
     /** Longest sleep without a notification (covers lost NOTIFYs). */
     DISPATCHER_POLL_INTERVAL: parsed('5s', parseDuration),
     /** How long in-flight deliveries may take to finish after SIGTERM. */
@@ -127,6 +137,23 @@ const ConfigSchema = z
       });
       return z.NEVER;
     }
+    if (
+      config.DISPATCHER_MAX_PER_ENDPOINT !== undefined &&
+      config.DISPATCHER_MAX_PER_TARGET !== undefined &&
+      config.DISPATCHER_MAX_PER_ENDPOINT !== config.DISPATCHER_MAX_PER_TARGET
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DISPATCHER_MAX_PER_TARGET'],
+        message: 'is the former name of DISPATCHER_MAX_PER_ENDPOINT: set one of them',
+      });
+      return z.NEVER;
+    }
+    const maxPerEndpoint = Math.min(
+      config.DISPATCHER_MAX_PER_ENDPOINT ?? config.DISPATCHER_MAX_PER_TARGET ?? config.DISPATCHER_CONCURRENCY,
+      config.DISPATCHER_CONCURRENCY,
+    );
+    const maxPerHost = config.DISPATCHER_MAX_PER_HOST ?? 4 * maxPerEndpoint;
     return {
       ...config,
       // Private targets are how local development and tests reach their receivers; in production
@@ -134,10 +161,10 @@ const ConfigSchema = z
       ALLOW_PRIVATE_TARGETS: config.ALLOW_PRIVATE_TARGETS ?? config.NODE_ENV !== 'production',
       // a lease outlives any delivery, so a live dispatcher never loses rows it is still working on
       LEASE_MS: config.DISPATCHER_LEASE ?? config.WEBHOOK_TIMEOUT * 2 + 30_000,
-      MAX_PER_TARGET: Math.min(
-        config.DISPATCHER_MAX_PER_TARGET ?? config.DISPATCHER_CONCURRENCY,
-        config.DISPATCHER_CONCURRENCY,
-      ),
+      MAX_PER_ENDPOINT: maxPerEndpoint,
+      MAX_PER_HOST: maxPerHost,
+      CONNECTIONS_PER_ORIGIN:
+        config.DISPATCHER_CONNECTIONS_PER_ORIGIN ?? Math.min(maxPerHost, config.DISPATCHER_CONCURRENCY),
     };
   });
 

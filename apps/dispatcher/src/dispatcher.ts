@@ -66,7 +66,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const deliverer = new Deliverer({
     timeoutMs: config.WEBHOOK_TIMEOUT,
     allowPrivateTargets: config.ALLOW_PRIVATE_TARGETS,
-    connectionsPerOrigin: config.DISPATCHER_CONNECTIONS_PER_ORIGIN,
+    connectionsPerOrigin: config.CONNECTIONS_PER_ORIGIN,
   });
   // the listener exists once started; the metrics and /healthz read it only when asked
   let listener: Listener | undefined;
@@ -89,7 +89,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     pollMs: config.DISPATCHER_POLL_INTERVAL,
     limits: new TargetLimits({
       concurrency: config.DISPATCHER_CONCURRENCY,
-      maxPerTarget: config.MAX_PER_TARGET,
+      maxPerTarget: config.MAX_PER_ENDPOINT,
+      maxPerHost: config.MAX_PER_HOST,
       slowMs: config.WEBHOOK_TIMEOUT / 4,
       now: () => clock.now(),
     }),

@@ -86,7 +86,7 @@ export class Launcher {
         this.record(webhook, outcomeWithoutRequest('circuit-open', clock.now()));
       else {
         this.buffer.push({ webhook, claimedAt });
-        limits.buffered(webhook.target_id);
+        limits.buffered(webhook.target_id, webhook.origin);
       }
     }
     this.launchBuffered();

@@ -51,7 +51,7 @@ export class DeliveryLoop {
       {
         isRunning: () => this.running,
         record: (result) => this.flusher.add(result),
-        // claim again if the last claim left work of this target behind and enough room is free
+        // claim again if the last claim left work of this endpoint behind and enough room is free
         slotFreed: (target) =>
           limits.isWaiting(target) && limits.worthClaiming(target) ? this.wake() : this.nudge(),
         staleReturned: () => this.wake(),
@@ -136,12 +136,15 @@ export class DeliveryLoop {
       this.retryDueDuringClaim = Infinity;
       const wakesBefore = this.wakes;
       try {
+        const rooms = limits.rooms();
         claim = await claimWebhooks(knex, {
           batch: wanted,
           leaseMs,
           dispatcherId,
-          rooms: limits.rooms(),
+          rooms,
           defaultRoom: limits.defaultRoom(),
+          held: limits.held(rooms),
+          hostRoom: limits.hostRoom(),
         });
         failures = 0;
       } catch (error) {

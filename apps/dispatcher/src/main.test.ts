@@ -189,6 +189,33 @@ describe('loadConfig', () => {
     ).toBe(false);
   });
 
+  it('caps deliveries per endpoint and per host, reading DISPATCHER_MAX_PER_TARGET as the former name', () => {
+    const base = { DATABASE_URL: 'postgres://localhost/x', DISPATCHER_CONCURRENCY: '64' };
+    // defaults: an endpoint may have every slot, a host four endpoints' worth, one connection per slot
+    expect(loadConfig(base)).toMatchObject({
+      MAX_PER_ENDPOINT: 64,
+      MAX_PER_HOST: 256,
+      CONNECTIONS_PER_ORIGIN: 64,
+    });
+    expect(loadConfig({ ...base, DISPATCHER_MAX_PER_ENDPOINT: '8' })).toMatchObject({
+      MAX_PER_ENDPOINT: 8,
+      MAX_PER_HOST: 32,
+      CONNECTIONS_PER_ORIGIN: 32,
+    });
+    expect(loadConfig({ ...base, DISPATCHER_MAX_PER_TARGET: '8' })).toMatchObject({ MAX_PER_ENDPOINT: 8 });
+    expect(
+      loadConfig({
+        ...base,
+        DISPATCHER_MAX_PER_ENDPOINT: '8',
+        DISPATCHER_MAX_PER_HOST: '12',
+        DISPATCHER_CONNECTIONS_PER_ORIGIN: '20',
+      }),
+    ).toMatchObject({ MAX_PER_ENDPOINT: 8, MAX_PER_HOST: 12, CONNECTIONS_PER_ORIGIN: 20 });
+    expect(() =>
+      loadConfig({ ...base, DISPATCHER_MAX_PER_ENDPOINT: '8', DISPATCHER_MAX_PER_TARGET: '9' }),
+    ).toThrow(/DISPATCHER_MAX_PER_TARGET: is the former name of DISPATCHER_MAX_PER_ENDPOINT/);
+  });
+
   it('lists every bad variable at once', () => {
     expect(() =>
       loadConfig({ DISPATCHER_PORT: 'x', WEBHOOK_RETRY_SCHEDULE: '1s,soon', ALLOW_PRIVATE_TARGETS: 'yes' }),

@@ -162,25 +162,36 @@ describe('the queue gauges', () => {
     expect(stats.oldestDueSeconds).toBeLessThan(180);
   });
 
-  it('count the targets whose breaker is open or half-open', async () => {
-    const origins = ['http://127.0.0.1:9', 'http://127.0.0.1:10', 'http://127.0.0.1:11'];
-    await db.knex('webhook_targets').insert(origins.slice(1).map((origin) => ({ origin })));
-    const breaker = (origin: string, state: 'closed' | 'open' | 'half-open') =>
+  it('count the endpoints whose breaker is open or half-open', async () => {
+    const partyId = await seedParty(db.knex);
+    const endpoints = (
+      (await db
+        .knex('webhook_targets')
+        .insert(
+          ['a', 'b', 'c'].map((path) => ({
+            party_id: partyId,
+            url: `http://127.0.0.1:9/${path}`,
+            origin: 'http://127.0.0.1:9',
+          })),
+        )
+        .returning('id')) as { id: number }[]
+    ).map((row) => row.id);
+    const breaker = (id: number, state: 'closed' | 'open' | 'half-open') =>
       db
         .knex('webhook_targets')
-        .where({ origin })
+        .where({ id })
         .update({
           breaker_state: state,
           open_until: state === 'open' ? db.knex.raw(`now() + interval '1 minute'`) : null,
         });
     try {
-      await breaker(origins[0]!, 'open');
-      await breaker(origins[1]!, 'half-open');
+      await breaker(endpoints[0]!, 'open');
+      await breaker(endpoints[1]!, 'half-open');
       expect((await queueStats(db.knex, { cap: 1000 })).openBreakers).toBe(2);
-      await breaker(origins[0]!, 'closed');
+      await breaker(endpoints[0]!, 'closed');
       expect((await queueStats(db.knex, { cap: 1000 })).openBreakers).toBe(1);
     } finally {
-      for (const origin of origins) await breaker(origin, 'closed');
+      await db.knex('webhook_targets').whereIn('id', endpoints).delete();
     }
   });
 

@@ -272,7 +272,7 @@ export function createDispatcherMetrics(sources: DispatcherMetricSources) {
   );
   registry.gauge(
     'dispatcher_open_breakers',
-    'Targets whose circuit breaker is open or half-open.',
+    'Endpoints whose circuit breaker is open or half-open.',
     async () => (await queue()).openBreakers,
   );
   registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.', () =>

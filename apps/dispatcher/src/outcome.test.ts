@@ -14,6 +14,7 @@ function claimed(overrides: Partial<ClaimedWebhook> = {}): ClaimedWebhook {
     id: 41,
     registration_id: 7,
     target_id: 3,
+    origin: 'https://example.com',
     attempt: 1,
     group_key: 'order-9',
     target_url: 'https://example.com/hook',

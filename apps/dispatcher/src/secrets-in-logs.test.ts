@@ -239,16 +239,18 @@ describe('the dispatcher’s output holds no target credential', () => {
       broken.push({ id, breakIt });
     }
     // webhooks are written for the registrations as they are; then they are broken (the party of
-    // a registration can only go missing without its foreign key)
+    // a registration, and of the endpoint it moves to, can only go missing without their foreign
+    // keys)
     const firstIds = await seedChange(db.knex, propertyChange(first, 1), { notify: false });
     expect(firstIds).toHaveLength(expected.size);
-    const { rows: foreignKeys } = await db.knex.raw<{ rows: { name: string }[] }>(
-      `select conname as name from pg_constraint
-        where conrelid = 'webhook_registrations'::regclass and contype = 'f'
+    const { rows: foreignKeys } = await db.knex.raw<{ rows: { name: string; table: string }[] }>(
+      `select conname as name, conrelid::regclass::text as table from pg_constraint
+        where conrelid in ('webhook_registrations'::regclass, 'webhook_targets'::regclass) and contype = 'f'
           and confrelid = 'parties'::regclass`,
     );
-    expect(foreignKeys).toHaveLength(1);
-    await db.knex.raw('alter table webhook_registrations drop constraint ??', [foreignKeys[0]!.name]);
+    expect(foreignKeys).toHaveLength(2);
+    for (const { name, table } of foreignKeys)
+      await db.knex.raw('alter table ?? drop constraint ??', [table, name]);
     for (const { id, breakIt } of broken) await breakIt(id);
 
     // the dispatcher signs with a key we know, so we can look for it too

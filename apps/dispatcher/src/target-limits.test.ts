@@ -9,21 +9,26 @@ const FAST = 10;
 const SLOW = 1_000;
 
 function limits(
-  options: { concurrency?: number; maxPerTarget?: number; now?: () => number } = {},
+  options: { concurrency?: number; maxPerTarget?: number; maxPerHost?: number; now?: () => number } = {},
 ): TargetLimits {
   const concurrency = options.concurrency ?? 32;
   return new TargetLimits({
     concurrency,
     maxPerTarget: options.maxPerTarget ?? concurrency,
+    maxPerHost: options.maxPerHost,
     slowMs: 500,
     now: options.now,
   });
 }
 
+/** The origin of endpoint `target`: its own host, unless `hosts` puts it on a shared one. */
+const hosts = new Map<number, string>();
+const originOf = (target: number): string => hosts.get(target) ?? `https://host-${target}.example`;
+
 /** Buffers and launches `count` deliveries to `target`, as the loop does. */
 function launch(l: TargetLimits, target: number, count: number): void {
   for (let i = 0; i < count; i++) {
-    l.buffered(target);
+    l.buffered(target, originOf(target));
     l.launched(target);
   }
 }
@@ -109,7 +114,7 @@ describe('TargetLimits', () => {
     expect(l.limitOf(1)).toBe(8);
   });
 
-  it('never grows past DISPATCHER_MAX_PER_TARGET', () => {
+  it('never grows past DISPATCHER_MAX_PER_ENDPOINT', () => {
     const l = limits({ concurrency: 32, maxPerTarget: 10 });
     launch(l, 1, 8);
     for (let i = 0; i < 20; i++) {
@@ -144,8 +149,8 @@ describe('TargetLimits', () => {
     }
     expect(l.limitOf(1)).toBe(10);
     // two more targets have work here (buffered): each may hold ⌈10 / 3⌉ = 4 in flight
-    l.buffered(2);
-    l.buffered(3);
+    l.buffered(2, originOf(2));
+    l.buffered(3, originOf(3));
     expect(l.canLaunch(1)).toBe(false); // 10 in flight, over its share now
     expect(l.canLaunch(2)).toBe(true);
     for (let i = 0; i < 6; i++) l.finished(1, 'success', FAST);
@@ -184,5 +189,45 @@ describe('TargetLimits', () => {
     // the next claim finds nothing left behind: target 1 may use its whole limit again
     l.setWaiting([]);
     expect(fill(l, 1)).toBe(5);
+  });
+
+  it('holds the endpoints of one host to DISPATCHER_MAX_PER_HOST, shared evenly among those with work', () => {
+    for (const target of [11, 12, 13]) hosts.set(target, 'https://hooks.example');
+    const l = limits({ concurrency: 32, maxPerTarget: 8, maxPerHost: 12 });
+    // alone on its host, an endpoint is held by its own limit
+    expect(fill(l, 11)).toBe(8);
+    // a second endpoint of the host with work here: each may hold ⌈12 / 2⌉ = 6, the host 12
+    l.buffered(12, originOf(12));
+    expect(l.canLaunch(11)).toBe(false);
+    expect(fill(l, 12)).toBe(4); // the host is full
+    l.finished(11, 'success', SLOW);
+    l.finished(11, 'success', SLOW);
+    expect(l.canLaunch(11)).toBe(false); // 6 in flight: its part of the host
+    expect(fill(l, 12)).toBe(2);
+    l.finished(11, 'success', SLOW);
+    expect(l.canLaunch(11)).toBe(true);
+    // a third with work: ⌈12 / 3⌉ = 4 each, the host 12 in all
+    l.buffered(13, originOf(13));
+    expect(l.canLaunch(11)).toBe(false);
+    expect(l.canLaunch(12)).toBe(false);
+    expect(fill(l, 13)).toBe(1);
+    // an endpoint of another host is not held by it
+    expect(fill(l, 20)).toBe(8);
+    // what a claim learns: what each endpoint holds, and the host's room (in flight and buffered)
+    expect(
+      l.held(
+        new Map([
+          [11, 0],
+          [14, 0],
+        ]),
+      ),
+    ).toEqual(
+      new Map([
+        [11, 5],
+        [14, 0],
+      ]),
+    );
+    expect(l.hostRoom()).toBe(24);
+    expect(limits().hostRoom()).toBeUndefined();
   });
 });

@@ -1,10 +1,15 @@
 import type { AttemptOutcome } from '@platform/shared';
 
 export interface TargetLimitsOptions {
-  /** The dispatcher's delivery slots, over all targets. */
+  /** The dispatcher's delivery slots, over all endpoints. */
   concurrency: number;
-  /** DISPATCHER_MAX_PER_TARGET: no target's limit grows beyond it. */
+  /** DISPATCHER_MAX_PER_ENDPOINT: no endpoint's limit grows beyond it. */
   maxPerTarget: number;
+  /**
+   * DISPATCHER_MAX_PER_HOST: deliveries in flight to one origin at most, over all its endpoints,
+   * shared evenly among those with work here. Unset: no cap per host.
+   */
+  maxPerHost?: number;
   /** A success slower than this does not grow the limit (the target is busy, not idle). */
   slowMs: number;
   /** The clock idle targets are forgotten by (epoch ms); `Date.now` unless a test moves time. */
@@ -12,6 +17,8 @@ export interface TargetLimitsOptions {
 }
 
 interface TargetState {
+  /** The origin (scheme, host, port) of the endpoint: what the per-host cap counts. */
+  origin: string;
   /** The adaptive limit: deliveries in flight to this target at most. */
   limit: number;
   inFlight: number;
@@ -33,13 +40,24 @@ const BACKOFF = 0.5;
  */
 export const FORGET_IDLE_TARGET_MS = 10 * 60_000;
 
+const isBusy = (state: TargetState): boolean => state.inFlight + state.buffered > 0;
+
+/** The deliveries in flight to one origin here, and how many of its endpoints have work here. */
+interface HostState {
+  inFlight: number;
+  busy: number;
+}
+
 /**
- * Per-target delivery limits of one dispatcher (docs/dispatcher.md › Scheduling): AIMD, as
- * Netflix's concurrency-limits `AIMDLimit`. A target starts at 8 in flight (or the cap); each
- * fast success while at least half its limit is in use adds one, up to DISPATCHER_MAX_PER_TARGET;
- * each target failure (timeout, connection error, 5xx: `attemptOutcome`) halves it, down to one.
- * On top of the limit, a target's fair share: while n targets have work here, none holds more
- * than ⌈slots / n⌉ of the slots; alone, it may have them all.
+ * Per-endpoint delivery limits of one dispatcher (docs/dispatcher.md › Scheduling); a "target"
+ * is an endpoint (`ClaimedWebhook.target_id`). AIMD, as Netflix's concurrency-limits
+ * `AIMDLimit`: an endpoint starts at 8 in flight (or the cap); each fast success while at least
+ * half its limit is in use adds one, up to DISPATCHER_MAX_PER_ENDPOINT; each target failure
+ * (timeout, connection error, 5xx: `attemptOutcome`) halves it, down to one. On top of the
+ * limit, two fair shares: while n endpoints have work here, none holds more than ⌈slots / n⌉ of
+ * the slots; and while m endpoints of one origin have work here, none holds more than
+ * ⌈DISPATCHER_MAX_PER_HOST / m⌉, the origin no more than DISPATCHER_MAX_PER_HOST in all. Alone, an
+ * endpoint may have them all, within its limit.
  *
  * Claims ask `rooms()`: how many more webhooks each known target may take, counting those
  * in flight and buffered against twice its allowance (the buffer keeps a slot's next webhook
@@ -47,6 +65,7 @@ export const FORGET_IDLE_TARGET_MS = 10 * 60_000;
  */
 export class TargetLimits {
   private readonly targets = new Map<number, TargetState>();
+  private readonly hosts = new Map<string, HostState>();
   /** Targets the last claim left work behind for, though nothing of theirs is here yet. */
   private waiting = new Set<number>();
   private readonly initial: number;
@@ -80,9 +99,18 @@ export class TargetLimits {
     return Math.max(1, Math.ceil(this.options.concurrency / this.busyTargets()));
   }
 
-  /** How many in flight a target may have now: its limit, within its fair share. */
+  /** An endpoint's part of its origin's cap: the cap over the origin's endpoints with work here. */
+  private hostShare(target: number): number {
+    const { maxPerHost } = this.options;
+    const state = this.targets.get(target);
+    if (maxPerHost === undefined) return Infinity;
+    const busy = state ? (this.hosts.get(state.origin)?.busy ?? 0) : 0;
+    return Math.max(1, Math.ceil(maxPerHost / Math.max(1, busy + (state && !isBusy(state) ? 1 : 0))));
+  }
+
+  /** How many in flight a target may have now: its limit, within its fair shares. */
   private allowance(target: number): number {
-    return Math.min(this.limitOf(target), this.share());
+    return Math.min(this.limitOf(target), this.share(), this.hostShare(target));
   }
 
   /** How many more webhooks a claim may take for a target now. */
@@ -121,6 +149,22 @@ export class TargetLimits {
     return 2 * Math.min(this.initial, this.share());
   }
 
+  /** What this dispatcher holds (in flight and buffered) of each target `rooms()` names. */
+  held(rooms: ReadonlyMap<number, number>): Map<number, number> {
+    const held = new Map<number, number>();
+    for (const target of rooms.keys()) {
+      const state = this.targets.get(target);
+      held.set(target, state ? state.inFlight + state.buffered : 0);
+    }
+    return held;
+  }
+
+  /** What the endpoints of one origin may hold here together (in flight and buffered); none: no cap. */
+  hostRoom(): number | undefined {
+    const { maxPerHost } = this.options;
+    return maxPerHost === undefined ? undefined : 2 * maxPerHost;
+  }
+
   /** The last claim left due work behind for these targets (they were at their room). */
   setWaiting(targets: readonly number[]): void {
     this.waiting = new Set(targets);
@@ -137,35 +181,41 @@ export class TargetLimits {
     return false;
   }
 
-  buffered(target: number): void {
-    const state = this.state(target);
-    state.buffered++;
+  /** A webhook of `target`, whose origin is `origin`, is buffered. */
+  buffered(target: number, origin: string): void {
+    const state = this.state(target, origin);
+    this.change(state, 0, 1);
     state.idleSince = null;
   }
 
   /** A buffered webhook leaves the buffer without launching (handed back). */
   unbuffered(target: number): void {
-    const state = this.state(target);
-    state.buffered = Math.max(0, state.buffered - 1);
+    const state = this.targets.get(target);
+    if (!state) return;
+    this.change(state, 0, -1);
     this.forgetIfIdle(target, state);
   }
 
   canLaunch(target: number): boolean {
+    const state = this.targets.get(target);
+    const { maxPerHost } = this.options;
+    if (state && maxPerHost !== undefined && (this.hosts.get(state.origin)?.inFlight ?? 0) >= maxPerHost)
+      return false;
     return this.inFlightOf(target) < this.allowance(target);
   }
 
   /** A buffered webhook is launched. */
   launched(target: number): void {
-    const state = this.state(target);
-    state.buffered = Math.max(0, state.buffered - 1);
-    state.inFlight++;
+    const state = this.targets.get(target);
+    if (state) this.change(state, 1, -1);
   }
 
   /** A delivery ended: the limit learns from its outcome. */
   finished(target: number, outcome: AttemptOutcome, durationMs: number): void {
-    const state = this.state(target);
+    const state = this.targets.get(target);
+    if (!state) return;
     const inUse = state.inFlight;
-    state.inFlight = Math.max(0, state.inFlight - 1);
+    this.change(state, -1, 0);
     if (outcome === 'target-failure') {
       state.limit = Math.max(1, Math.floor(state.limit * BACKOFF));
     } else if (outcome === 'success' && durationMs < this.options.slowMs && inUse * 2 >= state.limit) {
@@ -174,13 +224,29 @@ export class TargetLimits {
     this.forgetIfIdle(target, state);
   }
 
-  private state(target: number): TargetState {
+  private state(target: number, origin: string): TargetState {
     let state = this.targets.get(target);
     if (!state) {
-      state = { limit: this.initial, inFlight: 0, buffered: 0, idleSince: null };
+      state = { origin, limit: this.initial, inFlight: 0, buffered: 0, idleSince: null };
       this.targets.set(target, state);
     }
     return state;
+  }
+
+  /** Moves a target's counts (never below zero), and its origin's with them. */
+  private change(state: TargetState, inFlight: number, buffered: number): void {
+    const wasBusy = isBusy(state);
+    const before = state.inFlight;
+    state.inFlight = Math.max(0, state.inFlight + inFlight);
+    state.buffered = Math.max(0, state.buffered + buffered);
+    let host = this.hosts.get(state.origin);
+    if (!host) {
+      host = { inFlight: 0, busy: 0 };
+      this.hosts.set(state.origin, host);
+    }
+    host.inFlight += state.inFlight - before;
+    host.busy += Number(isBusy(state)) - Number(wasBusy);
+    if (host.inFlight === 0 && host.busy === 0) this.hosts.delete(state.origin);
   }
 
   /**

@@ -1,6 +1,23 @@
 import type { Knex } from 'knex';
-import { WEBHOOK_REGISTRATIONS_TARGET_FUNCTION } from '../src/queue/functions/webhook-registrations-target';
 import { WEBHOOK_TARGET_ORIGIN_FUNCTION } from '../src/queue/functions/webhook-target-origin';
+
+/**
+ * The trigger as this release wrote it (one target per origin). Today's lives in
+ * `src/queue/functions/webhook-registrations-target.ts` and needs the columns a later migration
+ * adds, so this migration keeps its own.
+ */
+const ORIGIN_TARGET_TRIGGER_FUNCTION = `
+    create or replace function webhook_registrations_target() returns trigger
+    language plpgsql as $$
+    declare
+      v_origin text := webhook_target_origin(new.target_url);
+    begin
+      insert into webhook_targets (origin) values (v_origin) on conflict (origin) do nothing;
+      select t.id into new.target_id from webhook_targets t where t.origin = v_origin;
+      return new;
+    end
+    $$;
+`;
 
 /**
  * Delivery isolation (docs/dispatcher.md › Scheduling, limits and the breaker):
@@ -38,7 +55,7 @@ export async function up(knex: Knex): Promise<void> {
   `);
   // the trigger below needs them, and fills target_id of the registrations already written
   await knex.raw(WEBHOOK_TARGET_ORIGIN_FUNCTION);
-  await knex.raw(WEBHOOK_REGISTRATIONS_TARGET_FUNCTION);
+  await knex.raw(ORIGIN_TARGET_TRIGGER_FUNCTION);
   await knex.raw(`
     alter table webhook_registrations
       add column target_id int references webhook_targets,

@@ -17,6 +17,7 @@ import * as replay from './20261127000300_replay';
 import * as timePartitions from './20261128000000_time_partitions';
 import * as conferenceRoles from './20261129000000_conference_roles';
 import * as traceContext from './20261129120000_trace_context';
+import * as endpointIsolation from './20261130000000_endpoint_isolation';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -44,4 +45,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261128000000_time_partitions', timePartitions],
   ['20261129000000_conference_roles', conferenceRoles],
   ['20261129120000_trace_context', traceContext],
+  ['20261130000000_endpoint_isolation', endpointIsolation],
 ];

@@ -60,22 +60,35 @@ afterAll(async () => {
 });
 
 describe('a database of an older release', () => {
-  it('keeps its registrations, which get their targets, and ends as a fresh one', async () => {
+  it('keeps its registrations, which get their endpoints, and ends as a fresh one', async () => {
     const knex = await olderRelease('20261122001100_webhook_maintenance');
     const partyId = await seedParty(knex);
+    const otherPartyId = await seedParty(knex);
     await knex('webhook_registrations').insert([
       { party_id: partyId, target_url: 'HTTP://Example.test:80/a', signing_secret: 'x' },
       { party_id: partyId, target_url: 'http://example.test/b', signing_secret: 'x' },
+      { party_id: partyId, target_url: 'http://example.test/a', signing_secret: 'x' },
+      { party_id: otherPartyId, target_url: 'http://example.test/a', signing_secret: 'x' },
     ]);
 
     await migrate(knex);
 
     expect(await schemaSnapshot(knex)).toBe(await schemaSnapshot(fresh.knex));
-    const targets = await knex('webhook_registrations as r')
+    const endpoints = await knex('webhook_registrations as r')
       .join('webhook_targets as t', 't.id', 'r.target_id')
       .orderBy('r.id')
-      .pluck('t.origin');
-    expect(targets).toEqual(['http://example.test', 'http://example.test']);
+      .select('t.id', 't.party_id', 't.url', 't.origin');
+    expect(endpoints.map(({ party_id, url, origin }) => ({ party_id, url, origin }))).toEqual([
+      { party_id: partyId, url: 'http://example.test/a', origin: 'http://example.test' },
+      { party_id: partyId, url: 'http://example.test/b', origin: 'http://example.test' },
+      { party_id: partyId, url: 'http://example.test/a', origin: 'http://example.test' },
+      { party_id: otherPartyId, url: 'http://example.test/a', origin: 'http://example.test' },
+    ]);
+    // one party's two spellings of one URL share an endpoint; the other party's is its own
+    const ids = endpoints.map((endpoint: { id: number }) => endpoint.id);
+    expect(ids[2]).toBe(ids[0]);
+    expect(new Set(ids).size).toBe(3);
+    expect(await knex('webhook_targets').count({ n: '*' }).first()).toEqual({ n: 3 });
   });
 
   it('loses the functions whose signatures changed since', async () => {

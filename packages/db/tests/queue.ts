@@ -65,9 +65,9 @@ export function attemptResult(
 export async function ownRegistration(
   knex: Knex,
   targetUrl: string,
-  options: { shouldGroup?: boolean; shouldGroupContinueAfterFail?: boolean } = {},
+  options: { shouldGroup?: boolean; shouldGroupContinueAfterFail?: boolean; partyId?: number } = {},
 ): Promise<{ id: number; partyId: number; targetId: number }> {
-  const partyId = await seedParty(knex);
+  const partyId = options.partyId ?? (await seedParty(knex));
   const [row] = (await knex('webhook_registrations')
     .insert({
       party_id: partyId,
@@ -103,17 +103,29 @@ export async function backlog(
   });
 }
 
-/** A claim as dispatcher `dispatcherId` (default `d1`) sends it: `rooms` for targets it holds, `defaultRoom` (the batch) for others. */
+/**
+ * A claim as dispatcher `dispatcherId` (default `d1`) sends it: `rooms` for endpoints it holds
+ * (`held` of each), `defaultRoom` (the batch) for others, `hostRoom` per origin (none: no cap).
+ */
 export function claimAs(
   knex: Knex,
-  options: { batch: number; rooms?: [number, number][]; defaultRoom?: number; dispatcherId?: string },
+  options: {
+    batch: number;
+    rooms?: [number, number][];
+    held?: [number, number][];
+    defaultRoom?: number;
+    hostRoom?: number;
+    dispatcherId?: string;
+  },
 ): Promise<Claim> {
   return claimWebhooks(knex, {
     batch: options.batch,
     leaseMs: 60_000,
     dispatcherId: options.dispatcherId ?? 'd1',
     rooms: new Map(options.rooms ?? []),
+    held: new Map(options.held ?? []),
     defaultRoom: options.defaultRoom ?? options.batch,
+    hostRoom: options.hostRoom,
   });
 }
 

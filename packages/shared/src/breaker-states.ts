@@ -1,14 +1,15 @@
-/** A target's circuit breaker (docs/dispatcher.md › The circuit breaker). */
+/** An endpoint's circuit breaker (docs/dispatcher.md › The circuit breaker). */
 export const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
 export type BreakerState = (typeof BREAKER_STATES)[number];
 
 /**
  * The breaker's state machine as data, beside the webhook's (`WEBHOOK_TRANSITIONS`): every change
- * of a target's `breaker_state` the system may make, and who makes it. `from: null` is the state a
- * target is written in. The SQL makes exactly these changes, which a test proves by recording
+ * of an endpoint's `breaker_state` the system may make, and who makes it. `from: null` is the state
+ * an endpoint is written in. The SQL makes exactly these changes, which a test proves by recording
  * every change a trigger sees (`packages/db/src/queue/transitions.test.ts`).
  *
- * - `registration`: a registration names an origin no target has yet; its target starts closed.
+ * - `registration`: a registration names a URL its party has no endpoint of yet; the endpoint
+ *   starts closed.
  * - `delivery`: recorded results (`webhooks_complete`). A run of target failures opens a closed
  *   breaker; an answer closes it, also an open one (a request sent before it opened came back);
  *   the trial's answer closes a half-open one, its target failure opens it again.

@@ -72,7 +72,23 @@ export const WebhookRegistrationHealth = z
     status: z.enum(WEBHOOK_REGISTRATION_STATUSES),
     disabledReason: z.enum(WEBHOOK_DISABLED_REASONS).nullable(),
     statusChanged: timestamp.nullable(),
-    target: z.string().meta({ description: 'The origin the breaker and the concurrency limit belong to.' }),
+    endpoint: z
+      .object({
+        id: z.number().int(),
+        url: z
+          .string()
+          .meta({ description: 'The normalised URL: lower-case scheme and host, no default port.' }),
+        origin: z.string().meta({ description: 'Scheme, host and port: what the per-host cap counts.' }),
+      })
+      .meta({
+        description:
+          'The endpoint the registration delivers to, the unit of isolation: the breaker, the adaptive ' +
+          'concurrency limit and the fair share belong to it. Registrations of one party with one URL share it.',
+      }),
+    target: z.string().meta({
+      description: 'The origin of the endpoint (`endpoint.origin`), kept for older clients.',
+      deprecated: true,
+    }),
     breaker: z.object({
       state: z.enum(BREAKER_STATES),
       openUntil: timestamp.nullable().meta({ description: 'While open: when a trial request may be sent.' }),

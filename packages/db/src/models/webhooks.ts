@@ -24,7 +24,7 @@ export class WebhookRegistration extends EntityModel {
   auth_credentials!: string | null;
   signing_secret!: string;
   created_by_account_id!: number | null;
-  /** The origin it delivers to (`webhook_targets`); kept by a trigger from `target_url`. */
+  /** Its endpoint (`webhook_targets`: its party's normalised URL); kept by a trigger from `target_url`. */
   target_id!: number;
   status!: WebhookRegistrationStatus;
   disabled_reason!: WebhookDisabledReason | null;

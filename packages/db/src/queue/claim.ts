@@ -10,8 +10,13 @@ import { arrays, sqlList } from './sql';
 export interface ClaimedWebhook {
   id: number;
   registration_id: number;
-  /** The target (origin) it goes to: the unit of fair scheduling, limits and the breaker. */
+  /**
+   * The endpoint it goes to (a `webhook_targets` row: its party's normalised URL): the unit of
+   * fair scheduling, the adaptive limit and the breaker.
+   */
   target_id: number;
+  /** The endpoint's origin (scheme, host, port): what the per-host cap counts. */
+  origin: string;
   /** The attempt this delivery is (attempt_count after the claim). */
   attempt: number;
   group_key: string | null;
@@ -46,11 +51,11 @@ export interface ClaimedWebhook {
 /** What one claim took, and what the loop needs to know to claim again at the right time. */
 export interface Claim {
   leased: ClaimedWebhook[];
-  /** Targets whose breaker is open: record their webhooks as `circuit-open`, send nothing. */
+  /** Endpoints whose breaker is open: record their webhooks as `circuit-open`, send nothing. */
   openTargets: number[];
   /** A registration had more due work than its share of this batch: claim again at once. */
   more: boolean;
-  /** Targets that may have more due work than the room they were given: claim again when a slot frees. */
+  /** Endpoints that may have more due work than the room they were given: claim again when a slot frees. */
   cappedTargets: number[];
   /** When the claim came back short: the earliest moment more work falls due (null: none known). */
   nextDueAt: Date | null;
@@ -60,33 +65,45 @@ export interface ClaimOptions {
   batch: number;
   leaseMs: number;
   dispatcherId: string;
-  /** Per target the dispatcher knows: how many more of its webhooks it may take now. */
+  /** Per endpoint the dispatcher knows: how many more of its webhooks it may take now. */
   rooms: ReadonlyMap<number, number>;
-  /** The room of a target the dispatcher holds nothing of. */
+  /** The room of an endpoint the dispatcher holds nothing of. */
   defaultRoom: number;
+  /** Per endpoint of `rooms`: how many of its webhooks the dispatcher holds (in flight and buffered). */
+  held?: ReadonlyMap<number, number>;
+  /**
+   * What the endpoints of one origin may hold together in this dispatcher (twice
+   * DISPATCHER_MAX_PER_HOST: in flight and buffered), shared evenly among those with due work;
+   * none: no per-host cap.
+   */
+  hostRoom?: number;
 }
 
 const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 
 /**
  * The fair claim (docs/dispatcher.md › Scheduling). Bindings: batch, lease ms, dispatcher id,
- * target ids, their rooms, the default room.
+ * host room, the default room, endpoint ids, their rooms, what the dispatcher holds of each.
+ * A "target" here is an endpoint (`webhook_targets`: one party's normalised URL).
  *
  * 1. `regs` walks `webhooks_claimable` (registration_id, next_attempt_at) one registration at a
  *    time (a loose index scan: one probe per registration with claimable rows, however many rows
  *    each holds); `eligible` keeps the active ones (and deleted ones, whose rows the lease aborts)
  *    with their earliest row.
- * 2. `trials`: a target whose breaker cool-down is over (or whose trial's lease ran out, or that
- *    an operator half-opened) and has due work goes half-open, and this claim may send its one
- *    trial. The update's row lock makes one replica win it.
- * 3. `rooms`: per registration, how many rows its target may take: its room in this dispatcher;
- *    1 for a trial; 0 while another trial is in flight; a whole batch while open (those are
- *    recorded `circuit-open` without a request and need no slot).
- * 4. `picked` takes each registration's due rows in order, within its target's room and its
+ * 2. `trials`: an endpoint whose breaker cool-down is over (or whose trial's lease ran out, or
+ *    that an operator half-opened) and has due work goes half-open, and this claim may send its
+ *    one trial. The update's row lock makes one replica win it.
+ * 3. `rooms`: per registration, how many rows its endpoint may take: its room in this
+ *    dispatcher; 1 for a trial; 0 while another trial is in flight; a whole batch while open
+ *    (those are recorded `circuit-open` without a request and need no slot). `sized` holds each
+ *    endpoint to its part of its origin's room (the per-host cap): the host room split evenly
+ *    among the origin's endpoints with due work and room, less what the dispatcher already holds
+ *    of it, so one endpoint's backlog cannot fill the host while another endpoint of it waits.
+ * 4. `picked` takes each registration's due rows in order, within its endpoint's room and its
  *    share of the batch (batch / registrations with room, so a claim over a thousand
  *    registrations locks about a batch of rows, not a thousand rooms), an index range each,
- *    `skip locked`; `chosen` interleaves the targets: every target's first row, then every
- *    target's second, … up to the batch. Group order holds: only heads are claimable. When a
+ *    `skip locked`; `chosen` interleaves the endpoints: every endpoint's first row, then every
+ *    endpoint's second, … up to the batch. Group order holds: only heads are claimable. When a
  *    share, not a room, stopped a registration, `more` says so: the loop claims again at once.
  */
 export const CLAIM_SQL = `with recursive regs(id) as (
@@ -107,7 +124,7 @@ eligible as (
       order by w.next_attempt_at limit 1) f
    where r.status = 'active' or r.deleted is not null
 ),
-params as (select ?::int as batch, ?::float8 as lease_ms, ?::text as dispatcher_id),
+params as (select ?::int as batch, ?::float8 as lease_ms, ?::text as dispatcher_id, ?::int as host_room),
 trials as (
   update webhook_targets t
      set breaker_state = 'half-open', state_changed = now(),
@@ -118,24 +135,40 @@ trials as (
   returning t.id
 ),
 rooms as (
-  select e.id as registration_id, e.target_id,
+  select e.id as registration_id, e.target_id, t.origin, coalesce(c.held, 0) as held,
+         tr.id is not null as trial,
          case when tr.id is not null then 1
               when t.breaker_state = 'open' and t.open_until > now() then (select batch from params)
               when t.breaker_state <> 'closed' then 0
-              else greatest(coalesce(c.room, ?::int), 0) end as room,
+              else greatest(coalesce(c.room, ?::int), 0) end as endpoint_room,
          tr.id is null and t.breaker_state = 'open' and t.open_until > now() as circuit_open
     from eligible e
     join webhook_targets t on t.id = e.target_id
     left join trials tr on tr.id = e.target_id
-    left join unnest(?::int[], ?::int[]) as c(target_id, room) on c.target_id = e.target_id
+    left join unnest(?::int[], ?::int[], ?::int[]) as c(target_id, room, held) on c.target_id = e.target_id
    where e.first_due <= now()
+),
+hosts as (
+  select origin, count(distinct target_id) as endpoints
+    from rooms
+   where endpoint_room > 0 and not circuit_open and not trial
+   group by origin
+),
+sized as (
+  select r.registration_id, r.target_id, r.circuit_open,
+         case when r.circuit_open or r.trial or (select host_room from params) is null then r.endpoint_room
+              else least(r.endpoint_room,
+                         greatest(ceil((select host_room from params)::numeric / h.endpoints)::int - r.held, 0))
+         end as room
+    from rooms r
+    left join hosts h on h.origin = r.origin
 ),
 shares as (
   select r.*,
          least(r.room, (select batch from params),
                ceil((select batch from params)::numeric
                     / greatest(count(*) filter (where r.room > 0) over (), 1))::int) as take
-    from rooms r
+    from sized r
 ),
 picked as (
   select w.id, r.registration_id, r.target_id, r.room, r.take, r.circuit_open, w.next_attempt_at,
@@ -161,7 +194,7 @@ select webhooks_lease(array(select id from chosen), (select dispatcher_id from p
        array(select distinct target_id from chosen where circuit_open) as open_targets,
        exists (select 1 from picked p
                 where p.take < least(p.room, (select batch from params)) and p.n_reg >= p.take) as more,
-       array(select distinct r.target_id from rooms r
+       array(select distinct r.target_id from sized r
               where not r.circuit_open
                 and r.room <= (select count(*) from chosen c where c.target_id = r.target_id)) as capped_targets,
        case when (select count(*) from chosen) < (select batch from params) then least(
@@ -184,17 +217,19 @@ export function claimBindings(options: ClaimOptions): Knex.RawBinding[] {
     options.batch,
     options.leaseMs,
     options.dispatcherId,
+    options.hostRoom ?? null,
     options.defaultRoom,
     [...options.rooms.keys()],
     [...options.rooms.values()],
+    [...options.rooms.keys()].map((target) => options.held?.get(target) ?? 0),
   ]);
 }
 
 /**
- * Claims up to `batch` due webhooks in one statement, fairly across targets (`CLAIM_SQL`), and
+ * Claims up to `batch` due webhooks in one statement, fairly across endpoints (`CLAIM_SQL`), and
  * leases them (`webhooks_lease`) by pushing `next_attempt_at` to now + lease. A dispatcher that
  * dies loses its lease and the rows become due again; the next claim records the lost try as
- * `interrupted`. Also answers which targets' breakers are open, which targets may have more
+ * `interrupted`. Also answers which endpoints' breakers are open, which endpoints may have more
  * work than their room, and (when short) when more work falls due, so the loop needs no second
  * query to know how long to sleep.
  */

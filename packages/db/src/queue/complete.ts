@@ -13,7 +13,7 @@ import { arrays } from './sql';
 export interface AttemptResult {
   webhookId: number;
   registrationId: number;
-  /** The webhook's target (`ClaimedWebhook.target_id`), whose breaker the result feeds. */
+  /** The webhook's endpoint (`ClaimedWebhook.target_id`), whose breaker the result feeds. */
   targetId: number;
   groupKey: string | null;
   attempt: number;
@@ -44,7 +44,7 @@ export interface CompletedBatch {
   disabled: { registrationId: number; reason: WebhookDisabledReason }[];
 }
 
-/** When a target's breaker opens and a registration is disabled (docs/dispatcher.md › The breaker). */
+/** When an endpoint's breaker opens and a registration is disabled (docs/dispatcher.md › The breaker). */
 export interface HealthPolicy {
   /** Consecutive target failures (timeouts, connection errors, 5xx) that open the breaker. */
   breakerFailures: number;

@@ -114,27 +114,63 @@ describe('the fair claim', () => {
     expect(countBy(rest.leased, 'target_id')).toEqual(new Map([[big.targetId, 4]]));
   });
 
-  it('makes two registrations of one origin one target, sharing its room', async () => {
-    const a = await ownRegistration(knex, 'http://127.0.0.1:9/a');
-    const b = await ownRegistration(knex, 'HTTP://127.0.0.1:9/b?x=1');
-    expect(b.targetId).toBe(a.targetId);
-    expect(await knex('webhook_targets').select('origin')).toEqual([{ origin: 'http://127.0.0.1:9' }]);
-    const other = await ownRegistration(knex, 'https://user:secret@Example.com:443/hook');
-    expect(await targetRow(other.targetId)).toMatchObject({ origin: 'https://example.com' });
+  it('makes one party’s registrations of one URL one endpoint, sharing its room; another party’s or another path its own', async () => {
+    const a = await ownRegistration(knex, 'http://127.0.0.1:9/a?x=1');
+    const same = await ownRegistration(knex, 'HTTP://127.0.0.1:80/a?x=1'.replace(':80', ':9'), {
+      partyId: a.partyId,
+    });
+    const otherPath = await ownRegistration(knex, 'http://127.0.0.1:9/b', { partyId: a.partyId });
+    const otherParty = await ownRegistration(knex, 'http://127.0.0.1:9/a?x=1');
+    expect(same.targetId).toBe(a.targetId);
+    expect(new Set([a.targetId, otherPath.targetId, otherParty.targetId]).size).toBe(3);
+    expect(await targetRow(a.targetId)).toMatchObject({
+      party_id: a.partyId,
+      url: 'http://127.0.0.1:9/a?x=1',
+      origin: 'http://127.0.0.1:9',
+    });
+    const credentials = await ownRegistration(knex, 'https://user:secret@Example.com:443#top');
+    expect(await targetRow(credentials.targetId)).toMatchObject({
+      url: 'https://example.com/',
+      origin: 'https://example.com',
+    });
 
+    // one change of the party: a webhook each for a, same and otherPath
     await backlog(knex, a, 5);
-    await backlog(knex, b, 5);
-    const claim = await claimAs(knex, { batch: 10, rooms: [[a.targetId, 4]] });
-    expect(claim.leased).toHaveLength(4);
+    const claim = await claimAs(knex, { batch: 20, rooms: [[a.targetId, 4]] });
+    expect(countBy(claim.leased, 'target_id')).toEqual(
+      new Map([
+        [a.targetId, 4],
+        [otherPath.targetId, 5],
+      ]),
+    );
     expect(claim.cappedTargets).toEqual([a.targetId]);
 
-    // a registration moved to another URL moves to that origin's target
-    await knex('webhook_registrations')
-      .where({ id: b.id })
-      .update({ target_url: 'https://example.com/other' });
-    expect(await knex('webhook_registrations').where({ id: b.id }).first('target_id')).toEqual({
-      target_id: other.targetId,
+    // a registration moved to another URL moves to that endpoint of its party
+    await knex('webhook_registrations').where({ id: same.id }).update({ target_url: 'http://127.0.0.1:9/b' });
+    expect(await knex('webhook_registrations').where({ id: same.id }).first('target_id')).toEqual({
+      target_id: otherPath.targetId,
     });
+  });
+
+  it('shares a host’s room evenly among its endpoints with due work, less what the dispatcher holds of each', async () => {
+    const busy = await ownRegistration(knex, 'http://127.0.0.1:9/busy');
+    const quiet = await ownRegistration(knex, 'http://127.0.0.1:9/quiet');
+    const elsewhere = await ownRegistration(knex, 'http://127.0.0.2:9/hook');
+    for (const registration of [busy, quiet, elsewhere]) await backlog(knex, registration, 20);
+    // the host may hold 12 here: 6 per endpoint; the dispatcher holds 6 of busy already
+    const claim = await claimAs(knex, {
+      batch: 60,
+      rooms: [[busy.targetId, 16]],
+      held: [[busy.targetId, 6]],
+      hostRoom: 12,
+    });
+    expect(countBy(claim.leased, 'target_id')).toEqual(
+      new Map([
+        [quiet.targetId, 6],
+        [elsewhere.targetId, 12],
+      ]),
+    );
+    expect(claim.cappedTargets.sort()).toEqual([busy.targetId, quiet.targetId, elsewhere.targetId].sort());
   });
 
   it('never claims a paused or disabled registration, nor spends an attempt of it', async () => {

@@ -75,7 +75,7 @@ beforeEach(() => truncateWebhooks(knex));
 
 describe('the breaker', () => {
   it('opens after 3 target failures in a row; an answer that is not a 5xx ends the run', async () => {
-    const { targetId, webhooks: w } = await claimed(7);
+    const { registration, targetId, webhooks: w } = await claimed(7);
     // a 5xx, a timeout, then a 404 (the target answered): the run starts again
     await record([failure(w[0]!, 500), failure(w[1]!, 'timeout'), failure(w[2]!, 404)]);
     expect(await targetRow(targetId)).toMatchObject({ breaker_state: 'closed', consecutive_failures: 0 });
@@ -86,7 +86,16 @@ describe('the breaker', () => {
     await record([failure(w[6]!, 'internal')]);
     expect(await targetRow(targetId)).toMatchObject({ consecutive_failures: 1 });
 
-    const { webhooks: more } = await claimed(2, 'http://127.0.0.1:9/other');
+    // another party's registration of the same URL is an endpoint of its own: its failures are
+    // not this one's
+    const { targetId: otherTargetId, webhooks: others } = await claimed(2);
+    expect(otherTargetId).not.toBe(targetId);
+    await record(others.map((webhook) => failure(webhook, 500)));
+    expect(await targetRow(targetId)).toMatchObject({ breaker_state: 'closed', consecutive_failures: 1 });
+    expect(await targetRow(otherTargetId)).toMatchObject({ consecutive_failures: 2 });
+
+    await backlog(knex, registration, 2);
+    const { leased: more } = await claimAs(knex, { batch: 2 });
     await record([failure(more[0]!, 'connection-reset'), failure(more[1]!, 500)]);
     const open = await targetRow(targetId);
     expect(open).toMatchObject({ breaker_state: 'open', consecutive_failures: 3, opens: 1 });

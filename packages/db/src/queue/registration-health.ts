@@ -25,6 +25,9 @@ export interface RegistrationHealthRow {
   status_changed: Date | null;
   last_success_at: Date | null;
   failing_since: Date | null;
+  /** Its endpoint (`webhook_targets`), whose breaker this is: id, normalised URL, origin. */
+  endpoint_id: number;
+  endpoint_url: string;
   origin: string;
   breaker_state: BreakerState;
   open_until: Date | null;
@@ -40,7 +43,7 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 
 /**
  * A registration's health in one statement (docs/webhooks.md › Health, with its cost):
- * - its row and its target's breaker;
+ * - its row and its endpoint's breaker;
  * - per window (the last hour, the last day) the sums of `webhook_attempt_stats` over the minutes
  *   in it, and the p50 and p95 latency: the bucket where the running count of the requests sent
  *   (bucket >= 0; -1 is an attempt without a request) reaches 50 % / 95 %, answered as that
@@ -93,7 +96,7 @@ export const REGISTRATION_HEALTH_SQL = `
              where registration_id = :id and state = ${WebhookState.Pending}) a
   )
   select r.id, r.status, r.disabled_reason, r.status_changed, r.last_success_at, r.failing_since,
-         t.origin, t.breaker_state, t.open_until, t.consecutive_failures,
+         t.id as endpoint_id, t.url as endpoint_url, t.origin, t.breaker_state, t.open_until, t.consecutive_failures,
          windowed.figures -> 'last_hour' as last_hour, windowed.figures -> 'last_day' as last_day,
          awaiting.due_count, awaiting.oldest_due_at, awaiting.in_flight
     from webhook_registrations r

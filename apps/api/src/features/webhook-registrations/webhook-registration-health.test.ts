@@ -44,12 +44,14 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
   it('answers zeros and nulls for a registration that never delivered', async () => {
     const created = await register(api, world.pmc.full.token);
     const emptyWindow = { attempts: 0, successes: 0, successRate: null, p50Ms: null, p95Ms: null };
+    const endpoint = await targetOf(api, created.id).first();
     expect(await health(created.id)).toEqual({
       registrationId: created.id,
       status: 'active',
       disabledReason: null,
       statusChanged: null,
-      target: (await targetOf(api, created.id).first()).origin,
+      endpoint: { id: endpoint.id, url: endpoint.url, origin: endpoint.origin },
+      target: endpoint.origin,
       breaker: { state: 'closed', openUntil: null, consecutiveFailures: 0 },
       lastHour: emptyWindow,
       lastDay: emptyWindow,

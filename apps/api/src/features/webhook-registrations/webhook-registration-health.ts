@@ -34,6 +34,7 @@ export async function readRegistrationHealth(
     status: row.status,
     disabledReason: row.disabled_reason,
     statusChanged: iso(row.status_changed),
+    endpoint: { id: row.endpoint_id, url: row.endpoint_url, origin: row.origin },
     target: row.origin,
     breaker: {
       state: row.breaker_state,

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { TIME_PARTITION_START_FUNCTION } from './time-partition-start';
 import { TIME_PARTITIONS_ENSURE_FUNCTION } from './time-partitions-ensure';
 import { WEBHOOK_DELIVERIES_FUNCTION } from './webhook-deliveries';
+import { WEBHOOK_ENDPOINT_URL_FUNCTION } from './webhook-endpoint-url';
 import { WEBHOOK_GROUPS_RELEASE_FUNCTION } from './webhook-groups-release';
 import { WEBHOOK_PREVIOUS_SECRET_FUNCTION } from './webhook-previous-secret';
 import { WEBHOOK_REGISTRATIONS_TARGET_FUNCTION } from './webhook-registrations-target';
@@ -26,6 +27,7 @@ export const DATABASE_FUNCTIONS: readonly string[] = [
   TIME_PARTITION_START_FUNCTION,
   TIME_PARTITIONS_ENSURE_FUNCTION,
   WEBHOOK_TARGET_ORIGIN_FUNCTION,
+  WEBHOOK_ENDPOINT_URL_FUNCTION,
   WEBHOOK_REGISTRATIONS_TARGET_FUNCTION,
   WEBHOOK_PREVIOUS_SECRET_FUNCTION,
   WEBHOOK_DELIVERIES_FUNCTION,

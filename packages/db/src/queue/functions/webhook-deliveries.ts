@@ -1,6 +1,6 @@
 /**
  * What the deliveries of webhooks need, as a JSON array (times as ISO strings): the claim's and
- * the completion's answer (`ClaimedWebhook`). p_interrupted: ids whose previous lease ran out
+ * the completion's answer (`ClaimedWebhook`), with the endpoint and its origin. p_interrupted: ids whose previous lease ran out
  * without a result (interrupted: true). The previous signing secret while its rotation's overlap
  * lasts, and the trace context of the request that wrote the webhook.
  */
@@ -9,7 +9,7 @@ export const WEBHOOK_DELIVERIES_FUNCTION = `
     returns json
     language sql stable as $$
       select coalesce(json_agg(d), '[]') from (
-        select w.id, w.registration_id, r.target_id, w.attempt_count as attempt, w.group_key,
+        select w.id, w.registration_id, r.target_id, t.origin, w.attempt_count as attempt, w.group_key,
                r.target_url, r.auth_type, r.auth_credentials, r.signing_secret, r.party_id as registration_party_id,
                webhook_previous_secret(r.previous_signing_secret, r.previous_secret_expires_at)
                  as previous_signing_secret,
@@ -21,6 +21,7 @@ export const WEBHOOK_DELIVERIES_FUNCTION = `
                w.trace_context
           from webhooks w
           join webhook_registrations r on r.id = w.registration_id
+          join webhook_targets t on t.id = r.target_id
           join entity_changes c on c.id = w.entity_change_id
           join webhook_events e on e.id = w.event_id
          where w.id = any(p_ids)

@@ -1,15 +1,19 @@
 /**
- * The trigger that keeps each registration's `target_id` in step with its URL, whoever writes
- * it: the target of its origin (`webhook_target_origin`), created on first use.
+ * The trigger that keeps each registration's `target_id` in step with its party and URL, whoever
+ * writes them: the party's endpoint of that URL (`webhook_endpoint_url`) in `webhook_targets`,
+ * created on first use with its origin (`webhook_target_origin`). Registrations of one party with
+ * one URL share an endpoint; another party's registration of the same URL has its own.
  */
 export const WEBHOOK_REGISTRATIONS_TARGET_FUNCTION = `
     create or replace function webhook_registrations_target() returns trigger
     language plpgsql as $$
     declare
-      v_origin text := webhook_target_origin(new.target_url);
+      v_url text := webhook_endpoint_url(new.target_url);
     begin
-      insert into webhook_targets (origin) values (v_origin) on conflict (origin) do nothing;
-      select t.id into new.target_id from webhook_targets t where t.origin = v_origin;
+      insert into webhook_targets (party_id, url, origin)
+      values (new.party_id, v_url, webhook_target_origin(new.target_url))
+      on conflict (party_id, url) do nothing;
+      select t.id into new.target_id from webhook_targets t where t.party_id = new.party_id and t.url = v_url;
       return new;
     end
     $$;

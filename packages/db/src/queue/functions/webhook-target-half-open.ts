@@ -1,6 +1,6 @@
 /**
  * An operator says a registration's endpoint is fixed (a resume, a retry, a recover, a test
- * event): its target's breaker half-opens at once, so the next delivery is the trial, with no
+ * event): its endpoint's breaker half-opens at once, so the next delivery is the trial, with no
  * cool-down to wait out. A closed breaker is left alone.
  */
 export const WEBHOOK_TARGET_HALF_OPEN_FUNCTION = `

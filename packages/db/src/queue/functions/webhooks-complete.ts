@@ -12,7 +12,7 @@ const {
 /**
  * Records a batch of delivery results: the state update guarded by the lease (a dispatcher
  * whose lease ran out cannot overwrite newer state), one attempt row per applied result, the
- * health figures (per-minute stats, the targets' breakers, the registrations' failing runs and
+ * health figures (per-minute stats, the endpoints' breakers, the registrations' failing runs and
  * automatic disable, with its mails), and the release of the groups whose head ended. Rows are
  * locked first, each table in id order, registrations before groups before targets (the order
  * a registration's delete takes), and a registration or target only when its row must change:

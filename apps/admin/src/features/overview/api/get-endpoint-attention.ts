@@ -11,7 +11,7 @@ export const ATTENTION_REFRESH_MS = 30_000;
 /** How many registrations the overview checks: the newest, one page of the API's largest size. */
 export const ATTENTION_REGISTRATIONS = 100;
 
-/** The newest registrations, for their statuses and their targets. */
+/** The newest registrations, for their statuses and their endpoints. */
 export function getAttentionRegistrations(signal?: AbortSignal) {
   return api.request<Page<WebhookRegistrationRead>>('/api/webhook-registrations', {
     query: { PageSize: ATTENTION_REGISTRATIONS, SortByAttributeName: 'id', AscendingOrder: false },
@@ -30,8 +30,8 @@ export function getAttentionRegistrationsQueryOptions() {
 
 /**
  * Open circuits, paused and disabled registrations among the newest registrations: one list
- * read, plus one health read per target with an active registration (the breaker is the
- * target's, so one registration of it answers for all).
+ * read, plus one health read per endpoint with an active registration (the breaker is the
+ * endpoint's, so one registration of it answers for all).
  */
 export function useEndpointAttention() {
   const registrations = useQuery(getAttentionRegistrationsQueryOptions());

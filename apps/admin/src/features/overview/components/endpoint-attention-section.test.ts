@@ -12,19 +12,21 @@ describe('endpoint attention lists', () => {
         attention: {
           openCircuits: [
             {
-              target: 'https://a.example',
+              endpoint: 'https://a.example/hook',
               breaker: { state: 'open', openUntil: '2026-11-26T10:01:00Z', consecutiveFailures: 5 },
               registrations: [
                 {
                   id: 5,
-                  targetUrl: 'https://a.example/one',
+                  partyId: 9,
+                  targetUrl: 'https://a.example/hook',
                   status: 'active',
                   disabledReason: null,
                   statusChanged: null,
                 },
                 {
                   id: 4,
-                  targetUrl: 'https://a.example/two',
+                  partyId: 9,
+                  targetUrl: 'HTTPS://A.example:443/hook',
                   status: 'active',
                   disabledReason: null,
                   statusChanged: null,
@@ -36,20 +38,21 @@ describe('endpoint attention lists', () => {
           disabled: [
             {
               id: 1,
+              partyId: 9,
               targetUrl: 'https://d.example/',
               status: 'disabled',
               disabledReason: 'gone',
               statusChanged: '2026-11-26T10:00:00Z',
             },
           ],
-          unknownTargets: 0,
+          unknownEndpoints: 0,
         },
       }),
     );
     const read = text(html);
     expect(read).toContain('Open circuits (1)');
     expect(read).toMatch(
-      /https:\/\/a\.example Open 5 consecutive failures · trial .*Registration 5, Registration 4/,
+      /https:\/\/a\.example\/hook Open 5 consecutive failures · trial .*Registration 5, Registration 4/,
     );
     expect(read).toContain('Paused (0)No registration is paused.');
     expect(read).toContain('Disabled (1)');

@@ -57,7 +57,7 @@ function StoppedRegistration({
   );
 }
 
-/** The three lists: open circuits by target, paused and disabled registrations. */
+/** The three lists: open circuits by endpoint, paused and disabled registrations. */
 export function AttentionLists({ attention }: { attention: EndpointAttention }) {
   const { openCircuits, paused, disabled } = attention;
   return (
@@ -69,8 +69,8 @@ export function AttentionLists({ attention }: { attention: EndpointAttention }) 
         empty="Every breaker is closed."
       >
         {openCircuits.map((circuit) => (
-          <li key={circuit.target} className="attention__item" data-testid="open-circuit">
-            <code>{circuit.target}</code> <BreakerBadge state={circuit.breaker.state} />
+          <li key={circuit.endpoint} className="attention__item" data-testid="open-circuit">
+            <code>{circuit.endpoint}</code> <BreakerBadge state={circuit.breaker.state} />
             <span className="muted small">
               {' '}
               {formatCount(circuit.breaker.consecutiveFailures)} consecutive failures
@@ -123,7 +123,7 @@ export function AttentionLists({ attention }: { attention: EndpointAttention }) 
   );
 }
 
-/** The overview's endpoint section: which targets and registrations are not delivering. */
+/** The overview's endpoint section: which endpoints and registrations are not delivering. */
 export function EndpointAttentionSection() {
   const { registrations, attention, breakerReadsFailed, checked, total } = useEndpointAttention();
   return (
@@ -145,11 +145,11 @@ export function EndpointAttentionSection() {
         <ErrorState error={registrations.error} onRetry={() => registrations.refetch()} />
       ) : (
         <>
-          {attention.unknownTargets > 0 && (
+          {attention.unknownEndpoints > 0 && (
             <p className="muted small" data-testid="breakers-unknown">
               {breakerReadsFailed > 0
-                ? `The breakers of ${formatCount(breakerReadsFailed)} targets could not be read; open circuits may be missing.`
-                : `Reading the breakers of ${formatCount(attention.unknownTargets)} targets…`}
+                ? `The breakers of ${formatCount(breakerReadsFailed)} endpoints could not be read; open circuits may be missing.`
+                : `Reading the breakers of ${formatCount(attention.unknownEndpoints)} endpoints…`}
             </p>
           )}
           <AttentionLists attention={attention} />

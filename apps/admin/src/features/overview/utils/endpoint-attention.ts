@@ -2,12 +2,13 @@ import type { WebhookRegistrationHealth, WebhookRegistrationRead } from '@platfo
 
 type Registration = Pick<
   WebhookRegistrationRead,
-  'id' | 'targetUrl' | 'status' | 'disabledReason' | 'statusChanged'
+  'id' | 'partyId' | 'targetUrl' | 'status' | 'disabledReason' | 'statusChanged'
 >;
 
-/** A target whose circuit breaker is not closed, and the active registrations delivering to it. */
+/** An endpoint whose circuit breaker is not closed, and the active registrations delivering to it. */
 export interface OpenCircuit {
-  target: string;
+  /** The endpoint's normalised URL, as the API's health read names it. */
+  endpoint: string;
   breaker: WebhookRegistrationHealth['breaker'];
   registrations: Registration[];
 }
@@ -16,56 +17,64 @@ export interface EndpointAttention {
   openCircuits: OpenCircuit[];
   paused: Registration[];
   disabled: Registration[];
-  /** Targets whose breaker could not be read (yet): the open circuits may be incomplete. */
-  unknownTargets: number;
+  /** Endpoints whose breaker could not be read (yet): the open circuits may be incomplete. */
+  unknownEndpoints: number;
 }
 
-/** A target is an origin (scheme, host, port), as the dispatcher's breaker and limits count it. */
-export function originOf(targetUrl: string): string {
+/**
+ * The endpoint a URL names, as the dispatcher's breaker and limits count it (one party's
+ * normalised URL, docs/decisions.md › Delivery isolation): lower-case scheme and host, no default
+ * port, no credentials or fragment.
+ */
+export function endpointOf(targetUrl: string): string {
   try {
-    return new URL(targetUrl).origin;
+    const url = new URL(targetUrl);
+    url.username = '';
+    url.password = '';
+    url.hash = '';
+    return url.href;
   } catch {
     return targetUrl;
   }
 }
 
-function activeByOrigin(registrations: readonly Registration[]): Map<string, Registration[]> {
-  const byOrigin = new Map<string, Registration[]>();
+function activeByEndpoint(registrations: readonly Registration[]): Map<string, Registration[]> {
+  const byEndpoint = new Map<string, Registration[]>();
   for (const registration of registrations) {
     if (registration.status !== 'active') continue;
-    const origin = originOf(registration.targetUrl);
-    byOrigin.set(origin, [...(byOrigin.get(origin) ?? []), registration]);
+    const key = `${registration.partyId} ${endpointOf(registration.targetUrl)}`;
+    byEndpoint.set(key, [...(byEndpoint.get(key) ?? []), registration]);
   }
-  return byOrigin;
+  return byEndpoint;
 }
 
 /**
- * The registrations whose health the overview reads: one active registration per target, since
- * the breaker belongs to the target and every registration of it answers the same breaker.
+ * The registrations whose health the overview reads: one active registration per endpoint, since
+ * the breaker belongs to the endpoint and every registration of it answers the same breaker.
  * Paused and disabled registrations need no read: their status is in the list.
  */
 export function breakerProbes(registrations: readonly Registration[]): number[] {
-  return [...activeByOrigin(registrations).values()].map((group) => group[0]!.id);
+  return [...activeByEndpoint(registrations).values()].map((group) => group[0]!.id);
 }
 
-/** What needs an operator: open (or half-open) circuits by target, paused and disabled registrations. */
+/** What needs an operator: open (or half-open) circuits by endpoint, paused and disabled registrations. */
 export function endpointAttention(
   registrations: readonly Registration[],
-  healthByRegistrationId: ReadonlyMap<number, Pick<WebhookRegistrationHealth, 'target' | 'breaker'>>,
+  healthByRegistrationId: ReadonlyMap<number, Pick<WebhookRegistrationHealth, 'endpoint' | 'breaker'>>,
 ): EndpointAttention {
   const openCircuits: OpenCircuit[] = [];
-  let unknownTargets = 0;
-  for (const group of activeByOrigin(registrations).values()) {
+  let unknownEndpoints = 0;
+  for (const group of activeByEndpoint(registrations).values()) {
     const health = healthByRegistrationId.get(group[0]!.id);
-    if (!health) unknownTargets += 1;
+    if (!health) unknownEndpoints += 1;
     else if (health.breaker.state !== 'closed') {
-      openCircuits.push({ target: health.target, breaker: health.breaker, registrations: group });
+      openCircuits.push({ endpoint: health.endpoint.url, breaker: health.breaker, registrations: group });
     }
   }
   return {
     openCircuits,
     paused: registrations.filter((r) => r.status === 'paused'),
     disabled: registrations.filter((r) => r.status === 'disabled'),
-    unknownTargets,
+    unknownEndpoints,
   };
 }

@@ -52,7 +52,7 @@ export function HealthFigures({ health }: { health: WebhookRegistrationHealth })
           )}
           <span className="muted small breaker__failures" data-testid="breaker-failures">
             {formatCount(breaker.consecutiveFailures)} consecutive failure
-            {breaker.consecutiveFailures === 1 ? '' : 's'} · target <code>{health.target}</code>
+            {breaker.consecutiveFailures === 1 ? '' : 's'} · endpoint <code>{health.endpoint.url}</code>
           </span>
         </Fact>
         <Fact term="Last hour" testId="health-last-hour">

@@ -14,6 +14,7 @@ const health: WebhookRegistrationHealth = {
   status: 'active',
   disabledReason: null,
   statusChanged: null,
+  endpoint: { id: 3, url: 'https://hooks.example.com/a', origin: 'https://hooks.example.com' },
   target: 'https://hooks.example.com',
   breaker: { state: 'open', openUntil: '2026-11-26T10:01:00Z', consecutiveFailures: 5 },
   lastHour: { attempts: 8, successes: 2, successRate: 0.25, p50Ms: 120, p95Ms: 2000 },
@@ -71,7 +72,7 @@ describe('registration health components', () => {
     const html = renderToStaticMarkup(createElement(HealthFigures, { health }));
     const read = text(html);
     expect(read).toContain('Open until');
-    expect(read).toContain('5 consecutive failures · target https://hooks.example.com');
+    expect(read).toContain('5 consecutive failures · endpoint https://hooks.example.com/a');
     expect(read).toContain('25.0 % · 2 of 8 attempts · p50 120 ms · p95 2.0 s');
     expect(read).toContain('98.5 % · 394 of 400 attempts');
     expect(read).toMatch(/Awaiting delivery12/);
