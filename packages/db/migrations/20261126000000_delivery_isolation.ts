@@ -2,24 +2,6 @@ import type { Knex } from 'knex';
 import { WEBHOOK_TARGET_ORIGIN_FUNCTION } from '../src/queue/functions/webhook-target-origin';
 
 /**
- * The trigger as this release wrote it (one target per origin). Today's lives in
- * `src/queue/functions/webhook-registrations-target.ts` and needs the columns a later migration
- * adds, so this migration keeps its own.
- */
-const ORIGIN_TARGET_TRIGGER_FUNCTION = `
-    create or replace function webhook_registrations_target() returns trigger
-    language plpgsql as $$
-    declare
-      v_origin text := webhook_target_origin(new.target_url);
-    begin
-      insert into webhook_targets (origin) values (v_origin) on conflict (origin) do nothing;
-      select t.id into new.target_id from webhook_targets t where t.origin = v_origin;
-      return new;
-    end
-    $$;
-`;
-
-/**
  * Delivery isolation (docs/dispatcher.md › Scheduling, limits and the breaker):
  *
  * - `webhook_targets`: one row per origin (scheme, host, port) a registration points at, with
@@ -53,9 +35,8 @@ export async function up(knex: Knex): Promise<void> {
       state_changed timestamptz not null default now()
     );
   `);
-  // the trigger below needs them, and fills target_id of the registrations already written
+  // the backfill below needs it
   await knex.raw(WEBHOOK_TARGET_ORIGIN_FUNCTION);
-  await knex.raw(ORIGIN_TARGET_TRIGGER_FUNCTION);
   await knex.raw(`
     alter table webhook_registrations
       add column target_id int references webhook_targets,
@@ -67,9 +48,14 @@ export async function up(knex: Knex): Promise<void> {
       add column failing_since timestamptz,
       add column failures_since_success int not null default 0;
 
-    create trigger webhook_registrations_target before insert or update of target_url on webhook_registrations
-      for each row execute function webhook_registrations_target();
-    update webhook_registrations set target_url = target_url;
+    -- the registrations already written get their target here; the trigger that keeps it for
+    -- later writes is created by 20261130000000_endpoint_isolation, from today's definition
+    insert into webhook_targets (origin)
+    select distinct webhook_target_origin(target_url) from webhook_registrations
+        on conflict (origin) do nothing;
+    update webhook_registrations r set target_id = t.id
+      from webhook_targets t
+     where t.origin = webhook_target_origin(r.target_url);
     alter table webhook_registrations alter column target_id set not null;
 
     create table webhook_attempt_stats (

@@ -114,8 +114,15 @@ describe('a database of an older release', () => {
   it('keeps the rows of the tables partitioning converts, and the foreign key between them', async () => {
     const knex = await olderRelease('20261127000300_replay');
     const partyId = await seedParty(knex);
+    // that release's trigger gave each registration its origin's target
+    const [target] = await knex('webhook_targets').insert({ origin: 'http://127.0.0.1:9' }).returning('id');
     const [registration] = await knex('webhook_registrations')
-      .insert({ party_id: partyId, target_url: 'http://127.0.0.1:9/hook', signing_secret: 'x' })
+      .insert({
+        party_id: partyId,
+        target_url: 'http://127.0.0.1:9/hook',
+        signing_secret: 'x',
+        target_id: target.id,
+      })
       .returning('id');
     const [event] = await knex('webhook_events')
       .insert({ registration_id: registration.id, entity_name: 'Unit', type: 2 })
