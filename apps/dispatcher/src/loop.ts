@@ -136,16 +136,7 @@ export class DeliveryLoop {
       this.retryDueDuringClaim = Infinity;
       const wakesBefore = this.wakes;
       try {
-        const rooms = limits.rooms();
-        claim = await claimWebhooks(knex, {
-          batch: wanted,
-          leaseMs,
-          dispatcherId,
-          rooms,
-          defaultRoom: limits.defaultRoom(),
-          held: limits.held(rooms),
-          hostRoom: limits.hostRoom(),
-        });
+        claim = await claimWebhooks(knex, { batch: wanted, leaseMs, dispatcherId, ...limits.claimRooms() });
         failures = 0;
       } catch (error) {
         failures++;

@@ -120,6 +120,12 @@ export class TargetLimits {
     return Math.max(0, 2 * this.allowance(target) - state.inFlight - state.buffered);
   }
 
+  /** What a claim takes from the limits: each endpoint's room, the default, what is held, the host's room. */
+  claimRooms() {
+    const rooms = this.rooms();
+    return { rooms, defaultRoom: this.defaultRoom(), held: this.held(rooms), hostRoom: this.hostRoom() };
+  }
+
   /**
    * The rooms a claim sends: targets with work here or a limit backed off below the initial one.
    * Any other target gets the default room (a healthy idle target starts small again, and its

@@ -2,7 +2,7 @@ import { PartyType, TokenScope, type Page } from '@platform/shared';
 import type { Knex } from '@platform/db';
 import type { AppDeps } from '../deps';
 import type { Principal } from '../auth/principal';
-import { runWrite } from '../features/write-path';
+import { runWrite } from '../write-path';
 import { applyFilters, applyListSort, applySort, type ListQuery, type SearchBody } from '../http/collection';
 import { AppError, fieldError } from '../http/errors';
 import { offsetOf, pageOf, pageSql, paginate, type PageQuery } from '../http/pagination';

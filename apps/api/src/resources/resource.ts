@@ -2,7 +2,7 @@ import { ALL_PARTY_TYPES, PartyType, type PermissionResource } from '@platform/s
 import type { Knex } from '@platform/db';
 import type { z } from 'zod';
 import type { Principal } from '../auth/principal';
-import type { WriteContext } from '../features/write-path';
+import type { WriteContext } from '../write-path';
 import type { CollectionSpec } from '../http/collection';
 import type { RouteDefinition } from '../http/route';
 

@@ -28,7 +28,7 @@ import { consumeRateLimit, refundRateLimit, type RateLimitPolicy } from '../../h
 import { scopeToParties } from '../../http/scope';
 import { sendMail } from '../mail/mail-outbox';
 import { recordOperatorAction } from '../operator-actions/operator-action-service';
-import { runWrite } from '../write-path';
+import { runWrite } from '../../write-path';
 import {
   ACCOUNT_COLUMNS,
   ACCOUNT_FIELDS,

@@ -14,7 +14,7 @@ import { applyListSort, type CollectionSpec, type ListQuery } from '../../http/c
 import { AppError, fieldError } from '../../http/errors';
 import { paginate, type PageQuery } from '../../http/pagination';
 import { visibleAccount, visibleAccountIds } from '../accounts/account-service';
-import { runWrite } from '../write-path';
+import { runWrite } from '../../write-path';
 import {
   CONTACT_DETAIL_COLUMNS,
   presentContactDetail,

@@ -12,7 +12,7 @@ import { verifyPassword } from '../../auth/passwords';
 import type { AppDeps } from '../../deps';
 import { AppError, fieldError } from '../../http/errors';
 import { consumeRateLimit, refundRateLimit, type RateLimitPolicy } from '../../http/rate-limit';
-import { runWrite } from '../write-path';
+import { runWrite } from '../../write-path';
 import { base32Encode, generateTotpSecret, otpauthUri, verifyTotp } from './totp';
 
 /**

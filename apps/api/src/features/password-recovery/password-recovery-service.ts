@@ -17,7 +17,7 @@ import { consumeRateLimit, type RateLimitPolicy } from '../../http/rate-limit';
 import { scopeToParties } from '../../http/scope';
 import { findLoginAccount } from '../auth/account-claims';
 import { sendMail } from '../mail/mail-outbox';
-import { runWrite } from '../write-path';
+import { runWrite } from '../../write-path';
 
 /** Wrong recovery codes in a row that block an account's recovery (docs/decisions.md#password-recovery). */
 export const MAX_RECOVERY_FAILURES = 5;

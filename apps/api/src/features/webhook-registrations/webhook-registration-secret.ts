@@ -7,7 +7,7 @@ import {
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { recordOperatorAction } from '../operator-actions/operator-action-service';
-import { runWrite } from '../write-path';
+import { runWrite } from '../../write-path';
 import { lockVisibleRegistration, newSigningSecret } from './webhook-registration-service';
 
 /**

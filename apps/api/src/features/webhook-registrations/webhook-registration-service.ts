@@ -31,7 +31,7 @@ import { paginate, type PageQuery } from '../../http/pagination';
 import { scopeToParties } from '../../http/scope';
 import { recordOperatorAction } from '../operator-actions/operator-action-service';
 import { retryOnDeadlock } from '../webhooks/deadlock-retry';
-import { runWrite } from '../write-path';
+import { runWrite } from '../../write-path';
 import { privateTargetProblem } from './private-target';
 import {
   presentRegistration,

@@ -18,7 +18,7 @@ import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { AppError, fieldError } from '../../http/errors';
 import { recordOperatorAction } from '../operator-actions/operator-action-service';
-import { runWrite } from '../write-path';
+import { runWrite } from '../../write-path';
 import { visibleRegistrations } from './webhook-registration-service';
 
 /**

@@ -4,7 +4,7 @@ import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { AppError } from '../../http/errors';
 import { recordOperatorAction } from '../operator-actions/operator-action-service';
-import { runWrite } from '../write-path';
+import { runWrite } from '../../write-path';
 import { retryOnDeadlock } from './deadlock-retry';
 import { presentWebhook } from './webhook-presenter';
 import { findWebhook, visibleWebhooks } from './webhook-service';

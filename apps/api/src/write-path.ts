@@ -1,8 +1,8 @@
 import { enqueueEntityChange, type Knex } from '@platform/db';
 import { currentTraceContext } from '@platform/tracing';
 import type { WebhookEventType } from '@platform/shared';
-import type { Principal } from '../auth/principal';
-import type { AppDeps } from '../deps';
+import type { Principal } from './auth/principal';
+import type { AppDeps } from './deps';
 
 /** What a write sees: its transaction, who writes, and when. */
 export interface WriteContext {
