@@ -3,7 +3,7 @@ import type { Knex } from '@platform/db';
 import type { z } from 'zod';
 import type { Principal } from '../auth/principal';
 import type { WriteContext } from '../write-path';
-import type { CollectionSpec } from '../http/collection';
+import type { CollectionSpec, FieldSpec, FieldType } from '../http/collection';
 import type { RouteDefinition } from '../http/route';
 
 /** A column of a resource row, as Postgres returns it. */
@@ -106,3 +106,20 @@ export const DEFAULT_WRITERS = [PartyType.Admin, PartyType.PropertyManagementCom
 export function defineResource(definition: ResourceDefinition): ResourceDefinition {
   return definition;
 }
+
+/** A field's column: its snake_case name (`livingArea` → `living_area`). */
+export const snake = (field: string) => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/** `ResourceDefinition.columns` of write fields each stored in its snake_case column. */
+export const snakeColumns = (fields: readonly string[]): Record<string, string> =>
+  Object.fromEntries(fields.map((field) => [field, snake(field)]));
+
+/** `ResourceDefinition.columns` when every field of `write` but `partyId` has its snake_case column. */
+export const writeColumns = (write: z.ZodObject): Record<string, string> =>
+  snakeColumns(Object.keys(write.shape).filter((field) => field !== 'partyId'));
+
+/** `CollectionSpec.fields` of read fields each in the snake_case column of `table`, with its type. */
+export const tableFields = (table: string, fields: Record<string, FieldType>): Record<string, FieldSpec> =>
+  Object.fromEntries(
+    Object.entries(fields).map(([field, type]) => [field, { column: `${table}.${snake(field)}`, type }]),
+  );

@@ -23,6 +23,24 @@ export interface GroupToRepair extends GroupRelease {
 }
 
 /**
+ * The columns `pending`, `heads` (Created/Retrying) and `blocking` (Failed, unless the registration
+ * `r` continues after a failure) of the group named by `alias.registration_id`/`alias.group_key`,
+ * each counted by index probes.
+ */
+const groupCounts = (alias: string) => `
+  (select count(*) from webhooks w
+    where w.registration_id = ${alias}.registration_id and w.group_key = ${alias}.group_key
+      and w.state = ${WebhookState.Pending})::int as pending,
+  (select count(*) from webhooks w
+    where w.registration_id = ${alias}.registration_id and w.group_key = ${alias}.group_key
+      and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}))::int as heads,
+  case when r.should_group_continue_after_fail then 0
+       else (select count(*) from webhooks w
+              where w.registration_id = ${alias}.registration_id and w.group_key = ${alias}.group_key
+                and w.state = ${WebhookState.Failed})::int
+  end as blocking`;
+
+/**
  * One step of the repair sweep (docs/dispatcher.md#repair-sweep): looks at the next `limit` groups after `after`
  * that have a Pending webhook, the only groups that can be stranded, and answers those that need
  * a repair, plus where to continue (null when the sweep is through).
@@ -62,17 +80,7 @@ export async function findGroupsToRepair(
      page as (select * from chains limit ?),
      counted as (
        select p.registration_id, p.group_key, g.open_count, r.deleted is not null as deleted,
-              (select count(*) from webhooks w
-                where w.registration_id = p.registration_id and w.group_key = p.group_key
-                  and w.state = ${WebhookState.Pending})::int as pending,
-              (select count(*) from webhooks w
-                where w.registration_id = p.registration_id and w.group_key = p.group_key
-                  and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}))::int as heads,
-              case when r.should_group_continue_after_fail then 0
-                   else (select count(*) from webhooks w
-                          where w.registration_id = p.registration_id and w.group_key = p.group_key
-                            and w.state = ${WebhookState.Failed})::int
-              end as blocking
+              ${groupCounts('p')}
          from page p
          join webhook_registrations r on r.id = p.registration_id
          left join webhook_groups g using (registration_id, group_key)
@@ -151,17 +159,7 @@ export async function repairGroups(knex: Knex, groups: readonly GroupRelease[]):
        ),
        counted as (
          select t.registration_id, t.group_key, g.open_count,
-                (select count(*) from webhooks w
-                  where w.registration_id = t.registration_id and w.group_key = t.group_key
-                    and w.state = ${WebhookState.Pending})::int as pending,
-                (select count(*) from webhooks w
-                  where w.registration_id = t.registration_id and w.group_key = t.group_key
-                    and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)}))::int as heads,
-                case when r.should_group_continue_after_fail then 0
-                     else (select count(*) from webhooks w
-                            where w.registration_id = t.registration_id and w.group_key = t.group_key
-                              and w.state = ${WebhookState.Failed})::int
-                end as blocking
+                ${groupCounts('t')}
            from targets t
            join webhook_groups g using (registration_id, group_key)
            join webhook_registrations r on r.id = t.registration_id

@@ -1,6 +1,8 @@
 import type { ReactNode } from 'react';
 import { errorMessage } from '../../lib/api-client';
+import { Link } from '../../lib/router';
 import { Button } from './button';
+import { PageHeader } from './page-header';
 
 /** A loading placeholder announced to screen readers. */
 export function Loading({ label = 'Loading…' }: { label?: string }) {
@@ -42,5 +44,28 @@ export function ErrorState({
         </Button>
       )}
     </div>
+  );
+}
+
+/** A detail page whose record failed to load: its header, the error with a retry, and the way back. */
+export function PageLoadError({
+  title,
+  error,
+  onRetry,
+  back,
+}: {
+  title: string;
+  error: unknown;
+  onRetry: () => void;
+  back: { to: string; label: string };
+}) {
+  return (
+    <>
+      <PageHeader title={title} />
+      <ErrorState error={error} onRetry={onRetry} />
+      <p>
+        <Link to={back.to}>{back.label}</Link>
+      </p>
+    </>
   );
 }

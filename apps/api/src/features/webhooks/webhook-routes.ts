@@ -4,6 +4,7 @@ import {
   PartyType,
   WebhookDetailRead,
   WebhookRead,
+  type BulkWebhookAction,
   type PermissionName,
 } from '@platform/shared';
 import { z } from 'zod';
@@ -29,6 +30,27 @@ const operators = (permission: PermissionName) => ({
 const tags = ['Webhook'];
 const idParams = z.strictObject({ id: webhookId });
 const scopeNote = 'Webhooks of the registrations of the caller’s party (Admin: all).';
+const NOT_FINAL =
+  'For a webhook that is not final (Created, Retrying, Failed, Pending). When it holds its group, ' +
+  'the next webhook of the group becomes due. A final webhook is a 409.';
+
+/** `POST /api/webhooks/:id/<action>`: one operator action on one webhook, answering the webhook. */
+const webhookAction = (
+  action: BulkWebhookAction,
+  text: { summary: string; description: string; response: string },
+) =>
+  defineRoute({
+    method: 'post',
+    path: `/api/webhooks/:id/${action}`,
+    summary: text.summary,
+    description: text.description,
+    tags,
+    auth: operators('Webhook.Update'),
+    params: idParams,
+    response: { description: text.response, schema: WebhookRead },
+    errors: [404, 409],
+    handler: ({ deps, principal, params }) => actOnWebhook(deps, principal, params.id, action),
+  });
 
 export const webhookRoutes: RouteDefinition[] = [
   defineRoute({
@@ -82,48 +104,23 @@ export const webhookRoutes: RouteDefinition[] = [
     errors: [404],
     handler: ({ deps, principal, params, query }) => listAttempts(deps, principal, params.id, query),
   }),
-  defineRoute({
-    method: 'post',
-    path: '/api/webhooks/:id/abort',
+  webhookAction('abort', {
     summary: 'Abort a webhook: it is never delivered or retried',
-    description:
-      'For a webhook that is not final (Created, Retrying, Failed, Pending). When it holds its group, ' +
-      'the next webhook of the group becomes due. A final webhook is a 409.',
-    tags,
-    auth: operators('Webhook.Update'),
-    params: idParams,
-    response: { description: 'The webhook, now Aborted', schema: WebhookRead },
-    errors: [404, 409],
-    handler: ({ deps, principal, params }) => actOnWebhook(deps, principal, params.id, 'abort'),
+    description: NOT_FINAL,
+    response: 'The webhook, now Aborted',
   }),
-  defineRoute({
-    method: 'post',
-    path: '/api/webhooks/:id/resolve',
+  webhookAction('resolve', {
     summary: 'Mark a webhook resolved: the issue was handled by hand',
-    description:
-      'For a webhook that is not final (Created, Retrying, Failed, Pending). When it holds its group, ' +
-      'the next webhook of the group becomes due. A final webhook is a 409.',
-    tags,
-    auth: operators('Webhook.Update'),
-    params: idParams,
-    response: { description: 'The webhook, now Resolved', schema: WebhookRead },
-    errors: [404, 409],
-    handler: ({ deps, principal, params }) => actOnWebhook(deps, principal, params.id, 'resolve'),
+    description: NOT_FINAL,
+    response: 'The webhook, now Resolved',
   }),
-  defineRoute({
-    method: 'post',
-    path: '/api/webhooks/:id/retry',
+  webhookAction('retry', {
     summary: 'Give a Failed webhook one more attempt',
     description:
       'A Failed webhook becomes Retrying, due now, keeping its attempt count. Of a continue-after-fail ' +
       'registration it re-enters its group (Pending while another webhook of the group is open). ' +
       'An open circuit breaker of its target half-opens at once: the next delivery is the trial. ' +
       'Any other state is a 409.',
-    tags,
-    auth: operators('Webhook.Update'),
-    params: idParams,
-    response: { description: 'The webhook', schema: WebhookRead },
-    errors: [404, 409],
-    handler: ({ deps, principal, params }) => actOnWebhook(deps, principal, params.id, 'retry'),
+    response: 'The webhook',
   }),
 ];

@@ -34,13 +34,18 @@ import type { z } from 'zod';
 import type { FieldType } from '../../http/collection';
 import { AppError, fieldError } from '../../http/errors';
 import { decimal, withMeta, iso } from '../present';
-import { defineResource, type ResourceDefinition, type Row } from '../resource';
+import {
+  defineResource,
+  snake,
+  snakeColumns,
+  tableFields,
+  type ResourceDefinition,
+  type Row,
+} from '../resource';
 
 type Owner = NonNullable<ResourceDefinition['owner']>;
 type Derive = NonNullable<ResourceDefinition['derive']>;
 type BeforeDelete = NonNullable<ResourceDefinition['beforeDelete']>;
-
-const snake = (field: string) => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 
 /** A read field as its column holds it: timestamps as ISO 8601, `numeric` (a string in pg) as a number. */
 function presentValue(type: FieldType, value: unknown): unknown {
@@ -82,14 +87,9 @@ function defineConferenceResource({ fields, sortable, ...spec }: ConferenceResou
     ...spec,
     permission: 'Conference',
     conference: true,
-    columns: Object.fromEntries(writable.map((field) => [field, snake(field)])),
+    columns: snakeColumns(writable),
     collection: {
-      fields: Object.fromEntries(
-        Object.entries(all).map(([field, type]) => [
-          field,
-          { column: `${spec.table}.${snake(field)}`, type },
-        ]),
-      ),
+      fields: tableFields(spec.table, all),
       sortable: ['id', ...sortable, 'created', 'lastModified'],
       tieBreaker: `${spec.table}.id`,
     },

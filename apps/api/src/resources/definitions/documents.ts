@@ -6,7 +6,14 @@ import { defineRoute } from '../../http/route';
 import { pathId, wholeNumberText } from '../../http/validate';
 import { downloadFile, uploadFile, type FileUploadFields } from '../file-service';
 import { withMeta, isoDate } from '../present';
-import { DEFAULT_READERS, DEFAULT_WRITERS, defineResource, type ResourceDefinition } from '../resource';
+import {
+  DEFAULT_READERS,
+  DEFAULT_WRITERS,
+  defineResource,
+  type ResourceDefinition,
+  writeColumns,
+  tableFields,
+} from '../resource';
 
 /**
  * A document's file is its own: not the file of another live document (a unique index closes the
@@ -40,16 +47,7 @@ export const documentResource = defineResource({
   permission: 'Document',
   read: DocumentRead,
   write: DocumentWrite,
-  columns: {
-    title: 'title',
-    category: 'category',
-    description: 'description',
-    documentDate: 'document_date',
-    propertyId: 'property_id',
-    unitId: 'unit_id',
-    processId: 'process_id',
-    fileId: 'file_id',
-  },
+  columns: writeColumns(DocumentWrite),
   relations: {
     propertyId: { table: 'properties', name: 'Property' },
     unitId: { table: 'units', name: 'Unit' },
@@ -57,19 +55,19 @@ export const documentResource = defineResource({
     fileId: { table: 'files', name: 'File' },
   },
   collection: {
-    fields: {
-      id: { column: 'documents.id', type: 'integer' },
-      partyId: { column: 'documents.party_id', type: 'integer' },
-      title: { column: 'documents.title', type: 'string' },
-      category: { column: 'documents.category', type: 'string' },
-      documentDate: { column: 'documents.document_date', type: 'date' },
-      propertyId: { column: 'documents.property_id', type: 'integer' },
-      unitId: { column: 'documents.unit_id', type: 'integer' },
-      processId: { column: 'documents.process_id', type: 'integer' },
-      fileId: { column: 'documents.file_id', type: 'integer' },
-      created: { column: 'documents.created', type: 'timestamp' },
-      lastModified: { column: 'documents.last_modified', type: 'timestamp' },
-    },
+    fields: tableFields('documents', {
+      id: 'integer',
+      partyId: 'integer',
+      title: 'string',
+      category: 'string',
+      documentDate: 'date',
+      propertyId: 'integer',
+      unitId: 'integer',
+      processId: 'integer',
+      fileId: 'integer',
+      created: 'timestamp',
+      lastModified: 'timestamp',
+    }),
     sortable: ['id', 'title', 'category', 'documentDate', 'propertyId', 'created', 'lastModified'],
     tieBreaker: 'documents.id',
   },
@@ -151,29 +149,25 @@ export const fileResource = defineResource({
   permission: 'File',
   read: FileRead,
   write: FileWrite,
-  columns: {
-    fileName: 'file_name',
-    documentId: 'document_id',
-    propertyId: 'property_id',
-  },
+  columns: writeColumns(FileWrite),
   relations: {
     documentId: { table: 'documents', name: 'Document' },
     propertyId: { table: 'properties', name: 'Property' },
   },
   selectColumns: FILE_METADATA_COLUMNS,
   collection: {
-    fields: {
-      id: { column: 'files.id', type: 'integer' },
-      partyId: { column: 'files.party_id', type: 'integer' },
-      fileName: { column: 'files.file_name', type: 'string' },
-      contentType: { column: 'files.content_type', type: 'string' },
-      sizeBytes: { column: 'files.size_bytes', type: 'integer' },
-      sha256: { column: 'files.sha256', type: 'string' },
-      documentId: { column: 'files.document_id', type: 'integer' },
-      propertyId: { column: 'files.property_id', type: 'integer' },
-      created: { column: 'files.created', type: 'timestamp' },
-      lastModified: { column: 'files.last_modified', type: 'timestamp' },
-    },
+    fields: tableFields('files', {
+      id: 'integer',
+      partyId: 'integer',
+      fileName: 'string',
+      contentType: 'string',
+      sizeBytes: 'integer',
+      sha256: 'string',
+      documentId: 'integer',
+      propertyId: 'integer',
+      created: 'timestamp',
+      lastModified: 'timestamp',
+    }),
     sortable: ['id', 'fileName', 'contentType', 'sizeBytes', 'documentId', 'created', 'lastModified'],
     tieBreaker: 'files.id',
   },

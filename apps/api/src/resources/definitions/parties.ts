@@ -12,7 +12,7 @@ import {
 import type { Knex } from '@platform/db';
 import { AppError, fieldError } from '../../http/errors';
 import { withMeta } from '../present';
-import { defineResource, type ResourceDefinition, type Row } from '../resource';
+import { defineResource, type ResourceDefinition, type Row, snakeColumns, tableFields } from '../resource';
 
 const isManagedType = (type: unknown) => (MANAGED_PARTY_TYPES as readonly unknown[]).includes(type);
 
@@ -53,27 +53,22 @@ const partyResource = defineResource({
   permission: 'Party',
   read: PartyRead,
   write: PartyWrite,
-  columns: {
-    type: 'type',
-    name: 'name',
-    managedByPartyId: 'managed_by_party_id',
-    conferenceEnabled: 'conference_enabled',
-  },
+  columns: snakeColumns(['type', 'name', 'managedByPartyId', 'conferenceEnabled']),
   relations: { managedByPartyId: { table: 'parties', name: 'Party', partyColumn: 'id' } },
   // a party's type decides what its accounts may do; changing it would silently re-grant rights
   createOnly: ['type'],
   // a party is in scope of itself and of the party managing it
   partyColumn: 'id',
   collection: {
-    fields: {
-      id: { column: 'parties.id', type: 'integer' },
-      type: { column: 'parties.type', type: 'integer' },
-      name: { column: 'parties.name', type: 'string' },
-      managedByPartyId: { column: 'parties.managed_by_party_id', type: 'integer' },
-      conferenceEnabled: { column: 'parties.conference_enabled', type: 'boolean' },
-      created: { column: 'parties.created', type: 'timestamp' },
-      lastModified: { column: 'parties.last_modified', type: 'timestamp' },
-    },
+    fields: tableFields('parties', {
+      id: 'integer',
+      type: 'integer',
+      name: 'string',
+      managedByPartyId: 'integer',
+      conferenceEnabled: 'boolean',
+      created: 'timestamp',
+      lastModified: 'timestamp',
+    }),
     sortable: ['id', 'type', 'name', 'managedByPartyId', 'created', 'lastModified'],
     tieBreaker: 'parties.id',
   },
@@ -180,16 +175,16 @@ const contactDetailsResource = defineResource({
   write: ContactDetailsWrite,
   columns: { type: 'type', value: 'value', label: 'label', isPrimary: 'is_primary' },
   collection: {
-    fields: {
-      id: { column: 'contact_details.id', type: 'integer' },
-      partyId: { column: 'contact_details.party_id', type: 'integer' },
-      type: { column: 'contact_details.type', type: 'string' },
-      value: { column: 'contact_details.value', type: 'string' },
-      label: { column: 'contact_details.label', type: 'string' },
-      isPrimary: { column: 'contact_details.is_primary', type: 'boolean' },
-      created: { column: 'contact_details.created', type: 'timestamp' },
-      lastModified: { column: 'contact_details.last_modified', type: 'timestamp' },
-    },
+    fields: tableFields('contact_details', {
+      id: 'integer',
+      partyId: 'integer',
+      type: 'string',
+      value: 'string',
+      label: 'string',
+      isPrimary: 'boolean',
+      created: 'timestamp',
+      lastModified: 'timestamp',
+    }),
     sortable: ['id', 'partyId', 'type', 'value', 'label', 'created', 'lastModified'],
     tieBreaker: 'contact_details.id',
   },

@@ -1,6 +1,6 @@
 import { PropertyRead, PropertyWrite } from '@platform/shared';
 import { withMeta } from '../present';
-import { defineResource } from '../resource';
+import { defineResource, writeColumns, tableFields } from '../resource';
 
 /** Property: a building (Gen1 "object"; docs/gen1-to-gen2.md#semantic-traps). */
 export const propertyResource = defineResource({
@@ -10,31 +10,21 @@ export const propertyResource = defineResource({
   permission: 'Property',
   read: PropertyRead,
   write: PropertyWrite,
-  columns: {
-    name: 'name',
-    street: 'street',
-    houseNumber: 'house_number',
-    postalCode: 'postal_code',
-    city: 'city',
-    country: 'country',
-    propertyType: 'property_type',
-    yearBuilt: 'year_built',
-    notes: 'notes',
-  },
+  columns: writeColumns(PropertyWrite),
   collection: {
-    fields: {
-      id: { column: 'properties.id', type: 'integer' },
-      partyId: { column: 'properties.party_id', type: 'integer' },
-      name: { column: 'properties.name', type: 'string' },
-      street: { column: 'properties.street', type: 'string' },
-      postalCode: { column: 'properties.postal_code', type: 'string' },
-      city: { column: 'properties.city', type: 'string' },
-      country: { column: 'properties.country', type: 'string' },
-      propertyType: { column: 'properties.property_type', type: 'string' },
-      yearBuilt: { column: 'properties.year_built', type: 'integer' },
-      created: { column: 'properties.created', type: 'timestamp' },
-      lastModified: { column: 'properties.last_modified', type: 'timestamp' },
-    },
+    fields: tableFields('properties', {
+      id: 'integer',
+      partyId: 'integer',
+      name: 'string',
+      street: 'string',
+      postalCode: 'string',
+      city: 'string',
+      country: 'string',
+      propertyType: 'string',
+      yearBuilt: 'integer',
+      created: 'timestamp',
+      lastModified: 'timestamp',
+    }),
     sortable: ['id', 'name', 'city', 'postalCode', 'street', 'yearBuilt', 'created', 'lastModified'],
     tieBreaker: 'properties.id',
   },

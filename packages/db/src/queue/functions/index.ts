@@ -15,8 +15,8 @@ import { WEBHOOKS_OPERATOR_APPLY_FUNCTION } from './webhooks-operator-apply';
 
 /**
  * Every function of the database, each a `create or replace function` statement
- * (docs/decisions.md#database), its body indented as `packages/db/schema.sql` shows it (Postgres
- * keeps a body's text as written). In creation order: Postgres checks an SQL-language function's
+ * (docs/decisions.md#database); `packages/db/schema.sql` lists each by signature and the md5 of its
+ * definition. In creation order: Postgres checks an SQL-language function's
  * body against what exists when it is created, so a function comes after the ones its SQL body
  * calls. The queue's functions are VOLATILE (the default): in READ COMMITTED each statement inside
  * takes a fresh snapshot, so a statement after a group lock sees what a producer holding that lock

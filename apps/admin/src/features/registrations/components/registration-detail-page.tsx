@@ -4,7 +4,7 @@ import { useEffect, useState } from 'react';
 import { Button } from '../../../components/ui/button';
 import { DateTime } from '../../../components/ui/date-time';
 import { ConfirmDialog } from '../../../components/ui/dialog';
-import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
+import { EmptyState, ErrorState, Loading, PageLoadError } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
 import { RegistrationStatusBadge } from '../../../components/ui/registration-status-badge';
 import { StateBadge } from '../../../components/ui/state-badge';
@@ -99,13 +99,12 @@ export function RegistrationDetailPage({ id }: { id: number }) {
   if (registration.isPending) return <Loading label="Loading the registration…" />;
   if (registration.isError) {
     return (
-      <>
-        <PageHeader title={`Registration ${id}`} />
-        <ErrorState error={registration.error} onRetry={() => registration.refetch()} />
-        <p>
-          <Link to="/registrations">Back to registrations</Link>
-        </p>
-      </>
+      <PageLoadError
+        title={`Registration ${id}`}
+        error={registration.error}
+        onRetry={() => registration.refetch()}
+        back={{ to: '/registrations', label: 'Back to registrations' }}
+      />
     );
   }
   return <RegistrationDetail data={registration.data} health={health} />;

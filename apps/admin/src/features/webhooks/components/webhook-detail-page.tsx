@@ -4,7 +4,7 @@ import { ActionButton, missingPermissionReason } from '../../../components/ui/ac
 import { Button } from '../../../components/ui/button';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { DateTime } from '../../../components/ui/date-time';
-import { ErrorState, Loading } from '../../../components/ui/feedback';
+import { ErrorState, Loading, PageLoadError } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
 import { StateBadge } from '../../../components/ui/state-badge';
 import { useWebhookActionConfirmation } from '../../../components/webhook-action-confirmation';
@@ -172,13 +172,12 @@ export function WebhookDetailPage({ id }: { id: number }) {
   if (webhook.isPending) return <Loading label="Loading the webhook…" />;
   if (webhook.isError) {
     return (
-      <>
-        <PageHeader title={`Webhook ${id}`} />
-        <ErrorState error={webhook.error} onRetry={() => webhook.refetch()} />
-        <p>
-          <Link to="/webhooks">Back to webhooks</Link>
-        </p>
-      </>
+      <PageLoadError
+        title={`Webhook ${id}`}
+        error={webhook.error}
+        onRetry={() => webhook.refetch()}
+        back={{ to: '/webhooks', label: 'Back to webhooks' }}
+      />
     );
   }
   const data = webhook.data;
