@@ -1,4 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SPEC_INQUIRY_FIELDS } from '@platform/testkit';
 import { expectProblem, writableCounts } from '../../tests/support/http';
 import { useTestApi } from '../../tests/support/api';
 import {
@@ -23,33 +24,6 @@ let unit: number;
 let otherUnit: number;
 
 type Inquiry = Record<string, unknown> & { id: number };
-
-/** The fields of an Inquiry entity, exactly as docs/resources.md#processes lists them. */
-const SPEC_INQUIRY_FIELDS = [
-  'sourceId',
-  'categoryId',
-  'connectedPartyId',
-  'creatorAccountId',
-  'creatorAccountRole',
-  'receiverPartyId',
-  'readStatus',
-  'id',
-  'report',
-  'subject',
-  'rejectionResponse',
-  'completionResponse',
-  'connectedPropertyId',
-  'connectedUnitId',
-  'associatedProcessId',
-  'associatedProcessFeedEntryId',
-  'associatedTodoId',
-  'priority',
-  'readByAccountId',
-  'dueDate',
-  'created',
-  'lastModified',
-  'deleted',
-];
 
 // deliberately hostile: the API stores HTML as given, clients render it as untrusted
 const REPORT = '<p>The heating is <b>off</b><script>alert(1)</script></p>';
