@@ -29,6 +29,7 @@ import {
   testPrivateKeyPem,
   type WorldParty,
   useTestApi,
+  enrolMfa,
 } from '../support/api';
 import { liveWebhookToken, tokenMaker } from './security-test-support';
 
@@ -348,14 +349,7 @@ describe('brute force', () => {
     const party = await buildParty(api.deps, { type: PartyType.PropertyManagementCompany });
     const victim = await buildAccount(api.deps, { partyId: party.id });
     const { accessToken } = await login(api, victim.email);
-    const enrolment = await api.fetch('/api/accounts/myself/mfa', { method: 'POST', token: accessToken });
-    const { secret } = (await enrolment.json()) as { secret: string };
-    const confirmed = await api.fetch('/api/accounts/myself/mfa/confirm', {
-      method: 'POST',
-      token: accessToken,
-      json: { code: totp(base32Decode(secret), api.clock.now()) },
-    });
-    expect(confirmed.status, await confirmed.clone().text()).toBe(200);
+    const { secret } = await enrolMfa(api, accessToken);
     api.clock.advance(60_000);
     const challenge = (await (await postLogin(victim.email, TEST_PASSWORD)).json()) as { mfaToken: string };
     const second = (code: string) =>

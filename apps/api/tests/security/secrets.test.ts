@@ -13,7 +13,6 @@
  * sent: the Basic header, the API key, the bearer tokens it signs. That is the strongest case for
  * "no answer shows a credential": the dispatcher redacts them from what it stores.
  */
-import { base32Decode, totp } from '../../src/features/mfa/totp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookState, type WebhookRegistrationCreated } from '@platform/shared';
 import {
@@ -26,7 +25,7 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { expectProblem, readJson } from '../support/http';
-import { buildAccount, login, testPrivateKeyPem, TEST_PASSWORD, useTestApi } from '../support/api';
+import { buildAccount, enrolMfa, login, testPrivateKeyPem, TEST_PASSWORD, useTestApi } from '../support/api';
 import { captureLogger } from './security-test-support';
 
 const logs = captureLogger();
@@ -162,16 +161,8 @@ beforeAll(async () => {
 
   // a TOTP secret and MFA recovery codes
   const { accessToken } = await login(api, world.broker.full.email);
-  const enrolment = await api.fetch('/api/accounts/myself/mfa', { method: 'POST', token: accessToken });
-  const { secret } = (await enrolment.json()) as { secret: string };
-  const confirmed = await api.fetch('/api/accounts/myself/mfa/confirm', {
-    method: 'POST',
-    token: accessToken,
-    json: { code: totp(base32Decode(secret), api.clock.now()) },
-  });
-  expect(confirmed.status, await confirmed.clone().text()).toBe(200);
-  mfa = { secret, ...((await confirmed.json()) as { recoveryCodes: string[] }) };
-  plaintexts.set('TOTP secret', secret);
+  mfa = await enrolMfa(api, accessToken);
+  plaintexts.set('TOTP secret', mfa.secret);
   mfa.recoveryCodes.forEach((code, i) => {
     plaintexts.set(`MFA recovery code ${i + 1}`, code);
     plaintexts.set(`MFA recovery code ${i + 1}, as typed`, code.replaceAll('-', ''));
