@@ -70,20 +70,25 @@ const echo: TargetScript = (request) => ({
   ].join('\n'),
 });
 
+/** POSTs a registration of `world.pmc` to Property creates with `targetAuthorization`; the response. */
+function postRegistration(
+  targetAuthorization: unknown,
+  targetUrl = 'https://hooks.example.com/platform',
+): Promise<Response> {
+  return api.fetch('/api/webhook-registrations', {
+    method: 'POST',
+    token: world.pmc.full.token,
+    json: { targetUrl, enabledEvents: [{ entityName: 'Property', type: 1 }], targetAuthorization },
+  });
+}
+
 async function register(
   path: string,
   targetAuthorization: Record<string, unknown>,
 ): Promise<WebhookRegistrationCreated> {
-  const response = await api.fetch('/api/webhook-registrations', {
-    method: 'POST',
-    token: world.pmc.full.token,
-    json: {
-      targetUrl: `${target.origin}${path}`,
-      enabledEvents: [{ entityName: 'Property', type: 1 }],
-      targetAuthorization,
-    },
-  });
-  return readJson<WebhookRegistrationCreated>(response);
+  return readJson<WebhookRegistrationCreated>(
+    await postRegistration(targetAuthorization, `${target.origin}${path}`),
+  );
 }
 
 /** Tables and the plaintexts found in their rows (each row as text, every column). */
@@ -371,15 +376,7 @@ describe('no API answer after creation shows a secret', () => {
       { type: 2, username: 'u', password: 'Refused-Pass-Plain-4' },
     ];
     for (const targetAuthorization of cases) {
-      const response = await api.fetch('/api/webhook-registrations', {
-        method: 'POST',
-        token: world.pmc.full.token,
-        json: {
-          targetUrl: 'https://hooks.example.com/platform',
-          enabledEvents: [{ entityName: 'Property', type: 1 }],
-          targetAuthorization,
-        },
-      });
+      const response = await postRegistration(targetAuthorization);
       const problem = await expectProblem(response, 400);
       expect(JSON.stringify(problem)).not.toMatch(/Refused[- ](Key|Pass)[- ]Plain/);
     }
@@ -398,14 +395,10 @@ describe('the API’s log', () => {
     `);
     const linesBefore = logs.lines.length;
     try {
-      const response = await api.fetch('/api/webhook-registrations', {
-        method: 'POST',
-        token: world.pmc.full.token,
-        json: {
-          targetUrl: 'https://hooks.example.com/platform',
-          enabledEvents: [{ entityName: 'Property', type: 1 }],
-          targetAuthorization: { type: 1, username: 'hook-user', password: 'Logged-Pass-Plain-66' },
-        },
+      const response = await postRegistration({
+        type: 1,
+        username: 'hook-user',
+        password: 'Logged-Pass-Plain-66',
       });
       expect(response.status).toBe(500);
     } finally {
