@@ -31,7 +31,7 @@ import {
   useTestApi,
   enrolMfa,
 } from '../support/api';
-import { liveWebhookToken, tokenMaker } from './security-test-support';
+import { enableConferencesOfPmcs, liveWebhookToken, tokenMaker } from './security-test-support';
 
 const { api, world } = useTestApi({ world: true });
 let key: SigningKey;
@@ -41,12 +41,7 @@ let claims: JWTPayload;
 beforeAll(async () => {
   key = await loadSigningKey(testPrivateKeyPem());
   claims = decodeJwt(world.pmc.full.token);
-  // conference resources answer only parties with the feature; both PMCs have it, so a refusal
-  // below is about the party, not the feature
-  await api.deps
-    .knex('parties')
-    .whereIn('id', [world.pmc.id, world.otherPmc.id])
-    .update({ conference_enabled: true });
+  await enableConferencesOfPmcs(api, world);
 });
 beforeEach(async () => {
   api.clock.set(new Date());
