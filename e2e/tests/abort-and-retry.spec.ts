@@ -1,4 +1,4 @@
-import { createRegistrationInUi, expect, signIn, snap, test } from '../fixtures/test';
+import { expect, signInAndRegister, snap, test } from '../fixtures/test';
 
 const RETRY_SCHEDULE_ATTEMPTS = 7;
 
@@ -8,13 +8,7 @@ test('Abort ends a Failed webhook for good; Retry delivers it once the target wo
   target,
 }, testInfo) => {
   await target.behave({ status: 500 });
-  await signIn(page);
-  const registration = await createRegistrationInUi(page, testInfo, {
-    targetUrl: target.url,
-    events: ['Property Created'],
-    shouldGroup: true,
-  });
-  api.cleanUpRegistration(registration.id);
+  const registration = await signInAndRegister({ page, api, target }, testInfo, ['Property Created']);
 
   // two properties: two webhooks in two groups, both failing every attempt
   const toRetry = await api.createProperty(`Retry House ${Date.now()}`);

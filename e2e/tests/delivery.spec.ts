@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { createRegistrationInUi, expect, OPERATOR, signIn, snap, test } from '../fixtures/test';
+import { expect, OPERATOR, signInAndRegister, snap, test } from '../fixtures/test';
 
 /** The Standard Webhooks signature the receiver checks, from the secret the console showed once. */
 function expectedSignature(secret: string, id: string, timestamp: string, body: string): string {
@@ -12,14 +12,12 @@ test('a registration created in the console receives a delivery after an API wri
   api,
   target,
 }, testInfo) => {
-  await signIn(page);
-  const registration = await createRegistrationInUi(page, testInfo, {
-    targetUrl: target.url,
-    events: ['Property Created', 'Property Updated'],
-    shouldGroup: true,
-    screenshot: 'registration-create',
-  });
-  api.cleanUpRegistration(registration.id);
+  const registration = await signInAndRegister(
+    { page, api, target },
+    testInfo,
+    ['Property Created', 'Property Updated'],
+    'registration-create',
+  );
 
   await page.getByRole('link', { name: `Go to registration ${registration.id}` }).click();
   await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Registration ${registration.id} Active`);

@@ -1,4 +1,4 @@
-import { createRegistrationInUi, expect, openSection, signIn, snap, test } from '../fixtures/test';
+import { expect, openSection, signInAndRegister, snap, test } from '../fixtures/test';
 
 const RETRY_SCHEDULE_ATTEMPTS = 7;
 
@@ -9,13 +9,10 @@ test('a failing target drives a webhook through Retrying to Failed; its group is
 }, testInfo) => {
   // two attempts fail at once; the third is held, so the webhook can be seen while Retrying
   await target.behave({ status: 500, holdAfter: 2 });
-  await signIn(page);
-  const registration = await createRegistrationInUi(page, testInfo, {
-    targetUrl: target.url,
-    events: ['Property Created', 'Property Updated'],
-    shouldGroup: true,
-  });
-  api.cleanUpRegistration(registration.id);
+  const registration = await signInAndRegister({ page, api, target }, testInfo, [
+    'Property Created',
+    'Property Updated',
+  ]);
 
   // two changes of one property: the second waits behind the first in the property's group
   const property = await api.createProperty(`Failing House ${Date.now()}`);

@@ -1,5 +1,5 @@
 import type { Page } from '@playwright/test';
-import { createRegistrationInUi, expect, openSection, signIn, snap, test } from '../fixtures/test';
+import { expect, openSection, signInAndRegister, snap, test } from '../fixtures/test';
 
 const PROPERTY_CREATED = { entityName: 'Property', type: 1 };
 
@@ -21,13 +21,7 @@ test('a paused registration keeps its webhooks without an attempt and delivers t
   api,
   target,
 }, testInfo) => {
-  await signIn(page);
-  const registration = await createRegistrationInUi(page, testInfo, {
-    targetUrl: target.url,
-    events: ['Property Created'],
-    shouldGroup: true,
-  });
-  api.cleanUpRegistration(registration.id);
+  const registration = await signInAndRegister({ page, api, target }, testInfo, ['Property Created']);
   // a second registration of the same party and target stays active: when it has received the
   // change, the dispatcher has had its chance at the paused registration's webhook too
   const witness = target.sibling('witness');
@@ -113,13 +107,7 @@ test('a 410 Gone disables the registration: the console shows why, keeps its web
   target,
 }, testInfo) => {
   await target.behave({ status: 410 });
-  await signIn(page);
-  const registration = await createRegistrationInUi(page, testInfo, {
-    targetUrl: target.url,
-    events: ['Property Created'],
-    shouldGroup: true,
-  });
-  api.cleanUpRegistration(registration.id);
+  const registration = await signInAndRegister({ page, api, target }, testInfo, ['Property Created']);
   await page.getByRole('link', { name: `Go to registration ${registration.id}` }).click();
   await expect(statusBadge(page)).toHaveText('Active');
 

@@ -1,4 +1,5 @@
 import { InquiryRead, WebhookDeliveryBody } from '@platform/shared';
+import { SPEC_INQUIRY_FIELDS } from '@platform/testkit';
 import { describe, expect, it } from 'vitest';
 import { deliveryBody, type DeliveryChangeRow, type DeliveryEventRow } from './delivery-body';
 
@@ -28,33 +29,6 @@ const inquiry = {
   lastModified: '2026-11-22T09:30:00.000Z',
   deleted: null,
 };
-
-/** The field names of the Inquiry shape (docs/resources.md#processes). */
-const SPEC_INQUIRY_FIELDS = [
-  'sourceId',
-  'categoryId',
-  'connectedPartyId',
-  'creatorAccountId',
-  'creatorAccountRole',
-  'receiverPartyId',
-  'readStatus',
-  'id',
-  'report',
-  'subject',
-  'rejectionResponse',
-  'completionResponse',
-  'connectedPropertyId',
-  'connectedUnitId',
-  'associatedProcessId',
-  'associatedProcessFeedEntryId',
-  'associatedTodoId',
-  'priority',
-  'readByAccountId',
-  'dueDate',
-  'created',
-  'lastModified',
-  'deleted',
-];
 
 // rows as pg returns them: jsonb parsed, timestamptz as Date
 const change: DeliveryChangeRow = { entity: inquiry, initiator_party_id: 3, initiator_account_id: 12 };

@@ -107,3 +107,30 @@ export function propertyChange(
     initiatorAccountId: null,
   };
 }
+
+/** The fields of an Inquiry entity, exactly as docs/resources.md#processes lists them. */
+export const SPEC_INQUIRY_FIELDS = [
+  'sourceId',
+  'categoryId',
+  'connectedPartyId',
+  'creatorAccountId',
+  'creatorAccountRole',
+  'receiverPartyId',
+  'readStatus',
+  'id',
+  'report',
+  'subject',
+  'rejectionResponse',
+  'completionResponse',
+  'connectedPropertyId',
+  'connectedUnitId',
+  'associatedProcessId',
+  'associatedProcessFeedEntryId',
+  'associatedTodoId',
+  'priority',
+  'readByAccountId',
+  'dueDate',
+  'created',
+  'lastModified',
+  'deleted',
+] as const;

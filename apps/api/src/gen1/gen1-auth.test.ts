@@ -6,7 +6,14 @@ import { loadConfig } from '../config';
 import { base32Decode, totp } from '../features/mfa/totp';
 import { expectProblem, expectUnauthenticated } from '../../tests/support/http';
 import { ROUTES } from '../routes';
-import { buildAccount, buildParty, login, testPrivateKeyPem, useTestApi } from '../../tests/support/api';
+import {
+  buildAccount,
+  buildParty,
+  enrolMfa,
+  login,
+  testPrivateKeyPem,
+  useTestApi,
+} from '../../tests/support/api';
 import { GEN1_ROUTES } from './gen1-routes';
 import {
   concretePath,
@@ -101,15 +108,8 @@ describe('Gen1 login', () => {
     const party = await buildParty(api.deps, { type: PartyType.PropertyManagementCompany });
     const account = await buildAccount(api.deps, { partyId: party.id });
     const { accessToken } = await login(api, account.email);
-    const enrolment = await api.fetch('/api/accounts/myself/mfa', { method: 'POST', token: accessToken });
-    const { secret } = (await enrolment.json()) as { secret: string };
+    const { secret } = await enrolMfa(api, accessToken);
     const code = () => totp(base32Decode(secret), api.clock.now());
-    const confirmed = await api.fetch('/api/accounts/myself/mfa/confirm', {
-      method: 'POST',
-      token: accessToken,
-      json: { code: code() },
-    });
-    expect(confirmed.status).toBe(200);
     api.clock.advance(30_000);
 
     const first = await postGen1Login(api, { email: account.email, password: 'Test-Password-1!' });

@@ -3,7 +3,7 @@
  * Postgres: paging and its envelope, list sorting, the search DSL, batch reads and the caller's
  * scope of data.
  */
-import { PartyType } from '@platform/shared';
+import { PartyType, type Page as SharedPage } from '@platform/shared';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildAccount, buildParty, login, useTestApi } from '../../tests/support/api';
 import { expectProblem, writableCounts } from '../../tests/support/http';
@@ -16,15 +16,7 @@ interface Account {
   lastName: string | null;
   created: string;
 }
-interface Page {
-  items: Account[];
-  pageNumber: number;
-  pageSize: number;
-  totalCount: number;
-  totalPages: number;
-  hasPreviousPage: boolean;
-  hasNextPage: boolean;
-}
+type Page = SharedPage<Account>;
 
 const { api } = useTestApi();
 const tokens: Record<'admin' | 'acme' | 'tenant' | 'pool' | 'other', string> = {

@@ -484,14 +484,9 @@ describe('the conference feature gate', () => {
 
 describe('access rules', () => {
   it('applies the guards of every operation kind (Conference as the representative)', async () => {
-    const inScope = async () =>
-      `/api/conferences/${(await postOk(api, '/api/conferences', world.admin.full.token, { partyId: pmc.partyId, propertyId: pmc.propertyId, title: 'EV' })).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/conferences',
-      permission: 'Conference',
+    await expectRegistryAccessRules(api, world, '/api/conferences', 'Conference', {
       body: { propertyId: pmc.propertyId, title: 'EV' },
       patch: { title: 'EV 2' },
-      inScope,
     });
   });
 
@@ -520,7 +515,7 @@ describe('scope', () => {
     for (const c of CASES) {
       const { row, build } = await createRow(c, otherPmc);
       const path = `${c.path}/${row.id}`;
-      await expectOutOfScope(api, { path: c.path, token, id: row.id, patch: build.patch });
+      await expectOutOfScope(api, c.path, token, row.id, { patch: build.patch });
       const search = await postOk<{ totalCount: number }>(api, `${c.path}/search`, token, {
         filters: [{ attribute: 'id', operator: 'eq', value: row.id }],
       });

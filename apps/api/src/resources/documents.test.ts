@@ -27,6 +27,7 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
+  expectDeleted,
 } from '../../tests/support/resources';
 
 /** FILE_UPLOAD_LIMIT of the test API: small, so the limit tests send a few KB. */
@@ -193,19 +194,13 @@ describe('Document through the resource registry', () => {
     });
     expect(patched.lastModified).not.toBeNull();
 
-    expect((await api.fetch(`/api/documents/${created.id}`, { method: 'DELETE', token })).status).toBe(204);
-    expect((await api.fetch(`/api/documents/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/documents/${created.id}`, token);
   });
 
   it('applies the access rules of every operation', async () => {
-    const inScope = async () =>
-      `/api/documents/${(await createDocument({ partyId: world.pmc.id }, world.admin.full.token)).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/documents',
-      permission: 'Document',
+    await expectRegistryAccessRules(api, world, '/api/documents', 'Document', {
       body: { title: 'Protokoll' },
       patch: { title: 'Protokoll 2' },
-      inScope,
     });
   });
 
@@ -218,10 +213,7 @@ describe('Document through the resource registry', () => {
     expect((await api.fetch(`/api/documents/${managed.id}`, { token: world.user.full.token })).status).toBe(
       200,
     );
-    await expectOutOfScope(api, {
-      path: '/api/documents',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/documents', token, foreign.id, {
       patch: { title: 'X' },
       visible: [managed.id],
     });
@@ -494,8 +486,7 @@ describe('File: upload and download', () => {
     }
     expect(await snapshot()).toEqual(before);
 
-    expect((await api.fetch(`/api/files/${created.id}`, { method: 'DELETE', token })).status).toBe(204);
-    expect((await api.fetch(`/api/files/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/files/${created.id}`, token);
     await expectProblem(await api.fetch(`/api/files/${created.id}/content`, { token }), 404);
   });
 
@@ -577,10 +568,7 @@ describe('File: upload and download', () => {
       world.admin.full.token,
     );
     expect(managed.partyId).toBe(world.user.id);
-    await expectOutOfScope(api, {
-      path: '/api/files',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/files', token, foreign.id, {
       patch: { fileName: 'x.pdf' },
       visible: [managed.id],
     });

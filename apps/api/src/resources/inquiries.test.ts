@@ -1,4 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SPEC_INQUIRY_FIELDS } from '@platform/testkit';
 import { expectProblem, writableCounts } from '../../tests/support/http';
 import { useTestApi } from '../../tests/support/api';
 import {
@@ -15,6 +16,7 @@ import {
   resetCapture,
   subscribe,
   expectReadListedFound,
+  expectDeleted,
 } from '../../tests/support/resources';
 
 const { api, world } = useTestApi({ world: true });
@@ -23,33 +25,6 @@ let unit: number;
 let otherUnit: number;
 
 type Inquiry = Record<string, unknown> & { id: number };
-
-/** The fields of an Inquiry entity, exactly as docs/resources.md#processes lists them. */
-const SPEC_INQUIRY_FIELDS = [
-  'sourceId',
-  'categoryId',
-  'connectedPartyId',
-  'creatorAccountId',
-  'creatorAccountRole',
-  'receiverPartyId',
-  'readStatus',
-  'id',
-  'report',
-  'subject',
-  'rejectionResponse',
-  'completionResponse',
-  'connectedPropertyId',
-  'connectedUnitId',
-  'associatedProcessId',
-  'associatedProcessFeedEntryId',
-  'associatedTodoId',
-  'priority',
-  'readByAccountId',
-  'dueDate',
-  'created',
-  'lastModified',
-  'deleted',
-];
 
 // deliberately hostile: the API stores HTML as given, clients render it as untrusted
 const REPORT = '<p>The heating is <b>off</b><script>alert(1)</script></p>';
@@ -77,42 +52,32 @@ describe('Inquiry', () => {
       processId: process.id,
       text: 'Noted',
     });
-    const created = await createInquiry(
-      token,
-      inquiry({
-        sourceId: 3,
-        categoryId: 2,
-        subject: 'Heating',
-        connectedPropertyId: property,
-        connectedUnitId: unit,
-        associatedProcessId: process.id,
-        associatedProcessFeedEntryId: entry.id,
-        associatedTodoId: 77,
-        priority: 4,
-        dueDate: '2026-12-24',
-      }),
-    );
-    expect(created).toEqual({
-      id: expect.any(Number),
+    // every field a create may set, each answered as given
+    const given = {
       sourceId: 3,
       categoryId: 2,
-      connectedPartyId: world.user.id,
-      creatorAccountId: world.pmc.full.id,
-      creatorAccountRole: 2,
-      receiverPartyId: world.pmc.id,
-      readStatus: 0,
-      report: REPORT,
       subject: 'Heating',
-      rejectionResponse: null,
-      completionResponse: null,
       connectedPropertyId: property,
       connectedUnitId: unit,
       associatedProcessId: process.id,
       associatedProcessFeedEntryId: entry.id,
       associatedTodoId: 77,
       priority: 4,
-      readByAccountId: null,
       dueDate: '2026-12-24',
+    };
+    const created = await createInquiry(token, inquiry(given));
+    expect(created).toEqual({
+      ...given,
+      id: expect.any(Number),
+      connectedPartyId: world.user.id,
+      creatorAccountId: world.pmc.full.id,
+      creatorAccountRole: 2,
+      receiverPartyId: world.pmc.id,
+      readStatus: 0,
+      report: REPORT,
+      rejectionResponse: null,
+      completionResponse: null,
+      readByAccountId: null,
       created: expect.any(String),
       lastModified: null,
       deleted: null,
@@ -133,8 +98,7 @@ describe('Inquiry', () => {
       creatorAccountId: world.pmc.full.id,
     });
 
-    expect((await api.fetch(`/api/inquiries/${created.id}`, { method: 'DELETE', token })).status).toBe(204);
-    expect((await api.fetch(`/api/inquiries/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/inquiries/${created.id}`, token);
   });
 
   it('records readByAccountId as the caller who marks it read, and clears it when unread again', async () => {
@@ -175,14 +139,10 @@ describe('Inquiry', () => {
   });
 
   it('applies the access rules of every operation', async () => {
-    const inScope = async () =>
-      `/api/inquiries/${(await createInquiry(world.admin.full.token, inquiry({ receiverPartyId: world.pmc.id }))).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/inquiries',
-      permission: 'Inquiry',
+    await expectRegistryAccessRules(api, world, '/api/inquiries', 'Inquiry', {
       body: () => inquiry(),
       patch: { readStatus: 1 },
-      inScope,
+      inScope: () => inquiry({ receiverPartyId: world.pmc.id }),
     });
   });
 
@@ -203,10 +163,7 @@ describe('Inquiry', () => {
       world.otherPmc.full.token,
       inquiry({ connectedPartyId: world.otherUser.id }),
     );
-    await expectOutOfScope(api, {
-      path: '/api/inquiries',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/inquiries', token, foreign.id, {
       patch: { readStatus: 1 },
       visible: [toPmc.id, toTenant.id],
     });

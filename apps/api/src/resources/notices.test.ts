@@ -12,6 +12,7 @@ import {
   patchOk,
   resetCapture,
   expectReadListedFound,
+  expectDeleted,
 } from '../../tests/support/resources';
 
 const { api, world } = useTestApi({ world: true });
@@ -69,8 +70,7 @@ describe('Notice', () => {
     });
     expect(patched).toMatchObject({ audience: 'all', propertyId: null, expiresAt: null });
 
-    expect((await api.fetch(`/api/notices/${created.id}`, { method: 'DELETE', token })).status).toBe(204);
-    expect((await api.fetch(`/api/notices/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/notices/${created.id}`, token);
   });
 
   it('refuses an expiry before the publication, also when a patch moves either bound alone', async () => {
@@ -88,23 +88,12 @@ describe('Notice', () => {
       token,
       notice({ publishedAt: '2026-11-10T00:00:00Z', expiresAt: '2026-11-20T00:00:00Z' }),
     );
-    await expectProblem(
-      await api.fetch(`/api/notices/${created.id}`, {
-        method: 'PATCH',
-        token,
-        json: { publishedAt: '2026-11-21T00:00:00Z' },
-      }),
-      400,
-      { errors: { expiresAt: ['must not be before publishedAt (2026-11-21T00:00:00.000Z)'] } },
-    );
-    await expectProblem(
-      await api.fetch(`/api/notices/${created.id}`, {
-        method: 'PATCH',
-        token,
-        json: { expiresAt: '2026-11-01T00:00:00Z' },
-      }),
-      400,
-    );
+    const patchBounds = (json: Record<string, string>) =>
+      api.fetch(`/api/notices/${created.id}`, { method: 'PATCH', token, json });
+    await expectProblem(await patchBounds({ publishedAt: '2026-11-21T00:00:00Z' }), 400, {
+      errors: { expiresAt: ['must not be before publishedAt (2026-11-21T00:00:00.000Z)'] },
+    });
+    await expectProblem(await patchBounds({ expiresAt: '2026-11-01T00:00:00Z' }), 400);
     // equal bounds are fine
     const same = await patchOk(api, `/api/notices/${created.id}`, token, {
       expiresAt: '2026-11-10T00:00:00Z',
@@ -113,14 +102,9 @@ describe('Notice', () => {
   });
 
   it('applies the access rules of every operation', async () => {
-    const inScope = async () =>
-      `/api/notices/${(await createNotice(world.admin.full.token, notice({ partyId: world.pmc.id }))).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/notices',
-      permission: 'Notice',
+    await expectRegistryAccessRules(api, world, '/api/notices', 'Notice', {
       body: notice(),
       patch: { title: 'Updated' },
-      inScope,
     });
   });
 
@@ -129,10 +113,7 @@ describe('Notice', () => {
     const foreign = await createNotice(world.otherPmc.full.token);
     const managed = await createNotice(world.admin.full.token, notice({ partyId: world.user.id }));
     expect((await api.fetch(`/api/notices/${managed.id}`, { token })).status).toBe(200);
-    await expectOutOfScope(api, {
-      path: '/api/notices',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/notices', token, foreign.id, {
       patch: { title: 'X' },
       visible: [managed.id],
     });

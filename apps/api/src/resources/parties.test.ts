@@ -12,6 +12,7 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
+  expectDeleted,
 } from '../../tests/support/resources';
 
 const { api, world } = useTestApi({ world: true });
@@ -94,8 +95,7 @@ describe('Party through the resource registry', () => {
       lastModified: expect.any(String),
     });
 
-    expect((await remove(`/api/parties/${created.id}`, token)).status).toBe(204);
-    expect((await api.fetch(`/api/parties/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/parties/${created.id}`, token);
     const row = await api.db.knex('parties').where({ id: created.id }).first();
     expect(row.deleted).not.toBeNull();
   });
@@ -119,14 +119,10 @@ describe('Party through the resource registry', () => {
   });
 
   it('applies the access rules of every operation', async () => {
-    const inScope = async () =>
-      `/api/parties/${(await createParty(world.admin.full.token, { type: 7, name: 'Scoped', managedByPartyId: world.pmc.id })).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/parties',
-      permission: 'Party',
+    await expectRegistryAccessRules(api, world, '/api/parties', 'Party', {
       body: { type: 7, name: 'Access' },
       patch: { name: 'Renamed' },
-      inScope,
+      inScope: () => ({ type: 7, name: 'Scoped', managedByPartyId: world.pmc.id }),
     });
   });
 
@@ -149,10 +145,7 @@ describe('Party through the resource registry', () => {
 
     const token = world.pmc.full.token;
     const foreign = await createParty(world.otherPmc.full.token, { type: 7, name: 'Fremd' });
-    await expectOutOfScope(api, {
-      path: '/api/parties',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/parties', token, foreign.id, {
       patch: { name: 'X' },
       visible: [world.user.id],
     });
@@ -369,19 +362,13 @@ describe('ContactDetails through the resource registry', () => {
       isPrimary: true,
     });
 
-    expect((await remove(`/api/contact-details/${created.id}`, token)).status).toBe(204);
-    expect((await api.fetch(`/api/contact-details/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/contact-details/${created.id}`, token);
   });
 
   it('applies the access rules of every operation', async () => {
-    const inScope = async () =>
-      `/api/contact-details/${(await createDetail(world.admin.full.token, detail({ partyId: world.pmc.id }))).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/contact-details',
-      permission: 'ContactDetails',
+    await expectRegistryAccessRules(api, world, '/api/contact-details', 'ContactDetails', {
       body: detail(),
       patch: { label: 'Büro' },
-      inScope,
     });
   });
 
@@ -389,10 +376,7 @@ describe('ContactDetails through the resource registry', () => {
     const foreign = await createDetail(world.otherPmc.full.token);
     const ofUser = await createDetail(world.pmc.full.token, detail({ partyId: world.user.id }));
     const token = world.pmc.full.token;
-    await expectOutOfScope(api, {
-      path: '/api/contact-details',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/contact-details', token, foreign.id, {
       patch: { label: 'X' },
       visible: [ofUser.id],
     });

@@ -17,6 +17,7 @@ import {
   resetCapture,
   subscribe,
   expectReadListedFound,
+  expectDeleted,
 } from '../../tests/support/resources';
 
 const { api, world } = useTestApi({ world: true });
@@ -79,8 +80,7 @@ describe('Process', () => {
       assigneeAccountId: world.pmc.bare.id,
     });
 
-    expect((await api.fetch(`/api/processes/${created.id}`, { method: 'DELETE', token })).status).toBe(204);
-    expect((await api.fetch(`/api/processes/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/processes/${created.id}`, token);
   });
 
   it('sets completedAt when the status becomes completed and clears it when it leaves', async () => {
@@ -117,14 +117,9 @@ describe('Process', () => {
   });
 
   it('applies the access rules of every operation', async () => {
-    const inScope = async () =>
-      `/api/processes/${(await createProcess(world.admin.full.token, process({ partyId: world.pmc.id }))).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/processes',
-      permission: 'Process',
+    await expectRegistryAccessRules(api, world, '/api/processes', 'Process', {
       body: process(),
       patch: { priority: 4 },
-      inScope,
     });
   });
 
@@ -139,10 +134,7 @@ describe('Process', () => {
       200,
     );
     expect((await api.fetch(`/api/processes/${own.id}`, { token: world.user.full.token })).status).toBe(404);
-    await expectOutOfScope(api, {
-      path: '/api/processes',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/processes', token, foreign.id, {
       patch: { title: 'X' },
       visible: [managed.id],
     });
@@ -343,14 +335,10 @@ describe('ProcessFeed', () => {
 
   it('applies the access rules of every operation', async () => {
     const parent = await createProcess(world.admin.full.token, process({ partyId: world.pmc.id }));
-    const inScope = async () =>
-      `/api/process-feed/${(await postOk(api, '/api/process-feed', world.admin.full.token, feedEntry(parent.id))).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/process-feed',
-      permission: 'ProcessFeed',
+    await expectRegistryAccessRules(api, world, '/api/process-feed', 'ProcessFeed', {
       body: feedEntry(parent.id),
       patch: { text: 'Edited' },
-      inScope,
+      inScope: () => feedEntry(parent.id),
       deletable: false,
     });
   });
@@ -364,10 +352,7 @@ describe('ProcessFeed', () => {
       world.otherPmc.full.token,
       feedEntry(foreignProcess.id),
     );
-    await expectOutOfScope(api, {
-      path: '/api/process-feed',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/process-feed', token, foreign.id, {
       patch: { text: 'X' },
       deletable: false,
     });

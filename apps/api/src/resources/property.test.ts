@@ -13,6 +13,7 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
+  expectDeleted,
 } from '../../tests/support/resources';
 
 const { api, world } = useTestApi({ world: true });
@@ -69,20 +70,13 @@ describe('Property through the resource registry', () => {
     });
     expect(await patched.json()).toMatchObject({ name: 'Lindenhof Süd', houseNumber: null, city: 'Berlin' });
 
-    const deleted = await api.fetch(`/api/properties/${created.id}`, { method: 'DELETE', token });
-    expect(deleted.status).toBe(204);
-    expect((await api.fetch(`/api/properties/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/properties/${created.id}`, token);
   });
 
   it('applies the access rules of every operation', async () => {
-    const inScope = async () =>
-      `/api/properties/${(await create(world.admin.full.token, property({ partyId: world.pmc.id }))).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/properties',
-      permission: 'Property',
+    await expectRegistryAccessRules(api, world, '/api/properties', 'Property', {
       body: property(),
       patch: { city: 'Hamburg' },
-      inScope,
     });
   });
 
@@ -91,10 +85,7 @@ describe('Property through the resource registry', () => {
     const managed = await create(world.admin.full.token, property({ partyId: world.user.id }));
     const token = world.pmc.full.token;
     expect((await api.fetch(`/api/properties/${managed.id}`, { token })).status).toBe(200);
-    await expectOutOfScope(api, {
-      path: '/api/properties',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/properties', token, foreign.id, {
       patch: { city: 'X' },
       visible: [managed.id],
     });

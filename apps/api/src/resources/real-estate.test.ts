@@ -15,6 +15,7 @@ import {
   resetCapture,
   subscribe,
   webhookRows,
+  expectDeleted,
 } from '../../tests/support/resources';
 
 const { api, world } = useTestApi({ world: true });
@@ -141,20 +142,14 @@ describe('Entrance', () => {
     expect(patched).toMatchObject({ city: 'Potsdam', street: null, name: 'Aufgang B' });
     expect(patched.lastModified).not.toBeNull();
 
-    expect((await api.fetch(`/api/entrances/${created.id}`, { method: 'DELETE', token })).status).toBe(204);
-    expect((await api.fetch(`/api/entrances/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/entrances/${created.id}`, token);
   });
 
   it('applies the access rules of every operation', async () => {
     const property = await newProperty();
-    const inScope = async () =>
-      `/api/entrances/${(await newEntrance(property.id, world.admin.full.token, { partyId: world.pmc.id })).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/entrances',
-      permission: 'Entrance',
+    await expectRegistryAccessRules(api, world, '/api/entrances', 'Entrance', {
       body: () => ({ propertyId: property.id, name: `Aufgang ${next()}` }),
       patch: { notes: 'Lift out of order' },
-      inScope,
     });
   });
 
@@ -166,10 +161,7 @@ describe('Entrance', () => {
     const managed = await newEntrance(managedProperty.id, world.admin.full.token, { partyId: world.user.id });
 
     expect((await api.fetch(`/api/entrances/${managed.id}`, { token })).status).toBe(200);
-    await expectOutOfScope(api, {
-      path: '/api/entrances',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/entrances', token, foreign.id, {
       patch: { city: 'X' },
       visible: [managed.id],
     });
@@ -386,22 +378,16 @@ describe('Unit', () => {
     });
     expect(patched).toMatchObject({ entranceId: null, rooms: 3, unitType: 'apartment', number: 'WE 12' });
 
-    expect((await api.fetch(`/api/units/${created.id}`, { method: 'DELETE', token })).status).toBe(204);
-    expect((await api.fetch(`/api/units/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/units/${created.id}`, token);
     // a deleted unit's number is free again
     await newUnit(property.id, token, { number: 'WE 12' });
   });
 
   it('applies the access rules of every operation', async () => {
     const property = await newProperty();
-    const inScope = async () =>
-      `/api/units/${(await newUnit(property.id, world.admin.full.token, { partyId: world.pmc.id })).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/units',
-      permission: 'Unit',
+    await expectRegistryAccessRules(api, world, '/api/units', 'Unit', {
       body: () => ({ propertyId: property.id, number: `WE ${next()}` }),
       patch: { floor: 2 },
-      inScope,
     });
   });
 
@@ -416,10 +402,7 @@ describe('Unit', () => {
     });
 
     expect((await api.fetch(`/api/units/${managed.id}`, { token })).status).toBe(200);
-    await expectOutOfScope(api, {
-      path: '/api/units',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/units', token, foreign.id, {
       patch: { floor: 1 },
       visible: [managed.id],
     });
@@ -733,14 +716,9 @@ describe('UnitContract', () => {
 
   it('applies the access rules of every operation', async () => {
     const unit = await newUnit((await newProperty()).id);
-    const inScope = async () =>
-      `/api/unit-contracts/${(await newContract(unit.id, world.admin.full.token, { partyId: world.pmc.id })).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/unit-contracts',
-      permission: 'UnitContract',
+    await expectRegistryAccessRules(api, world, '/api/unit-contracts', 'UnitContract', {
       body: { unitId: unit.id, contractType: 'tenancy', startDate: '2025-01-01' },
       patch: { monthlyRent: 1000 },
-      inScope,
     });
   });
 
@@ -754,10 +732,7 @@ describe('UnitContract', () => {
     const unit = await newUnit((await newProperty()).id);
     const own = await newContract(unit.id);
 
-    await expectOutOfScope(api, {
-      path: '/api/unit-contracts',
-      token,
-      id: foreign.id,
+    await expectOutOfScope(api, '/api/unit-contracts', token, foreign.id, {
       patch: { notes: 'x' },
       visible: [own.id],
     });

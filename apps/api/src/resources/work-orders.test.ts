@@ -13,6 +13,7 @@ import {
   idsOf,
   patchOk,
   resetCapture,
+  expectDeleted,
 } from '../../tests/support/resources';
 
 const { api, world } = useTestApi({ world: true });
@@ -113,19 +114,13 @@ describe('WorkOrder', () => {
     });
     expect(reopened).toMatchObject({ status: 'scheduled', completedAt: null, cost: null });
 
-    expect((await api.fetch(`/api/work-orders/${created.id}`, { method: 'DELETE', token })).status).toBe(204);
-    expect((await api.fetch(`/api/work-orders/${created.id}`, { token })).status).toBe(404);
+    await expectDeleted(api, `/api/work-orders/${created.id}`, token);
   });
 
   it('applies the access rules of every operation', async () => {
-    const inScope = async () =>
-      `/api/work-orders/${(await createWorkOrder(world.admin.full.token, workOrder({ partyId: world.pmc.id }))).id}`;
-    await expectRegistryAccessRules(api, world, {
-      path: '/api/work-orders',
-      permission: 'WorkOrder',
+    await expectRegistryAccessRules(api, world, '/api/work-orders', 'WorkOrder', {
       body: workOrder(),
       patch: { status: 'accepted' },
-      inScope,
     });
   });
 
@@ -185,7 +180,7 @@ describe('WorkOrder', () => {
       world.otherPmc.full.token,
       workOrder({ contractorPartyId: foreignContractor }),
     );
-    await expectOutOfScope(api, { path: '/api/work-orders', token, id: foreign.id, patch: { title: 'X' } });
+    await expectOutOfScope(api, '/api/work-orders', token, foreign.id, { patch: { title: 'X' } });
     const foreignProcess = await postOk(api, '/api/processes', world.otherPmc.full.token, {
       title: 'X',
     });

@@ -29,8 +29,9 @@ import {
   testPrivateKeyPem,
   type WorldParty,
   useTestApi,
+  enrolMfa,
 } from '../support/api';
-import { liveWebhookToken, tokenMaker } from './security-test-support';
+import { enableConferencesOfPmcs, liveWebhookToken, tokenMaker } from './security-test-support';
 
 const { api, world } = useTestApi({ world: true });
 let key: SigningKey;
@@ -40,12 +41,7 @@ let claims: JWTPayload;
 beforeAll(async () => {
   key = await loadSigningKey(testPrivateKeyPem());
   claims = decodeJwt(world.pmc.full.token);
-  // conference resources answer only parties with the feature; both PMCs have it, so a refusal
-  // below is about the party, not the feature
-  await api.deps
-    .knex('parties')
-    .whereIn('id', [world.pmc.id, world.otherPmc.id])
-    .update({ conference_enabled: true });
+  await enableConferencesOfPmcs(api, world);
 });
 beforeEach(async () => {
   api.clock.set(new Date());
@@ -348,14 +344,7 @@ describe('brute force', () => {
     const party = await buildParty(api.deps, { type: PartyType.PropertyManagementCompany });
     const victim = await buildAccount(api.deps, { partyId: party.id });
     const { accessToken } = await login(api, victim.email);
-    const enrolment = await api.fetch('/api/accounts/myself/mfa', { method: 'POST', token: accessToken });
-    const { secret } = (await enrolment.json()) as { secret: string };
-    const confirmed = await api.fetch('/api/accounts/myself/mfa/confirm', {
-      method: 'POST',
-      token: accessToken,
-      json: { code: totp(base32Decode(secret), api.clock.now()) },
-    });
-    expect(confirmed.status, await confirmed.clone().text()).toBe(200);
+    const { secret } = await enrolMfa(api, accessToken);
     api.clock.advance(60_000);
     const challenge = (await (await postLogin(victim.email, TEST_PASSWORD)).json()) as { mfaToken: string };
     const second = (code: string) =>

@@ -52,6 +52,7 @@ import type { Operation } from './fuzz-document';
 import {
   describeWrite,
   documentedOperations,
+  enableConferencesOfPmcs,
   liveWebhookToken,
   recordWrites,
   routeOf,
@@ -492,12 +493,7 @@ async function forgeTokens(): Promise<{ name: string; authorization: string | un
 beforeAll(async () => {
   key = await loadSigningKey(testPrivateKeyPem());
   claims = decodeJwt(world.pmc.full.token);
-  // conference resources answer only parties with the feature; both PMCs have it, so a refusal
-  // below is about the token, not the feature
-  await api.deps
-    .knex('parties')
-    .whereIn('id', [world.pmc.id, world.otherPmc.id])
-    .update({ conference_enabled: true });
+  await enableConferencesOfPmcs(api, world);
   fixtures = await buildFixtures();
   ownHook = await webhookToken(world.pmc);
   otherHook = await webhookToken(world.otherPmc);

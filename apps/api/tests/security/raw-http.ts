@@ -1,4 +1,5 @@
 import { Agent, request } from 'node:http';
+import { readIncoming } from '../support/http';
 
 /** A request exactly as a hostile client sends it: the path unnormalised, headers as given. */
 export interface RawRequest {
@@ -35,19 +36,11 @@ export function rawClient(baseUrl: string, options: { maxSockets?: number; timeo
       if (raw.body && raw.chunked) headers['transfer-encoding'] = 'chunked';
       const req = request(
         { host: url.hostname, port: url.port, method: raw.method, path: raw.path, headers, agent },
-        (res) => {
-          const parts: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => parts.push(chunk));
-          res.on('end', () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              headers: res.headers,
-              text: Buffer.concat(parts).toString('utf8'),
-              ms: performance.now() - started,
-            }),
-          );
-          res.on('error', reject);
-        },
+        (res) =>
+          void readIncoming(res).then(
+            (answer) => resolve({ ...answer, ms: performance.now() - started }),
+            reject,
+          ),
       );
       req.setTimeout(timeoutMs, () =>
         req.destroy(new Error(`no answer within ${timeoutMs} ms: ${raw.method} ${raw.path.slice(0, 200)}`)),

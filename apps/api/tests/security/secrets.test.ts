@@ -13,7 +13,6 @@
  * sent: the Basic header, the API key, the bearer tokens it signs. That is the strongest case for
  * "no answer shows a credential": the dispatcher redacts them from what it stores.
  */
-import { base32Decode, totp } from '../../src/features/mfa/totp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookState, type WebhookRegistrationCreated } from '@platform/shared';
 import {
@@ -26,7 +25,7 @@ import {
   type TestTarget,
 } from '@platform/testkit';
 import { expectProblem, readJson } from '../support/http';
-import { buildAccount, login, testPrivateKeyPem, TEST_PASSWORD, useTestApi } from '../support/api';
+import { buildAccount, enrolMfa, login, testPrivateKeyPem, TEST_PASSWORD, useTestApi } from '../support/api';
 import { captureLogger } from './security-test-support';
 
 const logs = captureLogger();
@@ -71,20 +70,25 @@ const echo: TargetScript = (request) => ({
   ].join('\n'),
 });
 
+/** POSTs a registration of `world.pmc` to Property creates with `targetAuthorization`; the response. */
+function postRegistration(
+  targetAuthorization: unknown,
+  targetUrl = 'https://hooks.example.com/platform',
+): Promise<Response> {
+  return api.fetch('/api/webhook-registrations', {
+    method: 'POST',
+    token: world.pmc.full.token,
+    json: { targetUrl, enabledEvents: [{ entityName: 'Property', type: 1 }], targetAuthorization },
+  });
+}
+
 async function register(
   path: string,
   targetAuthorization: Record<string, unknown>,
 ): Promise<WebhookRegistrationCreated> {
-  const response = await api.fetch('/api/webhook-registrations', {
-    method: 'POST',
-    token: world.pmc.full.token,
-    json: {
-      targetUrl: `${target.origin}${path}`,
-      enabledEvents: [{ entityName: 'Property', type: 1 }],
-      targetAuthorization,
-    },
-  });
-  return readJson<WebhookRegistrationCreated>(response);
+  return readJson<WebhookRegistrationCreated>(
+    await postRegistration(targetAuthorization, `${target.origin}${path}`),
+  );
 }
 
 /** Tables and the plaintexts found in their rows (each row as text, every column). */
@@ -162,16 +166,8 @@ beforeAll(async () => {
 
   // a TOTP secret and MFA recovery codes
   const { accessToken } = await login(api, world.broker.full.email);
-  const enrolment = await api.fetch('/api/accounts/myself/mfa', { method: 'POST', token: accessToken });
-  const { secret } = (await enrolment.json()) as { secret: string };
-  const confirmed = await api.fetch('/api/accounts/myself/mfa/confirm', {
-    method: 'POST',
-    token: accessToken,
-    json: { code: totp(base32Decode(secret), api.clock.now()) },
-  });
-  expect(confirmed.status, await confirmed.clone().text()).toBe(200);
-  mfa = { secret, ...((await confirmed.json()) as { recoveryCodes: string[] }) };
-  plaintexts.set('TOTP secret', secret);
+  mfa = await enrolMfa(api, accessToken);
+  plaintexts.set('TOTP secret', mfa.secret);
   mfa.recoveryCodes.forEach((code, i) => {
     plaintexts.set(`MFA recovery code ${i + 1}`, code);
     plaintexts.set(`MFA recovery code ${i + 1}, as typed`, code.replaceAll('-', ''));
@@ -380,15 +376,7 @@ describe('no API answer after creation shows a secret', () => {
       { type: 2, username: 'u', password: 'Refused-Pass-Plain-4' },
     ];
     for (const targetAuthorization of cases) {
-      const response = await api.fetch('/api/webhook-registrations', {
-        method: 'POST',
-        token: world.pmc.full.token,
-        json: {
-          targetUrl: 'https://hooks.example.com/platform',
-          enabledEvents: [{ entityName: 'Property', type: 1 }],
-          targetAuthorization,
-        },
-      });
+      const response = await postRegistration(targetAuthorization);
       const problem = await expectProblem(response, 400);
       expect(JSON.stringify(problem)).not.toMatch(/Refused[- ](Key|Pass)[- ]Plain/);
     }
@@ -407,14 +395,10 @@ describe('the API’s log', () => {
     `);
     const linesBefore = logs.lines.length;
     try {
-      const response = await api.fetch('/api/webhook-registrations', {
-        method: 'POST',
-        token: world.pmc.full.token,
-        json: {
-          targetUrl: 'https://hooks.example.com/platform',
-          enabledEvents: [{ entityName: 'Property', type: 1 }],
-          targetAuthorization: { type: 1, username: 'hook-user', password: 'Logged-Pass-Plain-66' },
-        },
+      const response = await postRegistration({
+        type: 1,
+        username: 'hook-user',
+        password: 'Logged-Pass-Plain-66',
       });
       expect(response.status).toBe(500);
     } finally {

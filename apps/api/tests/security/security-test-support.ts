@@ -5,7 +5,7 @@ import pino, { type Logger } from 'pino';
 import { buildOpenApiDocument } from '../../src/http/openapi';
 import type { RouteDefinition } from '../../src/http/route';
 import { ROUTES } from '../../src/routes';
-import type { TestApi, WorldParty } from '../support/api';
+import type { TestApi, World, WorldParty } from '../support/api';
 import { operationsOf, type OpenApiDocument } from './fuzz-document';
 
 /** A logger at the most verbose level whose every line is kept, to read what the API logged. */
@@ -210,4 +210,15 @@ export async function liveWebhookToken(
     { issuer: api.deps.config.JWT_ISSUER, audience: api.deps.config.JWT_AUDIENCE, now: api.clock.now() },
   );
   return { id: registration.id as number, token };
+}
+
+/**
+ * Turns the conference feature on for both PMCs of `world`: conference resources answer only
+ * parties with it, so a refusal there is about the caller or its token, not the feature.
+ */
+export async function enableConferencesOfPmcs(api: TestApi, world: World): Promise<void> {
+  await api.deps
+    .knex('parties')
+    .whereIn('id', [world.pmc.id, world.otherPmc.id])
+    .update({ conference_enabled: true });
 }

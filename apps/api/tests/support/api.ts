@@ -5,10 +5,11 @@ import { createSecretBox, generatePrivateKeyPem, loadSigningKey, parseSecretKey 
 import { createTestDatabase, truncateWebhooks, type TestDatabase } from '@platform/testkit';
 import { PERMISSIONS, type PartyType, type PermissionName, permissionByName } from '@platform/shared';
 import pino, { type Logger } from 'pino';
-import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { createApp } from '../../src/app';
 import { OperationRunner } from '../../src/features/webhook-operations/operation-runner';
 import { hashPassword } from '../../src/auth/passwords';
+import { base32Decode, totp } from '../../src/features/mfa/totp';
 import { TokenService } from '../../src/auth/tokens';
 import { testConfig, type Config } from '../../src/config';
 import type { AppDeps } from '../../src/deps';
@@ -202,6 +203,25 @@ export async function login(api: TestApi, email: string, password = TEST_PASSWOR
   if (response.status !== 200)
     throw new Error(`login of ${email} failed: ${response.status} ${await response.text()}`);
   return (await response.json()) as { accessToken: string; refreshToken: string };
+}
+
+/**
+ * Enrols the account of `accessToken` in multi-factor authentication through the API and confirms
+ * it with the current code (asserting a 200): its TOTP secret and recovery codes.
+ */
+export async function enrolMfa(
+  api: TestApi,
+  accessToken: string,
+): Promise<{ secret: string; recoveryCodes: string[] }> {
+  const enrolment = await api.fetch('/api/accounts/myself/mfa', { method: 'POST', token: accessToken });
+  const { secret } = (await enrolment.json()) as { secret: string };
+  const confirmed = await api.fetch('/api/accounts/myself/mfa/confirm', {
+    method: 'POST',
+    token: accessToken,
+    json: { code: totp(base32Decode(secret), api.clock.now()) },
+  });
+  expect(confirmed.status, await confirmed.clone().text()).toBe(200);
+  return { secret, ...((await confirmed.json()) as { recoveryCodes: string[] }) };
 }
 
 /** One party of the test world with an account holding every permission and one holding none. */

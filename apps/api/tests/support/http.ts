@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { expect } from 'vitest';
 import type { TestApi } from './api';
 
@@ -85,6 +85,24 @@ export function postRaw(
   return api.fetch(path, { method: 'POST', token: init.token, headers, body });
 }
 
+/** The status, headers and body text of a node:http response, once it has ended. */
+export function readIncoming(
+  res: IncomingMessage,
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => parts.push(chunk));
+    res.on('end', () =>
+      resolve({
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        text: Buffer.concat(parts).toString('utf8'),
+      }),
+    );
+    res.on('error', reject);
+  });
+}
+
 /**
  * A request over node:http, for what fetch cannot send: a chunked body that turns out empty,
  * an exact `Content-Encoding`. Answers the status, headers and body text.
@@ -103,18 +121,7 @@ export function rawRequest(
         method: options.method,
         headers: options.headers,
       },
-      (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => parts.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            text: Buffer.concat(parts).toString('utf8'),
-          }),
-        );
-        res.on('error', reject);
-      },
+      (res) => void readIncoming(res).then(resolve, reject),
     );
     req.on('error', reject);
     for (const chunk of options.chunks ?? []) req.write(chunk);

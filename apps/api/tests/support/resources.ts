@@ -98,6 +98,12 @@ export function patchOk<T = Entity>(api: TestApi, path: string, token: string, j
   return requestOk<T>(api, 'PATCH', path, token, json);
 }
 
+/** DELETE `path` (one row) as `token` answers 204, and reading it afterwards answers 404. */
+export async function expectDeleted(api: TestApi, path: string, token: string): Promise<void> {
+  expect((await api.fetch(path, { method: 'DELETE', token })).status).toBe(204);
+  expect((await api.fetch(path, { token })).status).toBe(404);
+}
+
 /** The ids of a page or array answer, asserting a 200. */
 export async function idsOf(response: Response): Promise<number[]> {
   expect(response.status, await response.clone().text()).toBe(200);
@@ -163,22 +169,18 @@ export async function webhookRows(
 }
 
 /**
- * A row outside the caller's scope, as the registry treats it (docs/api.md#scope-of-data): reading, patching
- * and deleting it answer 404 ProblemDetails (deleting is not tried for a resource without a
- * delete), and a batch read leaves it out while answering the `visible` rows, in order.
+ * The row `id` of `path` is outside the scope of `token`'s caller, as the registry treats it
+ * (docs/api.md#scope-of-data): reading, patching and deleting it answer 404 ProblemDetails
+ * (deleting is not tried for a resource without a delete), and a batch read leaves it out while
+ * answering the `visible` rows, in order.
  */
 export async function expectOutOfScope(
   api: TestApi,
-  resource: {
-    path: string;
-    token: string;
-    id: number;
-    patch: unknown;
-    visible?: readonly number[];
-    deletable?: boolean;
-  },
+  path: string,
+  token: string,
+  id: number,
+  resource: { patch: unknown; visible?: readonly number[]; deletable?: boolean },
 ): Promise<void> {
-  const { path, token, id } = resource;
   const detail = new RegExp(` ${id} was not found$`);
   await expectProblem(await api.fetch(`${path}/${id}`, { token }), 404, { detail });
   await expectProblem(
@@ -195,31 +197,38 @@ export async function expectOutOfScope(
 }
 
 /**
- * The guards the registry derives for a resource (docs/api.md#permissions), per operation: every party type
- * reads (list, search, batch read, read) with `<Resource>.Read`; Admin and Property Management
- * Company create, update and delete with `<Resource>.Create/Update/Delete`; other party types get
- * a 403, and so does an allowed caller without the permission (Users are not checked).
+ * The guards the registry derives for the resource at `path` (docs/api.md#permissions), per
+ * operation: every party type reads (list, search, batch read, read) with `<permission>.Read`;
+ * Admin and Property Management Company create, update and delete with
+ * `<permission>.Create/Update/Delete`; other party types get a 403, and so does an allowed caller
+ * without the permission (Users are not checked). Reads, patches and deletes aim at rows the Admin
+ * creates for `world.pmc` (one per patch and delete request).
  */
 export async function expectRegistryAccessRules(
   api: TestApi,
   world: World,
+  path: string,
+  permission: PermissionResource,
   resource: {
-    path: string;
-    permission: PermissionResource;
     /** A valid create body; a function when every create needs fresh data (a unique name). */
     body: unknown;
     /** A valid merge patch. */
     patch: unknown;
-    /** Creates a row of `world.pmc` and answers its path (one per patch and delete request). */
-    inScope: () => Promise<string>;
+    /** The Admin's create body of an in-scope row; by default `body` with `partyId: world.pmc.id`. */
+    inScope?: () => unknown;
     /** False for a resource without a delete (ProcessFeed). */
     deletable?: boolean;
   },
 ): Promise<void> {
-  const { path, permission } = resource;
+  const { body } = resource;
+  const inScopeBody =
+    resource.inScope ??
+    (() => ({ ...((typeof body === 'function' ? body(world.pmc) : body) as object), partyId: world.pmc.id }));
+  const inScope = async () =>
+    `${path}/${(await postOk(api, path, world.admin.full.token, inScopeBody())).id}`;
   const readers = { allow: [1, 2, 3, 5, 7, 13, 14], permission: `${permission}.Read` } as const;
   const writers = { allow: [1, 2] } as const;
-  const row = await resource.inScope();
+  const row = await inScope();
   await expectAccessRules(api, world, { method: 'GET', path, ...readers });
   await expectAccessRules(api, world, { method: 'POST', path: `${path}/search`, body: {}, ...readers });
   await expectAccessRules(api, world, {
@@ -232,13 +241,13 @@ export async function expectRegistryAccessRules(
   await expectAccessRules(api, world, {
     method: 'POST',
     path,
-    body: resource.body,
+    body,
     ...writers,
     permission: `${permission}.Create`,
   });
   await expectAccessRules(api, world, {
     method: 'PATCH',
-    path: resource.inScope,
+    path: inScope,
     body: resource.patch,
     ...writers,
     permission: `${permission}.Update`,
@@ -246,7 +255,7 @@ export async function expectRegistryAccessRules(
   if (resource.deletable === false) return;
   await expectAccessRules(api, world, {
     method: 'DELETE',
-    path: resource.inScope,
+    path: inScope,
     ...writers,
     permission: `${permission}.Delete`,
   });

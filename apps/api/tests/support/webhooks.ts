@@ -17,18 +17,26 @@ export function registrationBody(overrides: Record<string, unknown> = {}): Recor
   };
 }
 
+/** POSTs `registrationBody(overrides)` to the API as `token`; the response, whatever it is. */
+export function postRegistration(
+  api: Pick<TestApi, 'fetch'>,
+  token: string,
+  overrides: Record<string, unknown> = {},
+): Promise<Response> {
+  return api.fetch('/api/webhook-registrations', {
+    method: 'POST',
+    token,
+    json: registrationBody(overrides),
+  });
+}
+
 /** Registers a webhook through the API and answers the create response. */
 export async function register(
   api: TestApi,
   token: string,
   overrides: Record<string, unknown> = {},
 ): Promise<WebhookRegistrationCreated> {
-  const response = await api.fetch('/api/webhook-registrations', {
-    method: 'POST',
-    token,
-    json: registrationBody(overrides),
-  });
-  return readJson<WebhookRegistrationCreated>(response);
+  return readJson<WebhookRegistrationCreated>(await postRegistration(api, token, overrides));
 }
 
 /** Creates a property through the API (a change to fan out) and answers its id. */

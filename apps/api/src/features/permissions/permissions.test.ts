@@ -7,6 +7,7 @@ import {
   PERMISSIONS,
   permissionByName,
   type AccountGroupPermissionMapping,
+  type Page,
   type PermissionRead,
 } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
@@ -21,16 +22,6 @@ import {
 } from '../../../tests/support/api';
 
 const { api, world } = useTestApi({ world: true });
-
-interface PageOf<T> {
-  items: T[];
-  pageNumber: number;
-  pageSize: number;
-  totalCount: number;
-  totalPages: number;
-  hasPreviousPage: boolean;
-  hasNextPage: boolean;
-}
 
 /** The permission tables and the counts of the tables any request could write, for refused reads. */
 async function writtenState() {
@@ -71,7 +62,7 @@ describe('GET /api/account-permissions', () => {
     const token = world.contractor.full.token;
     const first = await api.fetch('/api/account-permissions', { token });
     expect(first.status).toBe(200);
-    const page = (await first.json()) as PageOf<PermissionRead>;
+    const page = (await first.json()) as Page<PermissionRead>;
     expect(page).toEqual({
       items: PERMISSIONS.slice(0, 20).map(asRead),
       pageNumber: 1,
@@ -88,7 +79,7 @@ describe('GET /api/account-permissions', () => {
       action: 0,
     });
     const last = await api.fetch('/api/account-permissions?PageSize=50&PageNumber=2', { token });
-    const lastPage = (await last.json()) as PageOf<PermissionRead>;
+    const lastPage = (await last.json()) as Page<PermissionRead>;
     expect(lastPage.items).toEqual(PERMISSIONS.slice(50, 100).map(asRead));
     expect(lastPage.hasNextPage).toBe(false);
   });
@@ -99,7 +90,7 @@ describe('GET /api/account-permissions', () => {
       { token: world.user.full.token },
     );
     // resource names are plain words, so every collation orders them as code units do
-    const ids = ((await response.json()) as PageOf<PermissionRead>).items.map((p) => p.id);
+    const ids = ((await response.json()) as Page<PermissionRead>).items.map((p) => p.id);
     const expected = [...PERMISSIONS]
       .sort((a, b) => (a.resource === b.resource ? b.id - a.id : a.resource < b.resource ? 1 : -1))
       .map((p) => p.id);
@@ -107,7 +98,7 @@ describe('GET /api/account-permissions', () => {
     const byAction = await api.fetch('/api/account-permissions?SortByAttributeName=action&PageSize=3', {
       token: world.user.full.token,
     });
-    expect(((await byAction.json()) as PageOf<PermissionRead>).items.map((p) => p.id)).toEqual([0, 4, 8]);
+    expect(((await byAction.json()) as Page<PermissionRead>).items.map((p) => p.id)).toEqual([0, 4, 8]);
   });
 
   it('answers text/plain with the same JSON', async () => {
@@ -154,7 +145,7 @@ describe('GET /api/account-groups/{id}/permission-mappings', () => {
     const groupId = await buildGroup(api.deps, world.pmc.id, [...names]);
     const response = await mappings(world.pmc.full.token, groupId, '?PageSize=2');
     expect(response.status).toBe(200);
-    const page = (await response.json()) as PageOf<AccountGroupPermissionMapping>;
+    const page = (await response.json()) as Page<AccountGroupPermissionMapping>;
     const expected = names
       .map((name) => permissionByName(name))
       .sort((a, b) => a.id - b.id)
@@ -175,7 +166,7 @@ describe('GET /api/account-groups/{id}/permission-mappings', () => {
       hasNextPage: true,
     });
     const second = await mappings(world.pmc.full.token, groupId, '?PageSize=2&PageNumber=2');
-    expect(((await second.json()) as PageOf<AccountGroupPermissionMapping>).items).toEqual(expected.slice(2));
+    expect(((await second.json()) as Page<AccountGroupPermissionMapping>).items).toEqual(expected.slice(2));
   });
 
   it('answers an empty page for a group without permissions', async () => {
@@ -212,7 +203,7 @@ describe('GET /api/account-groups/{id}/permission-mappings', () => {
     const response = await mappings(accessToken, global.id);
     expect(response.status).toBe(200);
     expect(
-      ((await response.json()) as PageOf<AccountGroupPermissionMapping>).items.map((m) => m.permissionName),
+      ((await response.json()) as Page<AccountGroupPermissionMapping>).items.map((m) => m.permissionName),
     ).toEqual(['Account.Read']);
     // but not another party's caller
     await expectProblem(await mappings(world.insurer.full.token, global.id), 404);

@@ -23,21 +23,21 @@ async function read(id: number, token = world.pmc.full.token): Promise<WebhookRe
 
 const registrationRow = (id: number) => api.db.knex('webhook_registrations').where({ id }).first();
 
+/** Moves the test clock on a minute: the stamps a status change then writes. */
+function changedAMinuteLater(): { statusChanged: string; lastModified: string } {
+  api.clock.advance(60_000);
+  const at = api.clock.now().toISOString();
+  return { statusChanged: at, lastModified: at };
+}
+
 describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
   it('pauses and resumes, answering the registration with its status and when it changed', async () => {
     const { signingSecret: _s, ...created } = await register(api, world.pmc.full.token);
     expect(created).toMatchObject({ status: 'active', disabledReason: null, statusChanged: null });
 
-    api.clock.advance(60_000);
-    const pausedAt = api.clock.now().toISOString();
+    const pausedStamps = changedAMinuteLater();
     const paused = await setStatus(created.id, 'pause');
-    expect(paused).toEqual({
-      ...created,
-      status: 'paused',
-      disabledReason: null,
-      statusChanged: pausedAt,
-      lastModified: pausedAt,
-    });
+    expect(paused).toEqual({ ...created, status: 'paused', disabledReason: null, ...pausedStamps });
     expect(await read(created.id)).toEqual(paused);
     const list = await api.fetch('/api/webhook-registrations', { token: world.pmc.full.token });
     expect(((await list.json()) as { items: WebhookRegistrationRead[] }).items).toEqual([paused]);
@@ -61,15 +61,9 @@ describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
     expect(await setStatus(created.id, 'pause')).toEqual(paused);
     expect(await read(created.id)).toEqual(paused);
 
-    api.clock.advance(60_000);
-    const resumedAt = api.clock.now().toISOString();
+    const resumedStamps = changedAMinuteLater();
     const resumed = await setStatus(created.id, 'resume');
-    expect(resumed).toEqual({
-      ...paused,
-      status: 'active',
-      statusChanged: resumedAt,
-      lastModified: resumedAt,
-    });
+    expect(resumed).toEqual({ ...paused, status: 'active', ...resumedStamps });
     expect(await read(created.id)).toEqual(resumed);
     expect((await read(active.id)).statusChanged).toBeNull();
   });

@@ -12,6 +12,7 @@ import {
   createProperty,
   groupOf,
   patchProperty,
+  postRegistration,
   register,
   registrationBody,
   webhooksOf,
@@ -165,14 +166,7 @@ describe('POST /api/webhook-registrations', () => {
       [world.admin.full.token, world.contractor.id, /type 5; only Admin \(1\) and Property Management/],
       [world.admin.full.token, 2147483647, /does not exist/],
     ] as const) {
-      const problem = await expectProblem(
-        await api.fetch('/api/webhook-registrations', {
-          method: 'POST',
-          token,
-          json: registrationBody({ partyId }),
-        }),
-        400,
-      );
+      const problem = await expectProblem(await postRegistration(api, token, { partyId }), 400);
       expect(problem.errors?.partyId?.[0]).toMatch(message);
     }
     expect(await counts()).toEqual(before);
@@ -272,14 +266,7 @@ describe('POST /api/webhook-registrations', () => {
       [{ unknown: 1 }, 'unknown', /Unknown field/],
     ];
     for (const [overrides, field, message] of cases) {
-      const problem = await expectProblem(
-        await api.fetch('/api/webhook-registrations', {
-          method: 'POST',
-          token,
-          json: registrationBody(overrides),
-        }),
-        400,
-      );
+      const problem = await expectProblem(await postRegistration(api, token, overrides), 400);
       expect(
         problem.errors?.[field]?.join(' | '),
         `${JSON.stringify(overrides)}: ${JSON.stringify(problem)}`,
@@ -323,14 +310,7 @@ describe('private targets refused (ALLOW_PRIVATE_TARGETS=false)', () => {
       'http://[::ffff:127.0.0.1]/hook',
     ];
     for (const targetUrl of refused) {
-      const problem = await expectProblem(
-        await strict.fetch('/api/webhook-registrations', {
-          method: 'POST',
-          token,
-          json: registrationBody({ targetUrl }),
-        }),
-        400,
-      );
+      const problem = await expectProblem(await postRegistration(strict, token, { targetUrl }), 400);
       expect(problem.errors?.targetUrl?.[0], targetUrl).toMatch(/private targets are not allowed/);
     }
     expect(await strict.db.knex('webhook_registrations').count({ n: '*' })).toEqual([{ n: 0 }]);
@@ -451,45 +431,26 @@ describe('reading webhook registrations', () => {
       `/api/webhook-registrations/${(await register(api, caller.full.token)).id}`;
     const inScope = (caller: { type: number; full: { token: string } }) =>
       caller.type === 1 || caller.type === 2 ? own(caller) : '/api/webhook-registrations/1';
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/webhook-registrations',
-      body: registrationBody(),
-      allow: [1, 2],
-      permission: 'WebhookRegistration.Create',
-    });
-    await expectAccessRules(api, world, {
-      method: 'GET',
-      path: '/api/webhook-registrations',
-      allow: [1, 2],
-      permission: 'WebhookRegistration.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'POST',
-      path: '/api/webhook-registrations/search',
-      body: {},
-      allow: [1, 2],
-      permission: 'WebhookRegistration.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'GET',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'WebhookRegistration.Read',
-    });
-    await expectAccessRules(api, world, {
-      method: 'PATCH',
-      path: inScope,
-      body: { targetUrl: 'https://hooks.example.com/new' },
-      allow: [1, 2],
-      permission: 'WebhookRegistration.Update',
-    });
-    await expectAccessRules(api, world, {
-      method: 'DELETE',
-      path: inScope,
-      allow: [1, 2],
-      permission: 'WebhookRegistration.Delete',
-    });
+    const cases = [
+      { method: 'POST', path: '/api/webhook-registrations', body: registrationBody(), action: 'Create' },
+      { method: 'GET', path: '/api/webhook-registrations', action: 'Read' },
+      { method: 'POST', path: '/api/webhook-registrations/search', body: {}, action: 'Read' },
+      { method: 'GET', path: inScope, action: 'Read' },
+      {
+        method: 'PATCH',
+        path: inScope,
+        body: { targetUrl: 'https://hooks.example.com/new' },
+        action: 'Update',
+      },
+      { method: 'DELETE', path: inScope, action: 'Delete' },
+    ] as const;
+    for (const { action, ...rule } of cases) {
+      await expectAccessRules(api, world, {
+        ...rule,
+        allow: [1, 2],
+        permission: `WebhookRegistration.${action}`,
+      });
+    }
   });
 });
 
