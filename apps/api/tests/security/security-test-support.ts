@@ -4,7 +4,7 @@ import { SignJWT, type JWTPayload } from 'jose';
 import pino, { type Logger } from 'pino';
 import { buildOpenApiDocument } from '../../src/http/openapi';
 import type { RouteDefinition } from '../../src/http/route';
-import { ROUTES } from '../../src/routes';
+import { ROUTES, WEBHOOKS } from '../../src/routes';
 import type { TestApi, World, WorldParty } from '../support/api';
 import { operationsOf, type OpenApiDocument } from './fuzz-document';
 
@@ -146,7 +146,7 @@ export const routeOf = (method: string, path: string): RouteDefinition | undefin
  * others need live longest).
  */
 export function documentedOperations() {
-  const document = buildOpenApiDocument(ROUTES) as unknown as OpenApiDocument;
+  const document = buildOpenApiDocument(ROUTES, { webhooks: WEBHOOKS }) as unknown as OpenApiDocument;
   const operations = operationsOf(document, (method, path) => {
     const route = routeOf(method, path);
     if (!route) throw new Error(`${method} ${path} is in the document but not among the routes`);
