@@ -1,12 +1,15 @@
 import {
   attemptKindsOf,
+  DEAD_PATH,
   ISOLATION,
   ISOLATION_FLOOR_MS,
+  ISOLATION_LAYOUTS,
+  isolationBreaches,
   isolationRatio,
   measureIsolationPhase,
   seedDeadBacklog,
   seedIsolationCast,
-  startDeadTarget,
+  type IsolationLayout,
   type IsolationPhase,
   type LatencySummary,
   type Receipt,
@@ -17,12 +20,12 @@ import { startTarget } from './processes';
 import { startDispatcher } from './stack';
 import type { DeliveryRecord } from './target';
 
-/** Runs of each kind, interleaved: without, with, without, with, … */
+/** Runs of each kind and layout, interleaved: per round, each layout without, then with. */
 const RUNS = 3;
-/** The healthy tenants' origins: ports of the target process. */
 const { healthyTargets } = ISOLATION;
 
 type Kind = 'without' | 'with';
+type Endpoint = keyof IsolationPhase;
 
 const rounded = (summary: LatencySummary) => ({
   p50Ms: round(summary.p50Ms, 1),
@@ -35,33 +38,36 @@ const rounded = (summary: LatencySummary) => ({
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
- * The isolation mode (docs/performance.md#the-modes): ten healthy tenants at ten origins and a tenant with a dead
- * endpoint and a healthy second one (the scenario of packages/testkit/src/isolation.ts, which the
- * dispatcher's isolation test runs too). Each run gets a fresh database and dispatcher (the
- * production bundle, WEBHOOK_TIMEOUT 2 s, the breaker at its defaults), warms up for a second,
- * then writes at `rate` for `seconds`, every other write the dead tenant's; a "with" run first
- * queues 1,000 webhooks for an endpoint that accepts connections and never answers, and starts
- * writing once the dispatcher has sent it the first. Runs alternate without / with, three each;
- * the figures are the medians of each kind, and the ratio of the p99s (raw, and against a
- * baseline of at least ISOLATION_FLOOR_MS, the test's criterion: at most 2).
+ * The isolation mode (docs/performance.md#the-modes): ten healthy tenants and a tenant with a
+ * dead endpoint and a healthy second one, in each of issue 27's three layouts (the scenario of
+ * packages/testkit/src/isolation.ts, which the dispatcher's isolation test runs too): (a) every
+ * healthy endpoint at an origin of its own, (b) the ten tenants' endpoints at other paths of the
+ * dead endpoint's origin, (c) the dead tenant's second endpoint there. Each run gets a fresh
+ * database and dispatcher (the production bundle, WEBHOOK_TIMEOUT 2 s, the breaker at its
+ * defaults), warms up for a second, then writes at `rate` for `seconds`, every other write the
+ * dead tenant's; a "with" run first queues 1,000 webhooks for the endpoint that accepts
+ * connections and never answers, and starts writing once the dispatcher has sent it the first.
+ * Per round each layout runs without, then with, three rounds; per layout and kind of endpoint
+ * the figures are the medians of the p50s and p99s, the worst max and the deliveries never made,
+ * the ratio of the p99s (raw, and against a baseline of at least ISOLATION_FLOOR_MS: the test's
+ * criterion, at most 2), and `breaches`: what of the test's criterion those figures break.
  */
 export async function isolationMode(context: BenchContext, options: { rate: number; seconds: number }) {
   const { cluster, log } = context;
-  // the healthy origins and the sibling's, in a process of their own like the other modes' target
-  const target = await startTarget(healthyTargets + 1);
-  // idle, so in the bench's process
-  const dead = await startDeadTarget();
+  // one process, like the other modes' target: the healthy origins of their own, then the dead
+  // endpoint's origin, whose DEAD_PATH never answers and whose other paths are the shared layouts'
+  const target = await startTarget(healthyTargets + 2, DEAD_PATH);
+  const hosts = {
+    ownUrls: target.urls.slice(0, healthyTargets + 1),
+    sharedOrigin: new URL(target.urls[healthyTargets + 1]!).origin,
+  };
   const sealing = { secrets: context.secrets, signingSecret: context.signingSecret };
   const receipts = async (): Promise<Receipt[]> =>
     (await target.records<DeliveryRecord[]>()).map(([webhookId, receivedAt]) => ({ webhookId, receivedAt }));
 
-  const run = async (kind: Kind, index: number) => {
-    const db = await cluster.create(`isolation_${index}_${kind}`);
-    const cast = await seedIsolationCast(db.knex, {
-      healthyUrls: target.urls.slice(0, healthyTargets),
-      siblingUrl: target.urls[healthyTargets]!,
-      ...sealing,
-    });
+  const run = async (layout: IsolationLayout, kind: Kind, index: number) => {
+    const db = await cluster.create(`isolation_${index}_${layout.replace('-', '_')}_${kind}`);
+    const cast = await seedIsolationCast(db.knex, { layout, hosts, ...sealing });
     await target.reset(true);
     const dispatcher = await startDispatcher(context.stack(db.url), {
       WEBHOOK_TIMEOUT: ISOLATION.webhookTimeout,
@@ -77,55 +83,81 @@ export async function isolationMode(context: BenchContext, options: { rate: numb
       await phase(ISOLATION.warmupSeconds);
       const deadRegistrationId =
         kind === 'with'
-          ? await seedDeadBacklog(db.knex, cast, { dead, watch: dispatcher.child, ...sealing })
+          ? await seedDeadBacklog(db.knex, cast, {
+              deadRequests: async () => (await target.stats()).hung,
+              watch: dispatcher.child,
+              ...sealing,
+            })
           : undefined;
       const measured = await phase(options.seconds);
       const deadAttempts =
         deadRegistrationId === undefined ? undefined : await attemptKindsOf(db.knex, deadRegistrationId);
-      return { kind, ...measured, deadAttempts };
+      return { layout, kind, ...measured, deadAttempts };
     } finally {
       await dispatcher.stop();
     }
   };
 
-  const runs: (IsolationPhase & { kind: Kind; deadAttempts?: Record<string, number> })[] = [];
+  const runs: (IsolationPhase & {
+    layout: IsolationLayout;
+    kind: Kind;
+    deadAttempts?: Record<string, number>;
+  })[] = [];
   try {
     for (let index = 1; index <= RUNS; index++) {
-      for (const kind of ['without', 'with'] as const) {
-        log(`isolation: run ${index} of ${RUNS}, ${kind} the dead endpoint`);
-        const result = await run(kind, index);
-        log(
-          `isolation:   healthy p50 ${result.healthy.p50Ms.toFixed(1)} p99 ${result.healthy.p99Ms.toFixed(1)} ms, ` +
-            `sibling p50 ${result.sibling.p50Ms.toFixed(1)} p99 ${result.sibling.p99Ms.toFixed(1)} ms` +
-            (result.deadAttempts ? `, dead endpoint attempts ${JSON.stringify(result.deadAttempts)}` : ''),
-        );
-        runs.push(result);
+      for (const layout of ISOLATION_LAYOUTS) {
+        for (const kind of ['without', 'with'] as const) {
+          log(`isolation: round ${index} of ${RUNS}, ${layout}, ${kind} the dead endpoint`);
+          const result = await run(layout, kind, index);
+          const line = (s: LatencySummary) =>
+            `p50 ${s.p50Ms.toFixed(1)} p99 ${s.p99Ms.toFixed(1)} max ${s.maxMs.toFixed(1)} ms` +
+            (s.undelivered ? `, ${s.undelivered} undelivered` : '');
+          log(
+            `isolation:   healthy ${line(result.healthy)}; sibling ${line(result.sibling)}` +
+              (result.deadAttempts ? `; dead endpoint attempts ${JSON.stringify(result.deadAttempts)}` : ''),
+          );
+          runs.push(result);
+        }
       }
     }
   } finally {
-    await dead.close();
     await target.child.stop();
   }
 
-  const medians = (kind: Kind, endpoint: 'healthy' | 'sibling') => {
-    const of = runs.filter((r) => r.kind === kind).map((r) => r[endpoint]);
+  /** One kind's runs of a layout, as one summary: median p50 and p99, the worst max, every miss. */
+  const combined = (layout: IsolationLayout, kind: Kind, endpoint: Endpoint): LatencySummary => {
+    const of = runs.filter((r) => r.layout === layout && r.kind === kind).map((r) => r[endpoint]);
     return {
-      p50Ms: round(median(of.map((s) => s.p50Ms)), 1),
-      p99Ms: round(median(of.map((s) => s.p99Ms)), 1),
+      count: of.reduce((sum, s) => sum + s.count, 0),
+      undelivered: of.reduce((sum, s) => sum + s.undelivered, 0),
+      p50Ms: median(of.map((s) => s.p50Ms)),
+      p99Ms: median(of.map((s) => s.p99Ms)),
+      maxMs: Math.max(...of.map((s) => s.maxMs)),
     };
   };
-  const figures = (endpoint: 'healthy' | 'sibling') => {
-    const without = medians('without', endpoint);
-    const withDead = medians('with', endpoint);
+  const figures = (layout: IsolationLayout, endpoint: Endpoint) => {
+    const without = combined(layout, 'without', endpoint);
+    const withDead = combined(layout, 'with', endpoint);
     return {
-      without,
-      with: withDead,
+      without: rounded(without),
+      with: rounded(withDead),
       p50Ratio: round(withDead.p50Ms / without.p50Ms, 2),
       p99Ratio: round(withDead.p99Ms / without.p99Ms, 2),
       // the test's criterion (at most 2): the baseline p99 taken as no lower than the floor
       p99RatioFloored: round(isolationRatio(without.p99Ms, withDead.p99Ms), 2),
+      breaches: isolationBreaches(without, withDead),
     };
   };
+  const layouts = Object.fromEntries(
+    ISOLATION_LAYOUTS.map((layout) => [
+      layout,
+      // the ten healthy tenants' endpoints, then the dead tenant's own healthy second endpoint
+      { healthy: figures(layout, 'healthy'), sameParty: figures(layout, 'sibling') },
+    ]),
+  ) as Record<
+    IsolationLayout,
+    { healthy: ReturnType<typeof figures>; sameParty: ReturnType<typeof figures> }
+  >;
   return {
     mode: 'isolation',
     healthyTargets,
@@ -134,10 +166,10 @@ export async function isolationMode(context: BenchContext, options: { rate: numb
     writesPerSecond: options.rate,
     seconds: options.seconds,
     floorMs: ISOLATION_FLOOR_MS,
-    // the ten healthy tenants' endpoints, then the dead tenant's own healthy second endpoint
-    healthy: figures('healthy'),
-    sameParty: figures('sibling'),
+    latestMs: ISOLATION.latestMs,
+    layouts,
     runs: runs.map((r) => ({
+      layout: r.layout,
       kind: r.kind,
       healthy: rounded(r.healthy),
       sameParty: rounded(r.sibling),

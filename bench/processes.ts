@@ -13,9 +13,13 @@ export interface Target {
   records<T>(): Promise<T>;
 }
 
-/** Starts bench/target.ts on `listeners` free 127.0.0.1 ports (one unless told). */
-export async function startTarget(listeners = 1): Promise<Target> {
-  const child = spawnNode('bench/target.ts', { args: ['0', String(listeners)], label: 'target' });
+/**
+ * Starts bench/target.ts on `listeners` free 127.0.0.1 ports (one unless told); POSTs to
+ * `hangPath`, if given, are never answered.
+ */
+export async function startTarget(listeners = 1, hangPath?: string): Promise<Target> {
+  const args = ['0', String(listeners), ...(hangPath === undefined ? [] : [hangPath])];
+  const child = spawnNode('bench/target.ts', { args, label: 'target' });
   const ports = await new Promise<number[]>((done, fail) => {
     child.process.stdout!.once('data', (chunk: Buffer) => done(JSON.parse(chunk.toString()).ports));
     child.exited.then(() => fail(new Error(`the target exited\n${child.tail()}`)));

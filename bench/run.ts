@@ -11,9 +11,11 @@
  *   pnpm bench --queue [-n N]                       the queue statements alone, no HTTP: the database's ceiling
  *   pnpm bench --capacity [-n N]                    one Postgres's cost per webhook (WAL, CPU, bytes, rows) for
  *                                                   docs/scaling.md; N webhooks per scenario (10,000)
- *   pnpm bench --isolation [--rate R] [--seconds S] healthy targets' p50/p99 with and without a dead
- *                                                   endpoint holding 1,000 due webhooks; writes at R/s
- *                                                   (100) for S s (10), three runs each, interleaved
+ *   pnpm bench --isolation [--rate R] [--seconds S] healthy targets' p50/p99/max with and without a dead
+ *                                                   endpoint holding 1,000 due webhooks, in layouts (a)
+ *                                                   other hosts, (b) other tenants on its host, (c) the
+ *                                                   same party on its host; writes at R/s (100) for S s
+ *                                                   (10), three runs each, interleaved
  *   pnpm bench --prune [--attempts N]               N attempts (10,000,000) over 9 old days: the old keyset
  *                                                   delete against the partition drop of the same rows,
  *                                                   three rounds interleaved

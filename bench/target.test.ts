@@ -69,4 +69,25 @@ describe('the bench target', () => {
       await several.child.stop();
     }
   });
+
+  it('leaves a POST to the hanging path unanswered, counting it apart, and answers every other path', async () => {
+    const host = await startTarget(1, '/dead');
+    try {
+      await host.reset(true);
+      const origin = new URL(host.url).origin;
+      const unanswered = deliver(host, 1, 1, 1, `${origin}/dead`).then(
+        () => 'answered',
+        () => 'aborted',
+      );
+      expect((await deliver(host, 2, 2, 1, `${origin}/tenant-1`)).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await host.stats()).toMatchObject({ received: 1, hung: 1 });
+      expect((await host.records<DeliveryRecord[]>()).map(([webhookId]) => webhookId)).toEqual([2]);
+      // stopping the target closes the connection it left hanging: the request fails, unanswered
+      await host.child.stop();
+      expect(await unanswered).toBe('aborted');
+    } finally {
+      await host.child.stop();
+    }
+  });
 });

@@ -5,6 +5,8 @@
  * first argument (0: any free one), and prints `{"port":N,"ports":[N,…]}` once listening. A
  * second argument K makes it listen on K ports (the first as told, the rest any free ones): K
  * origins to the dispatcher, each with its own connections, limit and breaker, one set of counters.
+ * A third argument P makes path P of every port an endpoint that never answers: a POST there is
+ * read, counted (`hung`) and left hanging until the dispatcher gives up on it.
  *
  * Control requests (GET, so they can never be mistaken for deliveries):
  * - `GET /stats`: counters of the current round.
@@ -29,6 +31,8 @@ export type DeliveryRecord = [
 
 export interface TargetStats {
   received: number;
+  /** POSTs to the hanging path, never answered (not in `received`). */
+  hung: number;
   duplicates: number;
   orderViolations: number;
   /** Epoch ms of the first and the latest delivery of the round. */
@@ -47,7 +51,7 @@ let records: DeliveryRecord[];
 
 function reset(inspecting: boolean): void {
   inspect = inspecting;
-  stats = { received: 0, duplicates: 0, orderViolations: 0, firstAt: null, lastAt: null };
+  stats = { received: 0, hung: 0, duplicates: 0, orderViolations: 0, firstAt: null, lastAt: null };
   seen = new Set();
   lastSeq = new Map();
   records = [];
@@ -70,7 +74,15 @@ function inspectDelivery(webhookId: string, receivedAt: number, body: string): v
   records.push([Number(webhookId), receivedAt, entity.id, seq, lastModified]);
 }
 
+/** The path that never answers (third argument), if any. */
+const hangPath = process.argv[4];
+
 const handle: Parameters<typeof createServer>[1] = (request, response) => {
+  if (request.method === 'POST' && hangPath !== undefined && request.url === hangPath) {
+    stats.hung++;
+    request.resume();
+    return;
+  }
   if (request.method === 'POST') {
     const receivedAt = wallClock();
     stats.received++;

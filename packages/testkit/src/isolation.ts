@@ -3,26 +3,76 @@ import { enqueueEntityChange, notifyWebhookDue, type Knex } from '@platform/db';
 import { type SecretBox } from '@platform/crypto';
 import { quantile } from './quantile';
 import { propertyChange, seedChange, seedParty, seedRegistration } from './seed';
-import { startTestTarget, type TestTarget } from './target';
+import { startTestTarget, type TargetAnswer, type TestTarget } from './target';
 import { eventually, type Watched } from './wait';
 
 // The delivery-isolation scenario, shared by the dispatcher's isolation test and
 // `pnpm bench --isolation`, so that both measure the same thing the same way: ten healthy
-// tenants, each with one registration at an origin of its own, and one tenant whose first
-// endpoint never answers while its second endpoint (another origin) is healthy.
+// tenants, each with one registration, and one tenant whose first endpoint never answers while
+// its second endpoint is healthy. Where each endpoint lives, beside the dead one or at an origin
+// of its own, is the layout (issue 27's three: ISOLATION_LAYOUTS).
 
 /** Property Created: the dead endpoint's backlog, which nobody else subscribes to. */
 const BACKLOG_TYPE = 1;
 /** Property Updated: the measured writes, which every registration of the scenario subscribes to. */
 const MEASURED_TYPE = 2;
 
+/**
+ * Where the healthy endpoints are, against the dead endpoint's host. Each layout measures both
+ * kinds of healthy endpoint (the ten other tenants', the dead tenant's second); the layout says
+ * which of them share the dead endpoint's origin:
+ * - `other-hosts` (a): none; every healthy endpoint has an origin of its own;
+ * - `same-host` (b): the ten other tenants', at other paths of the dead endpoint's origin;
+ * - `same-party` (c): the dead tenant's own second endpoint, at another path of that origin.
+ */
+export const ISOLATION_LAYOUTS = ['other-hosts', 'same-host', 'same-party'] as const;
+export type IsolationLayout = (typeof ISOLATION_LAYOUTS)[number];
+
+/** The dead endpoint's path on its host: the one path there that never answers. */
+export const DEAD_PATH = '/dead';
+
+/** The servers a layout places its endpoints on. */
+export interface IsolationHosts {
+  /** The dead endpoint's origin: a server that never answers DEAD_PATH and answers every other path. */
+  sharedOrigin: string;
+  /** ISOLATION.healthyTargets + 1 URLs, each at an origin of its own (not sharedOrigin). */
+  ownUrls: readonly string[];
+}
+
+/** The scenario's endpoints in `layout`: the ten healthy tenants', the dead tenant's second, the dead one. */
+export function isolationUrls(
+  layout: IsolationLayout,
+  hosts: IsolationHosts,
+): { healthyUrls: string[]; siblingUrl: string; deadUrl: string } {
+  const { sharedOrigin, ownUrls } = hosts;
+  if (ownUrls.length !== ISOLATION.healthyTargets + 1)
+    throw new Error(`the isolation scenario needs ${ISOLATION.healthyTargets + 1} origins of their own`);
+  const own = ownUrls.slice(0, ISOLATION.healthyTargets);
+  return {
+    healthyUrls:
+      layout === 'same-host' ? own.map((_, index) => `${sharedOrigin}/tenant-${index + 1}`) : [...own],
+    siblingUrl: layout === 'same-party' ? `${sharedOrigin}/sibling` : ownUrls[ISOLATION.healthyTargets]!,
+    deadUrl: `${sharedOrigin}${DEAD_PATH}`,
+  };
+}
+
+/**
+ * The dead endpoint's host for the test: every path answers 200 at once, except DEAD_PATH, which
+ * accepts the request, reads it and never answers (the bench's target process does the same).
+ */
+export const startSharedHost = (): Promise<TestTarget> =>
+  startTestTarget((request): TargetAnswer => (request.path === DEAD_PATH ? { hang: true } : {}));
+
 export interface IsolationCast {
+  layout: IsolationLayout;
   /** The healthy tenants: a party and its one registration each. */
   healthy: { partyId: number; registrationId: number }[];
   /** The tenant whose first endpoint is dead (once `seedDeadBacklog` registers it). */
   deadPartyId: number;
-  /** The dead tenant's second endpoint: a healthy one, at an origin of its own. */
+  /** The dead tenant's second endpoint: a healthy one. */
   siblingRegistrationId: number;
+  /** Where `seedDeadBacklog` registers the dead endpoint. */
+  deadUrl: string;
 }
 
 /** How the registrations' secrets are sealed: the testkit's key unless told (the bench has its own). */
@@ -32,15 +82,16 @@ export interface IsolationSecrets {
 }
 
 /**
- * Seeds the healthy tenants (one party and one registration at each of `healthyUrls`) and the
- * dead tenant with its healthy second endpoint at `siblingUrl`, all subscribed to Property
+ * Seeds the healthy tenants (one party and one registration each) and the dead tenant with its
+ * healthy second endpoint, where `layout` puts them on `hosts`, all subscribed to Property
  * Updated. The dead endpoint itself comes later, with its backlog (`seedDeadBacklog`).
  */
 export async function seedIsolationCast(
   knex: Knex,
-  options: { healthyUrls: readonly string[]; siblingUrl: string } & IsolationSecrets,
+  options: { layout: IsolationLayout; hosts: IsolationHosts } & IsolationSecrets,
 ): Promise<IsolationCast> {
-  const { healthyUrls, siblingUrl, ...sealing } = options;
+  const { layout, hosts, ...sealing } = options;
+  const { healthyUrls, siblingUrl, deadUrl } = isolationUrls(layout, hosts);
   const events = [{ entityName: 'Property', type: MEASURED_TYPE }];
   const healthy: IsolationCast['healthy'] = [];
   for (const [index, targetUrl] of healthyUrls.entries()) {
@@ -55,12 +106,12 @@ export async function seedIsolationCast(
     events,
     ...sealing,
   });
-  return { healthy, deadPartyId, siblingRegistrationId: sibling.id };
+  return { layout, healthy, deadPartyId, siblingRegistrationId: sibling.id, deadUrl };
 }
 
 /** The scenario's settings, the same in the test and the bench. */
 export const ISOLATION = {
-  /** Healthy tenants, each with one registration at an origin of its own. */
+  /** Healthy tenants, each with one registration. */
   healthyTargets: 10,
   /** Webhooks due to the dead endpoint before the measured writes begin. */
   deadBacklog: 1_000,
@@ -70,29 +121,29 @@ export const ISOLATION = {
   warmupSeconds: 1,
   /** How long after a phase's last write its healthy deliveries may still arrive (five timeouts). */
   giveUpMs: 10_000,
+  /** The issue's bound: no healthy delivery arrives later than this after its write, dead endpoint or not. */
+  latestMs: 1_000,
 } as const;
 
-/** An endpoint that accepts the connection, reads the request and never answers. */
-export const startDeadTarget = (): Promise<TestTarget> => startTestTarget(() => ({ hang: true }));
-
 /**
- * Registers the dead endpoint `dead` for the dead tenant (Property Created and Updated), queues
- * ISOLATION.deadBacklog Property Created changes in one transaction (one NOTIFY): as many webhooks
- * due now for the dead endpoint alone, its sibling listening to Updated only; and resolves once
- * the dispatcher has sent it one of them, so the dead endpoint holds delivery slots before any
+ * Registers the dead endpoint (at `cast.deadUrl`) for the dead tenant (Property Created and
+ * Updated), queues ISOLATION.deadBacklog Property Created changes in one transaction (one NOTIFY):
+ * as many webhooks due now for the dead endpoint alone, its sibling listening to Updated only; and
+ * resolves once the dispatcher has sent it one of them (`deadRequests`, the requests its host has
+ * received at DEAD_PATH so far, grows), so the dead endpoint holds delivery slots before any
  * measured write. From then on the dead tenant's measured writes fan out to the dead endpoint too.
  * Answers the dead registration's id.
  */
 export async function seedDeadBacklog(
   knex: Knex,
   cast: IsolationCast,
-  options: { dead: TestTarget; watch?: Watched } & IsolationSecrets,
+  options: { deadRequests(): number | Promise<number>; watch?: Watched } & IsolationSecrets,
 ): Promise<number> {
-  const { dead, watch, ...sealing } = options;
-  const before = dead.requests.length;
+  const { deadRequests, watch, ...sealing } = options;
+  const before = await deadRequests();
   const { id } = await seedRegistration(knex, {
     partyId: cast.deadPartyId,
-    targetUrl: dead.url,
+    targetUrl: cast.deadUrl,
     events: [BACKLOG_TYPE, MEASURED_TYPE].map((type) => ({ entityName: 'Property', type })),
     ...sealing,
   });
@@ -101,7 +152,7 @@ export async function seedDeadBacklog(
       await enqueueEntityChange(trx, propertyChange(cast.deadPartyId, 1_000_000 + i, {}, BACKLOG_TYPE));
     await notifyWebhookDue(trx);
   });
-  await eventually(() => dead.requests.length > before, {
+  await eventually(async () => (await deadRequests()) > before, {
     what: 'the dead endpoint receiving its first delivery',
     watch,
   });
@@ -283,4 +334,28 @@ export const ISOLATION_FLOOR_MS = 100;
  */
 export function isolationRatio(p99WithoutMs: number, p99WithMs: number): number {
   return p99WithMs / Math.max(p99WithoutMs, ISOLATION_FLOOR_MS);
+}
+
+/**
+ * Issue 27's criterion for one kind of healthy endpoint, measured without the dead endpoint's
+ * backlog and with it: what breaks it, one line each; none while isolation holds. With the
+ * backlog due, the p99 is at most twice the p99 without it (`isolationRatio`, over the floor),
+ * and every delivery arrives, none later than ISOLATION.latestMs after its write.
+ */
+export function isolationBreaches(without: LatencySummary, withDead: LatencySummary): string[] {
+  const breaches: string[] = [];
+  const ratio = isolationRatio(without.p99Ms, withDead.p99Ms);
+  if (!(ratio <= 2))
+    breaches.push(
+      `p99 ${withDead.p99Ms.toFixed(0)} ms is ${ratio.toFixed(2)} × max(${without.p99Ms.toFixed(0)}, ${ISOLATION_FLOOR_MS}) ms (at most 2)`,
+    );
+  if (withDead.undelivered > 0)
+    breaches.push(
+      `${withDead.undelivered} of ${withDead.count} never arrived within ${ISOLATION.giveUpMs} ms`,
+    );
+  else if (withDead.maxMs > ISOLATION.latestMs)
+    breaches.push(
+      `the latest arrived ${withDead.maxMs.toFixed(0)} ms after its write (at most ${ISOLATION.latestMs})`,
+    );
+  return breaches;
 }
