@@ -63,6 +63,20 @@ export const BREAKER_COPY: Readonly<Record<BreakerState, { name: string; descrip
   },
 };
 
+/** A registration's rate limit, as the console says it: "At most 10/s", or "No limit". */
+export function rateLimitText(rateLimit: number | null): string {
+  return rateLimit === null ? 'No limit' : `At most ${rateLimit.toLocaleString('en-GB')}/s`;
+}
+
+/** Whether the receiver still holds the endpoint (`holdUntil` ahead of `now`, epoch ms). */
+export function isHeld(holdUntil: string | null, now: number): holdUntil is string {
+  return holdUntil !== null && Date.parse(holdUntil) > now;
+}
+
+/** What a receiver's hold means, for the tooltip wherever one is shown. */
+export const HOLD_DESCRIPTION =
+  'The endpoint answered 429 or 503 with Retry-After: every delivery to it waits until then, and no attempt is spent.';
+
 /** A registration's health, refreshed every `refetchInterval` ms while the tab is visible. */
 export function useRegistrationHealth(id: number, refetchInterval: number) {
   return useQuery(getRegistrationHealthQueryOptions(id, refetchInterval));
