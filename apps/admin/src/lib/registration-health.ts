@@ -49,13 +49,13 @@ export const DISABLED_REASON_TEXT: Readonly<Record<WebhookDisabledReason, string
   failing: 'Every attempt has failed for a long time',
 };
 
-/** Circuit breaker states, with what each means for the target's deliveries. */
+/** Circuit breaker states, with what each means for the endpoint's deliveries. */
 export const BREAKER_COPY: Readonly<Record<BreakerState, { name: string; description: string }>> = {
   closed: { name: 'Closed', description: 'Deliveries go out as usual.' },
   open: {
     name: 'Open',
     description:
-      'The target failed repeatedly: due webhooks are recorded as circuit-open without a request until the cool-down ends.',
+      'The endpoint failed repeatedly: its due webhooks are recorded as circuit-open without a request until the cool-down ends. Other endpoints, on the same host too, are not affected.',
   },
   'half-open': {
     name: 'Half-open',
