@@ -58,7 +58,7 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
  * A registration's health in one statement (docs/webhooks.md › Health, with its cost):
  * - its row, its endpoint's breaker, the endpoint's `Retry-After` hold and its own rate limit;
  * - the party's other live registrations on the same endpoint (same party, same normalised URL:
- *   one receiver, one breaker), through the index `webhook_registrations_party`;
+ *   one receiver, one breaker), one probe of the index `webhook_registrations_target`;
  * - per window (the last hour, the last day) the sums of `webhook_attempt_stats` over the minutes
  *   in it, and the p50 and p95 latency: the bucket where the running count of the requests sent
  *   (bucket >= 0; -1 is an attempt without a request) reaches 50 % / 95 %, answered as that
