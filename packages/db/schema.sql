@@ -770,6 +770,7 @@ create table webhook_registrations (
   failures_since_success integer default 0 not null,
   previous_signing_secret text,
   previous_secret_expires_at timestamp with time zone,
+  rate_limit integer,
   constraint webhook_registrations_auth_type_check CHECK (((auth_type >= 0) AND (auth_type <= 4))),
   constraint webhook_registrations_created_by_account_id_fkey FOREIGN KEY (created_by_account_id) REFERENCES accounts(id),
   constraint webhook_registrations_disabled_reason_check CHECK ((disabled_reason = ANY (ARRAY['gone'::text, 'failing'::text]))),
@@ -792,6 +793,7 @@ create table webhook_targets (
   state_changed timestamp with time zone default now() not null,
   party_id integer not null,
   url text not null,
+  hold_until timestamp with time zone,
   constraint webhook_targets_breaker_state_check CHECK ((breaker_state = ANY (ARRAY['closed'::text, 'open'::text, 'half-open'::text]))),
   constraint webhook_targets_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id) ON DELETE CASCADE,
   constraint webhook_targets_party_id_url_key UNIQUE (party_id, url),
@@ -935,6 +937,7 @@ CREATE INDEX webhook_events_subscription ON public.webhook_events USING btree (e
 CREATE UNIQUE INDEX webhook_operations_one_replay ON public.webhook_operations USING btree (registration_id) WHERE ((action = 'replay'::text) AND (state = 'running'::text) AND (NOT dry_run));
 CREATE INDEX webhook_operations_running ON public.webhook_operations USING btree (lease_until) WHERE (state = 'running'::text);
 CREATE INDEX webhook_registrations_party ON public.webhook_registrations USING btree (party_id) WHERE (deleted IS NULL);
+CREATE INDEX webhook_registrations_target ON public.webhook_registrations USING btree (target_id) WHERE (deleted IS NULL);
 CREATE INDEX webhooks_blocking ON public.webhooks USING btree (registration_id, group_key) WHERE (state = 4);
 CREATE INDEX webhooks_change ON public.webhooks USING btree (entity_change_id);
 CREATE INDEX webhooks_claimable ON public.webhooks USING btree (registration_id, next_attempt_at) WHERE (state = ANY (ARRAY[1, 2]));

@@ -51,6 +51,9 @@ export type WebhookRegistrationStatus = (typeof WEBHOOK_REGISTRATION_STATUSES)[n
 export const WEBHOOK_DISABLED_REASONS = ['gone', 'failing'] as const;
 export type WebhookDisabledReason = (typeof WEBHOOK_DISABLED_REASONS)[number];
 
+/** How many of the registrations sharing an endpoint the health read names (all are counted). */
+export const SHARED_WITH_SHOWN = 20;
+
 const HealthWindow = z.object({
   attempts: z
     .number()
@@ -79,6 +82,23 @@ export const WebhookRegistrationHealth = z
           .string()
           .meta({ description: 'The normalised URL: lower-case scheme and host, no default port.' }),
         origin: z.string().meta({ description: 'Scheme, host and port: what the per-host cap counts.' }),
+        partyId: z.number().int().meta({ description: 'The party whose endpoint it is.' }),
+        lastSuccessAt: timestamp.nullable().meta({
+          description:
+            'The last delivery to the endpoint that succeeded, any registration’s (to within 10 s).',
+        }),
+        lastFailureAt: timestamp.nullable().meta({
+          description:
+            'The last target failure at the endpoint (a timeout, a connection error, a 5xx), any registration’s.',
+        }),
+        sharedWith: z
+          .array(z.object({ id: z.number().int(), status: z.enum(WEBHOOK_REGISTRATION_STATUSES) }))
+          .meta({
+            description:
+              'The party’s other registrations delivering to this endpoint (same normalised URL), by id: ' +
+              `they share its breaker, its hold and its fair share. At most ${SHARED_WITH_SHOWN}; \`sharedWithCount\` counts all.`,
+          }),
+        sharedWithCount: z.number().int(),
       })
       .meta({
         description:
@@ -94,6 +114,16 @@ export const WebhookRegistrationHealth = z
       openUntil: timestamp.nullable().meta({ description: 'While open: when a trial request may be sent.' }),
       consecutiveFailures: z.number().int(),
     }),
+    holdUntil: timestamp.nullable().meta({
+      description:
+        'Until when the endpoint’s deliveries wait because it answered 429 or 503 with `Retry-After` ' +
+        '(all of them, no attempt spent); null when it is not held.',
+    }),
+    rateLimit: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'The registration’s most deliveries per second; null: no limit.' }),
     lastHour: HealthWindow,
     lastDay: HealthWindow,
     dueCount: z

@@ -49,19 +49,33 @@ export const DISABLED_REASON_TEXT: Readonly<Record<WebhookDisabledReason, string
   failing: 'Every attempt has failed for a long time',
 };
 
-/** Circuit breaker states, with what each means for the target's deliveries. */
+/** Circuit breaker states, with what each means for the endpoint's deliveries. */
 export const BREAKER_COPY: Readonly<Record<BreakerState, { name: string; description: string }>> = {
   closed: { name: 'Closed', description: 'Deliveries go out as usual.' },
   open: {
     name: 'Open',
     description:
-      'The target failed repeatedly: due webhooks are recorded as circuit-open without a request until the cool-down ends.',
+      'The endpoint failed repeatedly: its due webhooks are recorded as circuit-open without a request until the cool-down ends. Other endpoints, on the same host too, are not affected.',
   },
   'half-open': {
     name: 'Half-open',
     description: 'One trial delivery decides: a success closes the breaker, a failure opens it again.',
   },
 };
+
+/** A registration's rate limit, as the console says it: "At most 10/s", or "No limit". */
+export function rateLimitText(rateLimit: number | null): string {
+  return rateLimit === null ? 'No limit' : `At most ${rateLimit.toLocaleString('en-GB')}/s`;
+}
+
+/** Whether the receiver still holds the endpoint (`holdUntil` ahead of `now`, epoch ms). */
+export function isHeld(holdUntil: string | null, now: number): holdUntil is string {
+  return holdUntil !== null && Date.parse(holdUntil) > now;
+}
+
+/** What a receiver's hold means, for the tooltip wherever one is shown. */
+export const HOLD_DESCRIPTION =
+  'The endpoint answered 429 or 503 with Retry-After: every delivery to it waits until then, and no attempt is spent.';
 
 /** A registration's health, refreshed every `refetchInterval` ms while the tab is visible. */
 export function useRegistrationHealth(id: number, refetchInterval: number) {

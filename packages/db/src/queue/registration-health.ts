@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import {
   CLAIMABLE_WEBHOOK_STATES,
+  SHARED_WITH_SHOWN,
   WebhookState,
   type BreakerState,
   type WebhookDisabledReason,
@@ -29,9 +30,21 @@ export interface RegistrationHealthRow {
   endpoint_id: number;
   endpoint_url: string;
   origin: string;
+  /** The party whose endpoint it is (an endpoint is one party's normalised URL). */
+  endpoint_party_id: number;
   breaker_state: BreakerState;
   open_until: Date | null;
   consecutive_failures: number;
+  /** The endpoint's last success (to within 10 s) and last target failure, any registration's. */
+  endpoint_last_success_at: Date | null;
+  endpoint_last_failure_at: Date | null;
+  /** Until when the receiver asked (`Retry-After` on a 429 or 503) to hold the endpoint's deliveries. */
+  hold_until: Date | null;
+  /** The registration's most deliveries per second; null: no limit. */
+  rate_limit: number | null;
+  /** The party's other live registrations on this endpoint, by id (at most SHARED_WITH_SHOWN). */
+  shared_with: { id: number; status: WebhookRegistrationStatus }[];
+  shared_with_count: number;
   last_hour: HealthWindowFigures;
   last_day: HealthWindowFigures;
   due_count: number;
@@ -43,7 +56,9 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 
 /**
  * A registration's health in one statement (docs/webhooks.md › Health, with its cost):
- * - its row and its endpoint's breaker;
+ * - its row, its endpoint's breaker, the endpoint's `Retry-After` hold and its own rate limit;
+ * - the party's other live registrations on the same endpoint (same party, same normalised URL:
+ *   one receiver, one breaker), one probe of the index `webhook_registrations_target`;
  * - per window (the last hour, the last day) the sums of `webhook_attempt_stats` over the minutes
  *   in it, and the p50 and p95 latency: the bucket where the running count of the requests sent
  *   (bucket >= 0; -1 is an attempt without a request) reaches 50 % / 95 %, answered as that
@@ -96,13 +111,24 @@ export const REGISTRATION_HEALTH_SQL = `
              where registration_id = :id and state = ${WebhookState.Pending}) a
   )
   select r.id, r.status, r.disabled_reason, r.status_changed, r.last_success_at, r.failing_since,
-         t.id as endpoint_id, t.url as endpoint_url, t.origin, t.breaker_state, t.open_until, t.consecutive_failures,
+         t.id as endpoint_id, t.url as endpoint_url, t.origin, t.party_id as endpoint_party_id,
+         t.breaker_state, t.open_until, t.consecutive_failures,
+         t.last_success_at as endpoint_last_success_at, t.last_failure_at as endpoint_last_failure_at,
+         t.hold_until, r.rate_limit, shared.shared_with, shared.shared_with_count,
          windowed.figures -> 'last_hour' as last_hour, windowed.figures -> 'last_day' as last_day,
          awaiting.due_count, awaiting.oldest_due_at, awaiting.in_flight
     from webhook_registrations r
     join webhook_targets t on t.id = r.target_id
    cross join windowed
    cross join awaiting
+   cross join lateral (
+     select coalesce(json_agg(json_build_object('id', o.id, 'status', o.status) order by o.id)
+                       filter (where o.rank <= ${SHARED_WITH_SHOWN}), '[]') as shared_with,
+            count(o.id)::int as shared_with_count
+       from (select o.id, o.status, row_number() over (order by o.id) as rank
+               from webhook_registrations o
+              where o.party_id = r.party_id and o.target_id = r.target_id
+                and o.id <> r.id and o.deleted is null) o) shared
    where r.id = :id`;
 
 /** Reads the health of registration `id` (see REGISTRATION_HEALTH_SQL); undefined when there is none. */

@@ -1,7 +1,7 @@
 import type { BreakerState } from '@platform/shared';
 import { BREAKER_COPY } from '../../lib/registration-health';
 
-/** A target's circuit breaker state (closed, open, half-open), coloured by state. */
+/** An endpoint's circuit breaker state (closed, open, half-open), coloured by state. */
 export function BreakerBadge({ state }: { state: BreakerState }) {
   return (
     <span className={`badge badge--breaker-${state}`} title={BREAKER_COPY[state].description}>

@@ -1,4 +1,4 @@
-import { WebhookState, type WebhookRegistrationHealth } from '@platform/shared';
+import { SHARED_WITH_SHOWN, WebhookState, type WebhookRegistrationHealth } from '@platform/shared';
 import {
   bodyOf,
   propertyChange,
@@ -50,9 +50,20 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
       status: 'active',
       disabledReason: null,
       statusChanged: null,
-      endpoint: { id: endpoint.id, url: endpoint.url, origin: endpoint.origin },
+      endpoint: {
+        id: endpoint.id,
+        url: endpoint.url,
+        origin: endpoint.origin,
+        partyId: world.pmc.id,
+        lastSuccessAt: null,
+        lastFailureAt: null,
+        sharedWith: [],
+        sharedWithCount: 0,
+      },
       target: endpoint.origin,
       breaker: { state: 'closed', openUntil: null, consecutiveFailures: 0 },
+      holdUntil: null,
+      rateLimit: null,
       lastHour: emptyWindow,
       lastDay: emptyWindow,
       dueCount: 0,
@@ -249,6 +260,77 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
       failingSince: since.toISOString(),
     });
     expect((await health(other.id, world.otherPmc.full.token)).dueCount).toBe(1);
+  });
+
+  it('shows the endpoint’s hold, last success and failure, the rate limit, and the registrations sharing it', async () => {
+    const token = world.pmc.full.token;
+    const url = 'https://hooks.example.com/shared';
+    const created = await register(api, token, { targetUrl: url });
+    // the same party's URL written differently is the same endpoint; a paused one still shares it
+    const twin = await register(api, token, { targetUrl: 'HTTPS://Hooks.Example.com:443/shared' });
+    const paused = await register(api, token, { targetUrl: url });
+    await api.db.knex('webhook_registrations').where({ id: paused.id }).update({ status: 'paused' });
+    // not sharing: a deleted registration, another URL of the party, another party's same URL
+    const deleted = await register(api, token, { targetUrl: url });
+    await api.fetch(`/api/webhook-registrations/${deleted.id}`, { method: 'DELETE', token });
+    const elsewhere = await register(api, token, { targetUrl: `${url}/other` });
+    const foreign = await register(api, world.otherPmc.full.token, { targetUrl: url });
+
+    const holdUntil = new Date('2026-12-01T10:00:05Z');
+    const lastSuccess = new Date('2026-12-01T09:00:00Z');
+    const lastFailure = new Date('2026-12-01T09:59:00Z');
+    await targetOf(api, created.id).update({
+      hold_until: holdUntil,
+      last_success_at: lastSuccess,
+      last_failure_at: lastFailure,
+    });
+    await api.db.knex('webhook_registrations').where({ id: created.id }).update({ rate_limit: 10 });
+
+    const read = await health(created.id);
+    expect(read).toMatchObject({
+      holdUntil: holdUntil.toISOString(),
+      rateLimit: 10,
+      endpoint: {
+        partyId: world.pmc.id,
+        lastSuccessAt: lastSuccess.toISOString(),
+        lastFailureAt: lastFailure.toISOString(),
+        sharedWith: [
+          { id: twin.id, status: 'active' },
+          { id: paused.id, status: 'paused' },
+        ],
+        sharedWithCount: 2,
+      },
+    });
+    // the twin reads the same endpoint and hold, its own (absent) rate limit, and the others
+    expect(await health(twin.id)).toMatchObject({
+      holdUntil: holdUntil.toISOString(),
+      rateLimit: null,
+      endpoint: {
+        id: read.endpoint.id,
+        sharedWith: [
+          { id: created.id, status: 'active' },
+          { id: paused.id, status: 'paused' },
+        ],
+      },
+    });
+    for (const alone of [elsewhere, foreign]) {
+      const other = await health(alone.id, alone === foreign ? world.otherPmc.full.token : token);
+      expect(other.endpoint.id).not.toBe(read.endpoint.id);
+      expect(other.endpoint).toMatchObject({ sharedWith: [], sharedWithCount: 0 });
+      expect(other.holdUntil).toBeNull();
+    }
+  });
+
+  it('names at most SHARED_WITH_SHOWN of the registrations sharing an endpoint, and counts them all', async () => {
+    const token = world.pmc.full.token;
+    const url = 'https://hooks.example.com/crowded';
+    const first = await register(api, token, { targetUrl: url });
+    const others: number[] = [];
+    for (let i = 0; i < SHARED_WITH_SHOWN + 2; i++)
+      others.push((await register(api, token, { targetUrl: url })).id);
+    const { endpoint } = await health(first.id);
+    expect(endpoint.sharedWithCount).toBe(SHARED_WITH_SHOWN + 2);
+    expect(endpoint.sharedWith.map((r) => r.id)).toEqual(others.slice(0, SHARED_WITH_SHOWN));
   });
 
   it('answers 404 for another party’s or a deleted registration, and needs Webhook.Read', async () => {

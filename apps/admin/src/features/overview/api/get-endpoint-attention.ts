@@ -1,6 +1,7 @@
 import type { Page, WebhookRegistrationRead } from '@platform/shared';
 import { queryOptions, useQueries, useQuery } from '@tanstack/react-query';
 import { api } from '../../../lib/api';
+import { useNow } from '../../../components/ui/use-now';
 import { queryRoots } from '../../../lib/query-keys';
 import { getRegistrationHealthQueryOptions } from '../../../lib/registration-health';
 import { breakerProbes, endpointAttention } from '../utils/endpoint-attention';
@@ -28,13 +29,18 @@ export function getAttentionRegistrationsQueryOptions() {
   });
 }
 
+/** How often the overview looks at the clock, so an endpoint leaves the list when its hold ends. */
+const HOLD_CHECK_MS = 5_000;
+
 /**
- * Open circuits, paused and disabled registrations among the newest registrations: one list
- * read, plus one health read per endpoint with an active registration (the breaker is the
- * endpoint's, so one registration of it answers for all).
+ * Endpoints needing attention (breaker not closed, held by the receiver), paused and disabled
+ * registrations among the newest registrations: one list read, plus one health read per endpoint
+ * with an active registration (the breaker and the hold are the endpoint's, so one registration
+ * of it answers for all, and names the others).
  */
 export function useEndpointAttention() {
   const registrations = useQuery(getAttentionRegistrationsQueryOptions());
+  const now = useNow(HOLD_CHECK_MS);
   const items = registrations.data?.items ?? [];
   const health = useQueries({
     queries: breakerProbes(items).map((id) => getRegistrationHealthQueryOptions(id, ATTENTION_REFRESH_MS)),
@@ -44,8 +50,8 @@ export function useEndpointAttention() {
   );
   return {
     registrations,
-    attention: registrations.data ? endpointAttention(items, healthById) : undefined,
-    /** Breaker reads that failed (not merely pending): the open circuits may be incomplete. */
+    attention: registrations.data ? endpointAttention(items, healthById, now) : undefined,
+    /** Health reads that failed (not merely pending): the endpoints listed may be incomplete. */
     breakerReadsFailed: health.filter((h) => h.isError && !h.data).length,
     checked: items.length,
     total: registrations.data?.totalCount ?? 0,

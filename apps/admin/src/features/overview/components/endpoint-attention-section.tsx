@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { ReceiverHold, RegistrationLinks } from '../../../components/endpoint-facts';
 import { BreakerBadge } from '../../../components/ui/breaker-badge';
 import { DateTime } from '../../../components/ui/date-time';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
@@ -6,7 +7,7 @@ import { formatCount } from '../../../lib/format';
 import { DISABLED_REASON_TEXT } from '../../../lib/registration-health';
 import { Link } from '../../../lib/router';
 import { ATTENTION_REFRESH_MS, useEndpointAttention } from '../api/get-endpoint-attention';
-import type { EndpointAttention } from '../utils/endpoint-attention';
+import type { EndpointAttention, EndpointNeedingAttention } from '../utils/endpoint-attention';
 
 function RegistrationLink({ id }: { id: number }) {
   return <Link to={`/registrations/${id}`}>Registration {id}</Link>;
@@ -35,7 +36,7 @@ function Column({
   );
 }
 
-/** A paused or disabled registration: its target, why (when disabled) and since when. */
+/** A paused or disabled registration: its party and target, why (when disabled) and since when. */
 function StoppedRegistration({
   registration,
   testId,
@@ -45,7 +46,9 @@ function StoppedRegistration({
 }) {
   return (
     <li className="attention__item" data-testid={testId}>
-      <RegistrationLink id={registration.id} /> <span className="cell--url">{registration.targetUrl}</span>
+      <RegistrationLink id={registration.id} />{' '}
+      <span className="attention__party">{registration.partyName}</span>{' '}
+      <span className="cell--url">{registration.targetUrl}</span>
       {registration.disabledReason && (
         <span className="small attention__reason">{DISABLED_REASON_TEXT[registration.disabledReason]}</span>
       )}
@@ -57,38 +60,55 @@ function StoppedRegistration({
   );
 }
 
-/** The three lists: open circuits by endpoint, paused and disabled registrations. */
+/** One endpoint needing attention: its party and URL, breaker, hold and registrations. */
+function EndpointItem({ endpoint }: { endpoint: EndpointNeedingAttention }) {
+  const { breaker } = endpoint;
+  return (
+    <li className="attention__item" data-testid="attention-endpoint">
+      <span className="attention__party">{endpoint.partyName}</span> <code>{endpoint.url}</code>
+      {breaker.state !== 'closed' && (
+        <>
+          {' '}
+          <BreakerBadge state={breaker.state} />
+          <span className="muted small">
+            {' '}
+            {formatCount(breaker.consecutiveFailures)} consecutive failures
+            {breaker.state === 'open' && breaker.openUntil && (
+              <>
+                {' '}
+                · trial <DateTime value={breaker.openUntil} relative />
+              </>
+            )}
+          </span>
+        </>
+      )}
+      {endpoint.holdUntil && (
+        <span className="small">
+          {' '}
+          <ReceiverHold holdUntil={endpoint.holdUntil} />
+        </span>
+      )}
+      <br />
+      <span className="small">
+        <RegistrationLinks registrations={endpoint.registrations} more={endpoint.moreRegistrations} />
+      </span>
+    </li>
+  );
+}
+
+/** The three lists: endpoints needing attention, paused and disabled registrations. */
 export function AttentionLists({ attention }: { attention: EndpointAttention }) {
-  const { openCircuits, paused, disabled } = attention;
+  const { endpoints, paused, disabled } = attention;
   return (
     <div className="attention">
       <Column
-        title="Open circuits"
-        count={openCircuits.length}
-        testId="open-circuits"
-        empty="Every breaker is closed."
+        title="Endpoints needing attention"
+        count={endpoints.length}
+        testId="attention-endpoints"
+        empty="Every breaker is closed and no receiver holds its deliveries."
       >
-        {openCircuits.map((circuit) => (
-          <li key={circuit.endpoint} className="attention__item" data-testid="open-circuit">
-            <code>{circuit.endpoint}</code> <BreakerBadge state={circuit.breaker.state} />
-            <span className="muted small">
-              {' '}
-              {formatCount(circuit.breaker.consecutiveFailures)} consecutive failures
-              {circuit.breaker.state === 'open' && circuit.breaker.openUntil && (
-                <>
-                  {' '}
-                  · trial <DateTime value={circuit.breaker.openUntil} relative />
-                </>
-              )}
-            </span>
-            <br />
-            {circuit.registrations.map((registration, index) => (
-              <span key={registration.id}>
-                {index > 0 && ', '}
-                <RegistrationLink id={registration.id} />
-              </span>
-            ))}
-          </li>
+        {endpoints.map((endpoint) => (
+          <EndpointItem key={endpoint.endpointId} endpoint={endpoint} />
         ))}
       </Column>
       <Column
@@ -148,8 +168,8 @@ export function EndpointAttentionSection() {
           {attention.unknownEndpoints > 0 && (
             <p className="muted small" data-testid="breakers-unknown">
               {breakerReadsFailed > 0
-                ? `The breakers of ${formatCount(breakerReadsFailed)} endpoints could not be read; open circuits may be missing.`
-                : `Reading the breakers of ${formatCount(attention.unknownEndpoints)} endpoints…`}
+                ? `The health of ${formatCount(breakerReadsFailed)} endpoints could not be read; endpoints needing attention may be missing.`
+                : `Reading the health of ${formatCount(attention.unknownEndpoints)} endpoints…`}
             </p>
           )}
           <AttentionLists attention={attention} />

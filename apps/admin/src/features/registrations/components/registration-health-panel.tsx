@@ -1,11 +1,14 @@
 import type { WebhookRegistrationHealth } from '@platform/shared';
 import type { UseQueryResult } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
+import { ReceiverHold, RegistrationLinks } from '../../../components/endpoint-facts';
 import { BreakerBadge } from '../../../components/ui/breaker-badge';
 import { DateTime } from '../../../components/ui/date-time';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
 import { RegistrationStatusBadge } from '../../../components/ui/registration-status-badge';
+import { useNow } from '../../../components/ui/use-now';
 import { formatCount, formatDuration, formatPercent } from '../../../lib/format';
+import { isHeld, rateLimitText } from '../../../lib/registration-health';
 import { HealthChart } from './health-chart';
 
 type Window = WebhookRegistrationHealth['lastHour'];
@@ -27,9 +30,17 @@ function Fact({ term, testId, children }: { term: string; testId: string; childr
   );
 }
 
-/** The figures of a health answer: status, breaker, both windows, the queue, and the failing run. */
+/** How often the panel looks at the clock, so "Held by the receiver" ends when the hold does. */
+const HOLD_CHECK_MS = 5_000;
+
+/**
+ * The figures of a health answer: status; the endpoint (its URL, the registrations sharing it,
+ * its breaker, the receiver's hold, its last success and failure); the rate limit; both windows,
+ * the queue, and the failing run.
+ */
 export function HealthFigures({ health }: { health: WebhookRegistrationHealth }) {
-  const { breaker } = health;
+  const { breaker, endpoint } = health;
+  const now = useNow(HOLD_CHECK_MS);
   return (
     <>
       <dl className="details">
@@ -42,6 +53,23 @@ export function HealthFigures({ health }: { health: WebhookRegistrationHealth })
             </span>
           )}
         </Fact>
+        <Fact term="Endpoint" testId="health-endpoint">
+          <code>{endpoint.url}</code>
+          <span className="muted small breaker__failures" data-testid="endpoint-shared-with">
+            {endpoint.sharedWithCount === 0 ? (
+              'No other registration delivers to it.'
+            ) : (
+              <>
+                Shared with{' '}
+                <RegistrationLinks
+                  registrations={endpoint.sharedWith}
+                  more={endpoint.sharedWithCount - endpoint.sharedWith.length}
+                />{' '}
+                (same party and URL: one breaker, one hold)
+              </>
+            )}
+          </span>
+        </Fact>
         <Fact term="Circuit breaker" testId="breaker-state">
           <BreakerBadge state={breaker.state} />
           {breaker.state === 'open' && breaker.openUntil && (
@@ -52,8 +80,20 @@ export function HealthFigures({ health }: { health: WebhookRegistrationHealth })
           )}
           <span className="muted small breaker__failures" data-testid="breaker-failures">
             {formatCount(breaker.consecutiveFailures)} consecutive failure
-            {breaker.consecutiveFailures === 1 ? '' : 's'} · endpoint <code>{health.endpoint.url}</code>
+            {breaker.consecutiveFailures === 1 ? '' : 's'}
           </span>
+        </Fact>
+        <Fact term="Receiver hold" testId="health-hold">
+          {isHeld(health.holdUntil, now) ? <ReceiverHold holdUntil={health.holdUntil} /> : 'Not held'}
+        </Fact>
+        <Fact term="Rate limit" testId="health-rate-limit">
+          {rateLimitText(health.rateLimit)}
+        </Fact>
+        <Fact term="Endpoint’s last success" testId="endpoint-last-success">
+          <DateTime value={endpoint.lastSuccessAt} relative />
+        </Fact>
+        <Fact term="Endpoint’s last failure" testId="endpoint-last-failure">
+          <DateTime value={endpoint.lastFailureAt} relative />
         </Fact>
         <Fact term="Last hour" testId="health-last-hour">
           {windowSummary(health.lastHour)}
