@@ -6,7 +6,7 @@ import { round } from './drain';
 import { seedBacklog, seedParty, seedRegistration } from './seed';
 
 /** Due webhooks per endpoint in the claim-scale databases. */
-const ROWS_PER_ENDPOINT = 5;
+const ROWS_PER_ENDPOINT = 10;
 /** Claims of each database before timing starts (plans cached, pages warm). */
 const WARMUP = 20;
 /** Endpoints with due work in the reference database. */
@@ -59,7 +59,7 @@ async function seedEndpoints(knex: Knex, context: BenchContext, endpoints: numbe
 
 /**
  * One claim as a dispatcher just started sends it (a batch of twice its slots, no endpoint held,
- * the default per-host cap), from the cursor the previous claim answered; timed from the
+ * the default per-host cap, prepared), from the cursor the previous claim answered; timed from the
  * statement's send to its answer, in a transaction rolled back afterwards, so every claim finds
  * the same due work. The commit a real claim pays (a WAL flush) is not part of it.
  */
@@ -67,7 +67,8 @@ async function timedClaim(
   knex: Knex,
   concurrency: number,
   after: number,
-): Promise<{ ms: number; leased: number; cursor: number }> {
+  explain = false,
+): Promise<{ ms: number; leased: number; cursor: number; plan?: string[] }> {
   const limits = new TargetLimits({ concurrency, maxPerTarget: concurrency, maxPerHost: 4 * concurrency, slowMs: 1_000 });
   const bindings = claimBindings({
     batch: 2 * concurrency,
@@ -78,8 +79,18 @@ async function timedClaim(
   });
   const trx = await knex.transaction();
   try {
+    if (explain) {
+      const { rows } = await trx.raw<{ rows: { 'QUERY PLAN': string }[] }>(
+        `explain (analyze, buffers, costs off) ${CLAIM_SQL}`,
+        bindings,
+      );
+      return { ms: NaN, leased: 0, cursor: after, plan: rows.map((row) => row['QUERY PLAN']) };
+    }
     const started = performance.now();
-    const { rows } = await trx.raw<{ rows: { leased: unknown[]; cursor: number }[] }>(CLAIM_SQL, bindings);
+    // a named prepared statement, as the dispatcher sends it (packages/db/src/queue/prepared.ts)
+    const { rows } = await trx
+      .raw<{ rows: { leased: unknown[]; cursor: number }[] }>(CLAIM_SQL, bindings)
+      .options({ name: 'webhooks-claim' });
     const ms = performance.now() - started;
     return { ms, leased: rows[0]!.leased.length, cursor: rows[0]!.cursor };
   } finally {
@@ -118,10 +129,18 @@ export async function claimScaleMode(
       }
     }
   }
+  const executionMs: number[] = [];
+  for (const [index, subject] of subjects.entries()) {
+    const { plan } = await timedClaim(subject.db.knex, context.concurrency, cursors[index]!, true);
+    log(`claim-scale: the claim at ${subject.endpoints} endpoints with due work:\n  ${plan!.join('\n  ')}`);
+    executionMs.push(Number(/([\d.]+) ms/.exec(plan!.find((line) => line.startsWith('Execution Time'))!)![1]));
+  }
   const [reference, many] = subjects.map((subject, index) => ({
     endpoints: subject.endpoints,
     ...summary(samples[index]!),
     leasedPerClaim: Math.min(...leased[index]!),
+    /** The server's own time for one claim (EXPLAIN ANALYZE, after the timed ones). */
+    explainMs: executionMs[index],
   }));
   for (const subject of subjects) await subject.db.drop();
   return {

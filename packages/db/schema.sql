@@ -935,6 +935,7 @@ CREATE INDEX webhook_events_subscription ON public.webhook_events USING btree (e
 CREATE UNIQUE INDEX webhook_operations_one_replay ON public.webhook_operations USING btree (registration_id) WHERE ((action = 'replay'::text) AND (state = 'running'::text) AND (NOT dry_run));
 CREATE INDEX webhook_operations_running ON public.webhook_operations USING btree (lease_until) WHERE (state = 'running'::text);
 CREATE INDEX webhook_registrations_party ON public.webhook_registrations USING btree (party_id) WHERE (deleted IS NULL);
+CREATE INDEX webhooks_awaiting ON public.webhooks USING btree (registration_id, id) WHERE (state = ANY (ARRAY[1, 2, 6]));
 CREATE INDEX webhooks_blocking ON public.webhooks USING btree (registration_id, group_key) WHERE (state = 4);
 CREATE INDEX webhooks_change ON public.webhooks USING btree (entity_change_id);
 CREATE INDEX webhooks_claimable ON public.webhooks USING btree (registration_id, next_attempt_at) WHERE (state = ANY (ARRAY[1, 2]));
