@@ -20,7 +20,7 @@ const percentile = (sorted: number[], p: number) =>
 function summary(samples: number[]) {
   const sorted = [...samples].sort((a, b) => a - b);
   return {
-    claims: samples.length,
+    samples: samples.length,
     medianMs: round(percentile(sorted, 0.5), 3),
     p95Ms: round(percentile(sorted, 0.95), 3),
   };
@@ -156,7 +156,7 @@ export async function claimScaleMode(
 /**
  * The health read (`registrationHealth`, what GET /api/webhook-registrations/{id}/health sends)
  * of a registration with `waiting` webhooks awaiting delivery, seeded by SQL; median and p95 of
- * `reads` reads, and its plan (EXPLAIN ANALYZE).
+ * `reads` reads, and its plan (EXPLAIN ANALYZE, logged; its execution time reported).
  */
 export async function healthScaleMode(context: BenchContext, options: { waiting: number; reads: number }) {
   const { cluster, log } = context;
@@ -171,7 +171,15 @@ export async function healthScaleMode(context: BenchContext, options: { waiting:
   });
   log(`health: seeding ${options.waiting} waiting webhooks`);
   const seedStarted = performance.now();
-  await seedBacklog(db.knex, registration, options.waiting);
+  // one change the whole backlog points at: the read never looks at bodies, and a million
+  // bodies would make the seed take minutes
+  await seedBacklog(db.knex, registration, 1);
+  await db.knex.raw(
+    `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
+     select registration_id, event_id, entity_change_id, state, now() - make_interval(secs => i)
+       from webhooks, generate_series(2, :waiting::int) as i`,
+    { waiting: options.waiting },
+  );
   await db.knex.raw('vacuum analyze webhooks');
   const seedSeconds = (performance.now() - seedStarted) / 1000;
   const samples: number[] = [];

@@ -117,10 +117,15 @@ const VISIT = `select r.target_id, f.first_due, r.id is not null as live,
  * host room, the default room, endpoint ids, their rooms, what the dispatcher holds of each.
  * A "target" here is an endpoint (`webhook_targets`: one party's normalised URL).
  *
- * 1. `regs` walks `webhooks_claimable` (registration_id, next_attempt_at) one registration at a
- *    time (a loose index scan: one probe per registration with claimable rows, however many rows
- *    each holds); `eligible` keeps the active ones (and deleted ones, whose rows the lease aborts)
- *    with their earliest row.
+ * 1. `walk` is a round-robin cursor over registrations: from the one after `after` (where the
+ *    previous claim's walk ended), it steps through `webhooks_claimable` (registration_id,
+ *    next_attempt_at) one registration at a time (one probe to the next registration with
+ *    claimable rows, wrapping around past the highest id, and one for its earliest row), and stops
+ *    at the first of: `batch` registrations that `count` (live, a row due now, an endpoint with
+ *    room), VISITS_PER_ROW × batch visits, or back at its start (a whole lap: `lap.done`). So a
+ *    claim visits O(batch) registrations, however many have due work. `eligible` keeps the live
+ *    ones (active, and deleted ones, whose rows the lease aborts) with their earliest row; the
+ *    claim answers where the walk ended (`cursor`) for the next claim to start after.
  * 2. `trials`: an endpoint whose breaker cool-down is over (or whose trial's lease ran out, or
  *    that an operator half-opened) and has due work goes half-open, and this claim may send its
  *    one trial. The update's row lock makes one replica win it.
@@ -135,7 +140,9 @@ const VISIT = `select r.target_id, f.first_due, r.id is not null as live,
  *    registrations locks about a batch of rows, not a thousand rooms), an index range each,
  *    `skip locked`; `chosen` interleaves the endpoints: every endpoint's first row, then every
  *    endpoint's second, … up to the batch. Group order holds: only heads are claimable. When a
- *    share, not a room, stopped a registration, `more` says so: the loop claims again at once.
+ *    share, not a room, stopped a registration, `more` says so: the loop claims again at once;
+ *    so it does when the claim came back short from a walk that stopped before a whole lap.
+ *    `next_due` is answered only for a claim that came back short after a whole lap.
  */
 export const CLAIM_SQL = `with recursive cursor as (
   select ?::int as after, ?::int as batch, ?::int[] as roomless

@@ -100,10 +100,11 @@ export const REGISTRATION_HEALTH_SQL = `
              'p95_ms', round((power(1.1, f.p95_bucket + 1) - 1)::numeric, 1)::float8)) as figures
       from (values ('last_hour'), ('last_day')) as w(name) left join figures f using (name)
   ),
-  awaiting as (
+  awaiting as materialized (
     select (select count(*) from (
               select 1 from webhooks
                where registration_id = :id and state in (${AWAITING})
+               order by id
                limit ${HEALTH_COUNT_CAP} + 1) c)::int as awaiting,
            (select created from webhooks
              where registration_id = :id and state in (${AWAITING})
