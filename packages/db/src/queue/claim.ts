@@ -55,7 +55,11 @@ export interface Claim {
   openTargets: number[];
   /** A registration had more due work than its share of this batch: claim again at once. */
   more: boolean;
-  /** Endpoints that may have more due work than the room they were given: claim again when a slot frees. */
+  /**
+   * Endpoints that may have more due work than the room they were given: claim again when a slot
+   * frees. Not an endpoint held back by its breaker (half-open, its trial in flight): no slot of
+   * ours freeing helps it, and claiming again at once for it would spin the loop.
+   */
   cappedTargets: number[];
   /** When the claim came back short: the earliest moment more work falls due (null: none known). */
   nextDueAt: Date | null;
@@ -261,7 +265,9 @@ select webhooks_lease(array(select id from chosen), (select dispatcher_id from p
                 where p.take < least(p.room, (select batch from params)) and p.n_reg >= p.take)
          or (not (select done from lap) and (select count(*) from chosen) < (select batch from params)) as more,
        array(select distinct r.target_id from sized r
-              where not r.circuit_open
+               join rooms o using (registration_id)
+               join webhook_targets t on t.id = r.target_id
+              where not r.circuit_open and (t.breaker_state = 'closed' or o.trial)
                 and r.room <= (select count(*) from chosen c where c.target_id = r.target_id)) as capped_targets,
        case when (select count(*) from chosen) < (select batch from params) and (select done from lap) then least(
          (select min(f.next_attempt_at) from eligible e
