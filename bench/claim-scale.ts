@@ -1,4 +1,10 @@
-import { CLAIM_SQL, claimBindings, REGISTRATION_HEALTH_SQL, registrationHealth, type Knex } from '@platform/db';
+import {
+  CLAIM_SQL,
+  claimBindings,
+  REGISTRATION_HEALTH_SQL,
+  registrationHealth,
+  type Knex,
+} from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import { TargetLimits } from '../apps/dispatcher/src/target-limits';
 import type { BenchContext } from './context';
@@ -69,7 +75,12 @@ async function timedClaim(
   after: number,
   explain = false,
 ): Promise<{ ms: number; leased: number; cursor: number; plan?: string[] }> {
-  const limits = new TargetLimits({ concurrency, maxPerTarget: concurrency, maxPerHost: 4 * concurrency, slowMs: 1_000 });
+  const limits = new TargetLimits({
+    concurrency,
+    maxPerTarget: concurrency,
+    maxPerHost: 4 * concurrency,
+    slowMs: 1_000,
+  });
   const bindings = claimBindings({
     batch: 2 * concurrency,
     leaseMs: 60_000,
@@ -103,10 +114,7 @@ async function timedClaim(
  * in one run and interleaved (a claim of one, a claim of the other, …), so both see the same
  * machine. Each walks on from the cursor its previous claim answered, as the dispatcher does.
  */
-export async function claimScaleMode(
-  context: BenchContext,
-  options: { endpoints: number; claims: number },
-) {
+export async function claimScaleMode(context: BenchContext, options: { endpoints: number; claims: number }) {
   const { cluster, log } = context;
   const subjects = [
     { endpoints: REFERENCE_ENDPOINTS, db: await cluster.create('claims_ref') },
@@ -133,7 +141,9 @@ export async function claimScaleMode(
   for (const [index, subject] of subjects.entries()) {
     const { plan } = await timedClaim(subject.db.knex, context.concurrency, cursors[index]!, true);
     log(`claim-scale: the claim at ${subject.endpoints} endpoints with due work:\n  ${plan!.join('\n  ')}`);
-    executionMs.push(Number(/([\d.]+) ms/.exec(plan!.find((line) => line.startsWith('Execution Time'))!)![1]));
+    executionMs.push(
+      Number(/([\d.]+) ms/.exec(plan!.find((line) => line.startsWith('Execution Time'))!)![1]),
+    );
   }
   const [reference, many] = subjects.map((subject, index) => ({
     endpoints: subject.endpoints,
@@ -203,7 +213,9 @@ export async function healthScaleMode(context: BenchContext, options: { waiting:
     seedSeconds: round(seedSeconds, 1),
     dueCount,
     ...summary(samples),
-    executionMs: Number(/([\d.]+) ms/.exec(plan.find((line) => line.startsWith('Execution Time')) ?? '')?.[1]),
+    executionMs: Number(
+      /([\d.]+) ms/.exec(plan.find((line) => line.startsWith('Execution Time')) ?? '')?.[1],
+    ),
     database: cluster.server,
   };
 }

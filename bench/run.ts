@@ -258,7 +258,9 @@ async function main(): Promise<void> {
   }
   if (settings.claimScale) {
     console.log(
-      JSON.stringify(await claimScaleMode(context, { endpoints: settings.endpoints, claims: settings.claims })),
+      JSON.stringify(
+        await claimScaleMode(context, { endpoints: settings.endpoints, claims: settings.claims }),
+      ),
     );
   }
   if (settings.health) {

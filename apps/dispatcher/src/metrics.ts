@@ -103,7 +103,9 @@ export class Gauge implements Metric {
     try {
       const value = await this.collect();
       const series = typeof value === 'number' ? [{ labels: {}, value }] : value;
-      const lines = series.map(({ labels, value }) => `${this.name}${formatLabels(labels)} ${formatValue(value)}\n`);
+      const lines = series.map(
+        ({ labels, value }) => `${this.name}${formatLabels(labels)} ${formatValue(value)}\n`,
+      );
       return header(this.name, 'gauge', this.help) + lines.join('');
     } catch (error) {
       this.onError(error, this.name);

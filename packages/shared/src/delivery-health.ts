@@ -106,7 +106,9 @@ export const WebhookRegistrationHealth = z
       }),
     dueCountCapped: z
       .boolean()
-      .meta({ description: 'More than `dueCount` webhooks are awaiting delivery: the count stopped at its cap.' }),
+      .meta({
+        description: 'More than `dueCount` webhooks are awaiting delivery: the count stopped at its cap.',
+      }),
     oldestDueAt: timestamp.nullable().meta({ description: 'When the oldest awaiting webhook was created.' }),
     inFlight: z.number().int().meta({ description: 'Webhooks a dispatcher holds right now.' }),
     lastSuccessAt: timestamp.nullable(),

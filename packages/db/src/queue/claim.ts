@@ -127,7 +127,9 @@ const VISIT = `select r.target_id, f.first_due, r.id is not null as live,
  *    claimable rows, wrapping around past the highest id, and one for its earliest row), and stops
  *    at the first of: `batch` registrations that `count` (live, a row due now, an endpoint with
  *    room), VISITS_PER_ROW × batch visits, or back at its start (a whole lap: `lap.done`). So a
- *    claim visits O(batch) registrations, however many have due work. `eligible` keeps the live
+ *    claim visits O(batch) registrations, however many have due work. (The probes order by
+ *    next_attempt_at too, which only `webhooks_claimable` answers without a sort, so the planner
+ *    never walks `webhooks_awaiting`, where a grouped registration's Pending rows would sit.) `eligible` keeps the live
  *    ones (active, and deleted ones, whose rows the lease aborts) with their earliest row; the
  *    claim answers where the walk ended (`cursor`) for the next claim to start after.
  * 2. `trials`: an endpoint whose breaker cool-down is over (or whose trial's lease ran out, or
@@ -158,11 +160,11 @@ walk(id, lap, visited, found, target_id, first_due, live) as (
      select x.id, x.lap from (
        (select w.registration_id as id, 0 as lap from webhooks w
          where w.state in (${CLAIMABLE}) and w.registration_id > c.after
-         order by w.registration_id limit 1)
+         order by w.registration_id, w.next_attempt_at limit 1)
        union all
        (select w.registration_id, 1 from webhooks w
          where w.state in (${CLAIMABLE})
-         order by w.registration_id limit 1)) x
+         order by w.registration_id, w.next_attempt_at limit 1)) x
       where x.lap = 0 or x.id <= c.after
       limit 1) n
    cross join lateral (${VISIT}) s
@@ -174,11 +176,11 @@ walk(id, lap, visited, found, target_id, first_due, live) as (
      select x.id, x.lap from (
        (select w.registration_id as id, walk.lap as lap from webhooks w
          where w.state in (${CLAIMABLE}) and w.registration_id > walk.id
-         order by w.registration_id limit 1)
+         order by w.registration_id, w.next_attempt_at limit 1)
        union all
        (select w.registration_id, 1 from webhooks w
          where w.state in (${CLAIMABLE}) and walk.lap = 0
-         order by w.registration_id limit 1)) x
+         order by w.registration_id, w.next_attempt_at limit 1)) x
       where x.lap = 0 or x.id <= c.after
       limit 1) n
    cross join lateral (${VISIT}) s

@@ -335,7 +335,12 @@ describe('the round-robin cursor', () => {
   it('answers the next due time only after a whole lap, wrapping around from its cursor', async () => {
     const regs = await endpoints(3, 1);
     await dueIn(
-      (await knex('webhooks').whereIn('registration_id', regs.map((r) => r.id)).pluck('id')) as number[],
+      (await knex('webhooks')
+        .whereIn(
+          'registration_id',
+          regs.map((r) => r.id),
+        )
+        .pluck('id')) as number[],
       60,
     );
     // starting after the second: the third, then the first and the second
