@@ -204,7 +204,7 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
         `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
          select registration_id, event_id, entity_change_id, state, next_attempt_at
            from webhooks, generate_series(1, ?) where id = ?`,
-        [count, first],
+        [count, first!],
       );
     await copy(9_999);
     expect(await health(created.id)).toMatchObject({ dueCount: 10_000, dueCountCapped: false });
