@@ -120,8 +120,9 @@ const VISIT = `select r.target_id, f.first_due, r.id is not null as live,
        order by w.next_attempt_at limit 1) f on true`;
 
 /**
- * The fair claim (docs/dispatcher.md › Scheduling). Bindings: batch, lease ms, dispatcher id,
- * host room, the default room, endpoint ids, their rooms, what the dispatcher holds of each.
+ * The fair claim (docs/dispatcher.md › Scheduling). Bindings: the cursor (`after`), batch, the
+ * endpoints the dispatcher has no room for; batch, lease ms, dispatcher id, host room, the default
+ * room, endpoint ids, their rooms, what the dispatcher holds of each.
  * A "target" here is an endpoint (`webhook_targets`: one party's normalised URL).
  *
  * 1. `walk` is a round-robin cursor over registrations: from the one after `after` (where the
@@ -132,9 +133,10 @@ const VISIT = `select r.target_id, f.first_due, r.id is not null as live,
  *    room), VISITS_PER_ROW × batch visits, or back at its start (a whole lap: `lap.done`). So a
  *    claim visits O(batch) registrations, however many have due work. (The probes order by
  *    next_attempt_at too, which only `webhooks_claimable` answers without a sort, so the planner
- *    never walks `webhooks_awaiting`, where a grouped registration's Pending rows would sit.) `eligible` keeps the live
- *    ones (active, and deleted ones, whose rows the lease aborts) with their earliest row; the
- *    claim answers where the walk ended (`cursor`) for the next claim to start after.
+ *    never walks `webhooks_awaiting`, where a grouped registration's Pending rows would sit.)
+ *    `eligible` keeps the live ones (active, and deleted ones, whose rows the lease aborts) with
+ *    their earliest row; the claim answers where the walk ended (`cursor`) for the next claim to
+ *    start after.
  * 2. `trials`: an endpoint whose breaker cool-down is over (or whose trial's lease ran out, or
  *    that an operator half-opened) and has due work goes half-open, and this claim may send its
  *    one trial. The update's row lock makes one replica win it.
