@@ -16,6 +16,11 @@
  *                                                   other hosts, (b) other tenants on its host, (c) the
  *                                                   same party on its host; writes at R/s (100) for S s
  *                                                   (10), three runs each, interleaved
+ *   pnpm bench --isolation --endpoints N [--claims C]
+ *                                                   the claim's cost (median, p95 ms) with N endpoints having
+ *                                                   due work beside its cost with 10, C claims each (200),
+ *                                                   interleaved; instead of the layouts
+ *   pnpm bench --health [--waiting N]               the registration health read at N waiting (1,000,000)
  *   pnpm bench --prune [--attempts N]               N attempts (10,000,000) over 9 old days: the old keyset
  *                                                   delete against the partition drop of the same rows,
  *                                                   three rounds interleaved
@@ -48,6 +53,7 @@ import { backlogMode } from './backlog-mode';
 import { capacityMode } from './capacity-mode';
 import { groupsMode } from './groups';
 import { isolationMode } from './isolation-mode';
+import { claimScaleMode, healthScaleMode } from './claim-scale';
 import { pruneMode } from './prune-mode';
 import { latencyMode } from './latency';
 import { peersMode } from './peers-mode';
@@ -68,6 +74,9 @@ const { values } = parseArgs({
     backlog: { type: 'boolean' },
     queue: { type: 'boolean' },
     isolation: { type: 'boolean' },
+    endpoints: { type: 'string' },
+    claims: { type: 'string' },
+    health: { type: 'boolean' },
     prune: { type: 'boolean' },
     attempts: { type: 'string' },
     capacity: { type: 'boolean' },
@@ -119,6 +128,7 @@ const all =
   !values.backlog &&
   !values.queue &&
   !values.isolation &&
+  !values.health &&
   !values.prune &&
   !values.capacity &&
   values.replicas === undefined &&
@@ -132,7 +142,13 @@ const settings = {
   // seeding a million webhooks takes minutes: only when asked for
   backlog: !!values.backlog,
   // six runs of a dispatcher each, about a minute and a half: only when asked for
-  isolation: !!values.isolation,
+  isolation: !!values.isolation && values.endpoints === undefined,
+  // --isolation --endpoints N: the claim's cost at N endpoints with due work, not the layouts
+  claimScale: !!values.isolation && values.endpoints !== undefined,
+  endpoints: positive('endpoints', values.endpoints, 10_000),
+  claims: positive('claims', values.claims, 200),
+  // seeding a million webhooks takes about a minute: only when asked for
+  health: !!values.health,
   // seeding ten million attempts twice takes minutes: only when asked for
   prune: !!values.prune,
   attempts: positive('attempts', values.attempts, 10_000_000),
@@ -241,6 +257,16 @@ async function main(): Promise<void> {
       seconds: settings.seconds,
     });
     console.log(JSON.stringify(result));
+  }
+  if (settings.claimScale) {
+    console.log(
+      JSON.stringify(
+        await claimScaleMode(context, { endpoints: settings.endpoints, claims: settings.claims }),
+      ),
+    );
+  }
+  if (settings.health) {
+    console.log(JSON.stringify(await healthScaleMode(context, { waiting: settings.waiting, reads: 100 })));
   }
   if (settings.prune) {
     console.log(JSON.stringify(await pruneMode(context, { attempts: settings.attempts })));

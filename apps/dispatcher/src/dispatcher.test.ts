@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox, generatePrivateKeyPem, loadSigningKey } from '@platform/crypto';
-import { createTestDatabase, eventually, type TestDatabase } from '@platform/testkit';
+import { createTestDatabase, eventually, seedParty, type TestDatabase } from '@platform/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from './clock';
 import { loadConfig } from './config';
@@ -76,6 +76,48 @@ describe('createDispatcher', () => {
     await db.knex.raw(`select pg_notify('webhook_due', '')`);
     await eventually(async () => (await healthz()).status === 200, { what: 'a turn after the wake-up' });
     expect(dispatcher.health().loop).toBe('running');
+  });
+
+  it('sleeps rather than walks on when every endpoint with due work is held back: no busy loop', async () => {
+    // more registrations than a claim's batch (64 here), each its own endpoint, every one
+    // half-open with its trial in flight: due work everywhere, room nowhere
+    const partyId = await seedParty(db.knex, 'Held back');
+    await db.knex.raw(
+      `insert into webhook_registrations (party_id, target_url, should_group, should_group_continue_after_fail, signing_secret)
+       select ?, 'http://127.0.0.1:9/held' || i, false, false, 'sealed' from generate_series(1, 150) as i`,
+      [partyId],
+    );
+    const held = db.knex('webhook_registrations').where({ party_id: partyId }).select('id');
+    await db.knex.raw(
+      `insert into webhook_events (registration_id, entity_name, type) select id, 'Unit', 2 from (${held.toQuery()}) r`,
+    );
+    const [change] = await db
+      .knex('entity_changes')
+      .insert({ entity_name: 'Unit', type: 2, entity_id: 1, entity: {}, initiator_party_id: partyId })
+      .returning('id');
+    await db.knex.raw(
+      `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
+       select e.registration_id, e.id, ?, 1, now() - interval '1 second'
+         from webhook_events e where e.registration_id in (${held.toQuery()})`,
+      [change.id],
+    );
+    await db
+      .knex('webhook_targets')
+      .where({ party_id: partyId })
+      .update({ breaker_state: 'half-open', trial_until: db.knex.raw(`now() + interval '1 hour'`) });
+    try {
+      const timersBefore = new Set(pending.keys());
+      await db.knex.raw(`select pg_notify('webhook_due', '')`);
+      // every claim comes back empty from a walk cut at a batch of registrations: the loop walks
+      // on (more), but after two laps with nothing leased it sleeps until its poll again
+      await eventually(
+        () => [...pending].some(([handle, ms]) => !timersBefore.has(handle) && ms > 30 * 60_000),
+        { what: 'the loop asleep until its poll after the wake-up', timeoutMs: 10_000 },
+      );
+      expect(await db.knex('webhooks').whereNotNull('locked_by').pluck('id')).toEqual([]);
+    } finally {
+      await db.knex('webhooks').delete();
+    }
   });
 
   it('reports the loop stopped once stopping', async () => {

@@ -37,6 +37,17 @@ export class DeliveryLoop {
    * after the claim must not lose it.
    */
   private retryDueDuringClaim = Infinity;
+  /**
+   * The round-robin cursor over registrations (docs/dispatcher.md › Scheduling): where the last
+   * claim's walk ended, where the next one starts.
+   */
+  private cursor = 0;
+  /**
+   * Times the walk wrapped around since a claim last leased anything. A claim that stopped its
+   * walk early says `more`; two wraps with nothing leased have covered every registration, so the
+   * loop then sleeps instead of walking on (every due endpoint held back: no busy loop).
+   */
+  private emptyWraps = 0;
   private readonly clock: Clock;
   private readonly flusher: ResultFlusher;
   private readonly launcher: Launcher;
@@ -136,7 +147,13 @@ export class DeliveryLoop {
       this.retryDueDuringClaim = Infinity;
       const wakesBefore = this.wakes;
       try {
-        claim = await claimWebhooks(knex, { batch: wanted, leaseMs, dispatcherId, ...limits.claimRooms() });
+        claim = await claimWebhooks(knex, {
+          batch: wanted,
+          leaseMs,
+          dispatcherId,
+          after: this.cursor,
+          ...limits.claimRooms(),
+        });
         failures = 0;
       } catch (error) {
         failures++;
@@ -146,8 +163,12 @@ export class DeliveryLoop {
       }
       limits.setWaiting(claim.cappedTargets);
       launcher.take(claim.leased, claimedAt, new Set(claim.openTargets));
-      // a full batch, or registrations held to their share of it: more may be due right now
-      if (claim.leased.length === wanted || claim.more) continue;
+      this.cursor = claim.cursor;
+      if (claim.leased.length > 0) this.emptyWraps = 0;
+      else if (claim.wrapped) this.emptyWraps++;
+      // a full batch, registrations held to their share of it, or a walk that stopped before a
+      // whole lap: more may be due right now
+      if (claim.leased.length === wanted || (claim.more && this.emptyWraps < 2)) continue;
       // a target left with work may have freed room while the claim was on its way: claim again
       if (limits.anyWaitingWithRoom()) continue;
       // everything due that we may take is claimed: sleep until new work is announced, a slot of

@@ -139,8 +139,8 @@ describe('the queue gauges', () => {
 
   it('count what is due, how long the oldest waits, and the groups a Failed webhook blocks', async () => {
     expect(await queueStats(db.knex, { cap: 1000 })).toEqual({
-      due: 0,
-      oldestDueSeconds: 0,
+      due: { active: 0, paused: 0, disabled: 0 },
+      oldestDueSeconds: { active: 0, paused: 0, disabled: 0 },
       blockedGroups: 0,
       openBreakers: 0,
     });
@@ -157,9 +157,41 @@ describe('the queue gauges', () => {
     await webhook(registrations.plain, WebhookState.Failed); // ungrouped: blocks nothing
 
     const stats = await queueStats(db.knex, { cap: 1000 });
-    expect(stats).toMatchObject({ due: 2, blockedGroups: 2 });
-    expect(stats.oldestDueSeconds).toBeGreaterThanOrEqual(120);
-    expect(stats.oldestDueSeconds).toBeLessThan(180);
+    expect(stats).toMatchObject({ due: { active: 2, paused: 0, disabled: 0 }, blockedGroups: 2 });
+    expect(stats.oldestDueSeconds.active).toBeGreaterThanOrEqual(120);
+    expect(stats.oldestDueSeconds.active).toBeLessThan(180);
+  });
+
+  it('count the due webhooks of paused and of disabled registrations apart from what can be delivered', async () => {
+    const setStatus = (id: number, status: 'active' | 'paused' | 'disabled') =>
+      db
+        .knex('webhook_registrations')
+        .where({ id })
+        .update({ status, disabled_reason: status === 'disabled' ? 'gone' : null });
+    await webhook(registrations.plain, WebhookState.Created, { dueInSeconds: -60 });
+    for (let i = 0; i < 3; i++)
+      await webhook(registrations.grouped, WebhookState.Created, { dueInSeconds: -3_600 }); // paused an hour
+    await webhook(registrations.continuing, WebhookState.Retrying, { dueInSeconds: -600 }); // disabled
+    await webhook(registrations.continuing, WebhookState.Retrying, { dueInSeconds: 600 }); // disabled, later
+    await setStatus(registrations.grouped, 'paused');
+    await setStatus(registrations.continuing, 'disabled');
+    try {
+      for (const cap of [1000, 4]) {
+        // under the cap the active count is the total less the held; at the cap it is read alone
+        const stats = await queueStats(db.knex, { cap });
+        expect(stats.due).toEqual({ active: 1, paused: 3, disabled: 1 });
+        // the long pause does not make the deliverable backlog look old
+        expect(stats.oldestDueSeconds.active).toBeGreaterThanOrEqual(60);
+        expect(stats.oldestDueSeconds.active).toBeLessThan(120);
+        expect(stats.oldestDueSeconds.paused).toBeGreaterThanOrEqual(3_600);
+        expect(stats.oldestDueSeconds.disabled).toBeGreaterThanOrEqual(600);
+        expect(stats.oldestDueSeconds.disabled).toBeLessThan(3_600);
+      }
+      expect((await queueStats(db.knex, { cap: 2 })).due).toEqual({ active: 1, paused: 2, disabled: 1 });
+    } finally {
+      await setStatus(registrations.grouped, 'active');
+      await setStatus(registrations.continuing, 'active');
+    }
   });
 
   it('count the endpoints whose breaker is open or half-open', async () => {
@@ -200,7 +232,10 @@ describe('the queue gauges', () => {
       await webhook(registrations.plain, WebhookState.Created, { dueInSeconds: -1 });
     for (let i = 0; i < 3; i++)
       await webhook(registrations.grouped, WebhookState.Failed, { groupKey: `Unit:${i}` });
-    expect(await queueStats(db.knex, { cap: 2 })).toMatchObject({ due: 2, blockedGroups: 2 });
+    expect(await queueStats(db.knex, { cap: 2 })).toMatchObject({
+      due: { active: 2, paused: 0, disabled: 0 },
+      blockedGroups: 2,
+    });
   });
 
   it('are served on /metrics next to the delivery counters, and /healthz reports the loop', async () => {
@@ -251,12 +286,17 @@ describe('the queue gauges', () => {
         'dispatcher_attempt_duration_seconds_count 3',
         'dispatcher_attempt_duration_seconds_sum 16.24',
         'dispatcher_deliveries_in_flight 3',
-        'dispatcher_due_backlog 1',
+        'dispatcher_due_backlog{status="active"} 1',
+        'dispatcher_due_backlog{status="paused"} 0',
+        'dispatcher_due_backlog{status="disabled"} 0',
+        'dispatcher_oldest_due_age_seconds{status="paused"} 0',
         'dispatcher_blocked_groups 1',
       ]) {
         expect(text.split('\n')).toContain(line);
       }
-      expect(Number(/^dispatcher_oldest_due_age_seconds (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(30);
+      expect(
+        Number(/^dispatcher_oldest_due_age_seconds\{status="active"\} (\S+)$/m.exec(text)?.[1]),
+      ).toBeGreaterThanOrEqual(30);
       expect(Number(/^process_resident_memory_bytes (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(1_000_000);
 
       // the database gone: the queue gauges go missing, the process' own series stay

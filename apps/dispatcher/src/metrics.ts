@@ -1,4 +1,4 @@
-import type { AttemptResult, QueueStats } from '@platform/db';
+import { BACKLOG_STATUSES, type AttemptResult, type BacklogStatus, type QueueStats } from '@platform/db';
 
 // A small Prometheus registry written by hand: counters and histograms updated as things happen,
 // gauges read when scraped, rendered in the text exposition format 0.0.4. A dozen series do not
@@ -83,6 +83,9 @@ export class Counter implements Metric {
   }
 }
 
+/** A gauge's reading: one value, or one per label set. */
+export type GaugeValue = number | readonly { labels: Labels; value: number }[];
+
 /**
  * A value read at scrape time by `collect`, which may query the database. When it fails, the
  * gauge reports no sample (absent, rather than a stale or made-up number) and the error goes to
@@ -92,13 +95,18 @@ export class Gauge implements Metric {
   constructor(
     readonly name: string,
     private readonly help: string,
-    private readonly collect: () => number | Promise<number>,
+    private readonly collect: () => GaugeValue | Promise<GaugeValue>,
     private readonly onError: (error: unknown, name: string) => void = () => {},
   ) {}
 
   async render(): Promise<string> {
     try {
-      return `${header(this.name, 'gauge', this.help)}${this.name} ${formatValue(await this.collect())}\n`;
+      const value = await this.collect();
+      const series = typeof value === 'number' ? [{ labels: {}, value }] : value;
+      const lines = series.map(
+        ({ labels, value }) => `${this.name}${formatLabels(labels)} ${formatValue(value)}\n`,
+      );
+      return header(this.name, 'gauge', this.help) + lines.join('');
     } catch (error) {
       this.onError(error, this.name);
       return header(this.name, 'gauge', this.help);
@@ -160,7 +168,7 @@ export class MetricsRegistry {
     return this.add(new Counter(name, help, labelNames));
   }
 
-  gauge(name: string, help: string, collect: () => number | Promise<number>): Gauge {
+  gauge(name: string, help: string, collect: () => GaugeValue | Promise<GaugeValue>): Gauge {
     return this.add(new Gauge(name, help, collect, this.onCollectError));
   }
 
@@ -235,15 +243,21 @@ export function createDispatcherMetrics(sources: DispatcherMetricSources) {
     stats ??= sources.queueStats().finally(() => (stats = undefined));
     return stats;
   };
+  // by the registration's status: only `active` can be delivered; paused and disabled
+  // registrations' webhooks wait for an operator, in series of their own
+  const byStatus = (values: Record<BacklogStatus, number>) =>
+    BACKLOG_STATUSES.map((status) => ({ labels: { status }, value: values[status] ?? 0 }));
   registry.gauge(
     'dispatcher_due_backlog',
-    `Webhooks due and not claimed (Created or Retrying, next attempt passed), counted up to ${QUEUE_STATS_CAP}.`,
-    async () => (await queue()).due,
+    'Webhooks due and not claimed (Created or Retrying, next attempt passed), counted up to ' +
+      `${QUEUE_STATS_CAP} per status of their registration: active (deliverable), paused, disabled.`,
+    async () => byStatus((await queue()).due),
   );
   registry.gauge(
     'dispatcher_oldest_due_age_seconds',
-    'How long the longest-waiting due webhook has been due; 0 when none is.',
-    async () => (await queue()).oldestDueSeconds,
+    'How long the longest-waiting due webhook has been due, per status of its registration ' +
+      '(active, paused, disabled); 0 when none is.',
+    async () => byStatus((await queue()).oldestDueSeconds),
   );
   registry.gauge(
     'dispatcher_blocked_groups',

@@ -19,6 +19,7 @@ import * as conferenceRoles from './20261129000000_conference_roles';
 import * as traceContext from './20261129120000_trace_context';
 import * as endpointIsolation from './20261130000000_endpoint_isolation';
 import * as endpointHoldRate from './20261201000000_endpoint_hold_rate';
+import * as awaitingIndex from './20261201100000_awaiting_index';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -48,4 +49,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261129120000_trace_context', traceContext],
   ['20261130000000_endpoint_isolation', endpointIsolation],
   ['20261201000000_endpoint_hold_rate', endpointHoldRate],
+  ['20261201100000_awaiting_index', awaitingIndex],
 ];

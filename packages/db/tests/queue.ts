@@ -116,6 +116,8 @@ export function claimAs(
     defaultRoom?: number;
     hostRoom?: number;
     dispatcherId?: string;
+    /** The round-robin cursor: the previous claim's `cursor` (none: from the lowest id). */
+    after?: number;
   },
 ): Promise<Claim> {
   return claimWebhooks(knex, {
@@ -126,6 +128,7 @@ export function claimAs(
     held: new Map(options.held ?? []),
     defaultRoom: options.defaultRoom ?? options.batch,
     hostRoom: options.hostRoom,
+    after: options.after,
   });
 }
 

@@ -129,7 +129,16 @@ export const WebhookRegistrationHealth = z
     dueCount: z
       .number()
       .int()
-      .meta({ description: 'Webhooks awaiting delivery: Created, Retrying and Pending.' }),
+      .meta({
+        description:
+          'Webhooks awaiting delivery: Created, Retrying and Pending, counted up to 10,000 ' +
+          '(`dueCountCapped` says when more are waiting), so the read costs the same at any backlog.',
+      }),
+    dueCountCapped: z
+      .boolean()
+      .meta({
+        description: 'More than `dueCount` webhooks are awaiting delivery: the count stopped at its cap.',
+      }),
     oldestDueAt: timestamp.nullable().meta({ description: 'When the oldest awaiting webhook was created.' }),
     inFlight: z.number().int().meta({ description: 'Webhooks a dispatcher holds right now.' }),
     lastSuccessAt: timestamp.nullable(),

@@ -55,10 +55,18 @@ export interface Claim {
   openTargets: number[];
   /** A registration had more due work than its share of this batch: claim again at once. */
   more: boolean;
-  /** Endpoints that may have more due work than the room they were given: claim again when a slot frees. */
+  /**
+   * Endpoints that may have more due work than the room they were given: claim again when a slot
+   * frees. Not an endpoint held back by its breaker (half-open, its trial in flight): no slot of
+   * ours freeing helps it, and claiming again at once for it would spin the loop.
+   */
   cappedTargets: number[];
   /** When the claim came back short: the earliest moment more work falls due (null: none known). */
   nextDueAt: Date | null;
+  /** Where this claim's walk ended: the next claim's `after`. */
+  cursor: number;
+  /** The walk passed the highest registration id with claimable rows and went on from the lowest. */
+  wrapped: boolean;
 }
 
 export interface ClaimOptions {
@@ -77,19 +85,58 @@ export interface ClaimOptions {
    * none: no per-host cap.
    */
   hostRoom?: number;
+  /**
+   * The round-robin cursor: the registration the previous claim's walk ended at (its `cursor`).
+   * The walk starts after it and wraps around; none (0): from the lowest id.
+   */
+  after?: number;
 }
 
 const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 
 /**
- * The fair claim (docs/dispatcher.md › Scheduling). Bindings: batch, lease ms, dispatcher id,
- * host room, the default room, endpoint ids, their rooms, what the dispatcher holds of each.
+ * How far one claim's walk may go, per row of its batch: registrations visited that cannot give it
+ * work (paused, disabled, only future rows, an endpoint without room) count too, so a thousand
+ * paused registrations cost a claim at most `VISITS_PER_ROW × batch` visits (512 for a batch of
+ * 64: about 5 ms), never all of them. Larger, a claim could take longer; smaller, a lap over many
+ * registrations in back-off would take more claims (each with its fixed cost) before the loop
+ * learns when work next falls due.
+ */
+const VISITS_PER_ROW = 8;
+
+/**
+ * One step of the walk: the registration `n.id` visited, its endpoint, its earliest claimable row,
+ * whether it is `live` (active, or deleted: its rows are aborted by the lease) and whether it
+ * `counts` towards the batch's registrations: live, with a row due now, and its endpoint not one
+ * the dispatcher has no room for (`cursor.roomless`).
+ */
+const VISIT = `select r.target_id, f.first_due, r.id is not null as live,
+         coalesce(f.first_due <= now() and r.target_id <> all(c.roomless), false) as counts
+    from (select n.id) k
+    left join webhook_registrations r on r.id = k.id and (r.status = 'active' or r.deleted is not null)
+    left join lateral (
+      select w.next_attempt_at as first_due from webhooks w
+       where w.registration_id = r.id and w.state in (${CLAIMABLE})
+       order by w.next_attempt_at limit 1) f on true`;
+
+/**
+ * The fair claim (docs/dispatcher.md › Scheduling). Bindings: the cursor (`after`), batch, the
+ * endpoints the dispatcher has no room for; batch, lease ms, dispatcher id, host room, the default
+ * room, endpoint ids, their rooms, what the dispatcher holds of each.
  * A "target" here is an endpoint (`webhook_targets`: one party's normalised URL).
  *
- * 1. `regs` walks `webhooks_claimable` (registration_id, next_attempt_at) one registration at a
- *    time (a loose index scan: one probe per registration with claimable rows, however many rows
- *    each holds); `eligible` keeps the active ones (and deleted ones, whose rows the lease aborts)
- *    with their earliest row.
+ * 1. `walk` is a round-robin cursor over registrations: from the one after `after` (where the
+ *    previous claim's walk ended), it steps through `webhooks_claimable` (registration_id,
+ *    next_attempt_at) one registration at a time (one probe to the next registration with
+ *    claimable rows, wrapping around past the highest id, and one for its earliest row), and stops
+ *    at the first of: `batch` registrations that `count` (live, a row due now, an endpoint with
+ *    room), VISITS_PER_ROW × batch visits, or back at its start (a whole lap: `lap.done`). So a
+ *    claim visits O(batch) registrations, however many have due work. (The probes order by
+ *    next_attempt_at too, which only `webhooks_claimable` answers without a sort, so the planner
+ *    never walks `webhooks_awaiting`, where a grouped registration's Pending rows would sit.)
+ *    `eligible` keeps the live ones (active, and deleted ones, whose rows the lease aborts) with
+ *    their earliest row; the claim answers where the walk ended (`cursor`) for the next claim to
+ *    start after.
  * 2. `trials`: an endpoint whose breaker cool-down is over (or whose trial's lease ran out, or
  *    that an operator half-opened) and has due work goes half-open, and this claim may send its
  *    one trial. The update's row lock makes one replica win it.
@@ -104,25 +151,54 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
  *    registrations locks about a batch of rows, not a thousand rooms), an index range each,
  *    `skip locked`; `chosen` interleaves the endpoints: every endpoint's first row, then every
  *    endpoint's second, … up to the batch. Group order holds: only heads are claimable. When a
- *    share, not a room, stopped a registration, `more` says so: the loop claims again at once.
+ *    share, not a room, stopped a registration, `more` says so: the loop claims again at once;
+ *    so it does when the claim came back short from a walk that stopped before a whole lap.
+ *    `next_due` is answered only for a claim that came back short after a whole lap.
  */
-export const CLAIM_SQL = `with recursive regs(id) as (
-  (select registration_id from webhooks where state in (${CLAIMABLE}) order by registration_id limit 1)
+export const CLAIM_SQL = `with recursive cursor as (
+  select ?::int as after, ?::int as batch, ?::int[] as roomless
+),
+walk(id, lap, visited, found, target_id, first_due, live) as (
+  select n.id, n.lap, 1, s.counts::int, s.target_id, s.first_due, s.live
+    from cursor c
+   cross join lateral (
+     select x.id, x.lap from (
+       (select w.registration_id as id, 0 as lap from webhooks w
+         where w.state in (${CLAIMABLE}) and w.registration_id > c.after
+         order by w.registration_id, w.next_attempt_at limit 1)
+       union all
+       (select w.registration_id, 1 from webhooks w
+         where w.state in (${CLAIMABLE})
+         order by w.registration_id, w.next_attempt_at limit 1)) x
+      where x.lap = 0 or x.id <= c.after
+      limit 1) n
+   cross join lateral (${VISIT}) s
   union all
-  select (select w.registration_id from webhooks w
-           where w.state in (${CLAIMABLE}) and w.registration_id > regs.id
-           order by w.registration_id limit 1)
-    from regs where regs.id is not null
+  select n.id, n.lap, walk.visited + 1, walk.found + s.counts::int, s.target_id, s.first_due, s.live
+    from walk
+   cross join cursor c
+   cross join lateral (
+     select x.id, x.lap from (
+       (select w.registration_id as id, walk.lap as lap from webhooks w
+         where w.state in (${CLAIMABLE}) and w.registration_id > walk.id
+         order by w.registration_id, w.next_attempt_at limit 1)
+       union all
+       (select w.registration_id, 1 from webhooks w
+         where w.state in (${CLAIMABLE}) and walk.lap = 0
+         order by w.registration_id, w.next_attempt_at limit 1)) x
+      where x.lap = 0 or x.id <= c.after
+      limit 1) n
+   cross join lateral (${VISIT}) s
+   where walk.found < c.batch and walk.visited < ${VISITS_PER_ROW} * c.batch
+),
+lap as (
+  select coalesce((select id from walk order by visited desc limit 1), (select after from cursor)) as cursor,
+         exists (select 1 from walk where lap = 1) as wrapped,
+         coalesce((select max(found) from walk), 0) < (select batch from cursor)
+           and coalesce((select max(visited) from walk), 0) < ${VISITS_PER_ROW} * (select batch from cursor) as done
 ),
 eligible as (
-  select r.id, r.target_id, f.first_due
-    from regs
-    join webhook_registrations r on r.id = regs.id
-   cross join lateral (
-     select w.next_attempt_at as first_due from webhooks w
-      where w.registration_id = r.id and w.state in (${CLAIMABLE})
-      order by w.next_attempt_at limit 1) f
-   where r.status = 'active' or r.deleted is not null
+  select id, target_id, first_due from walk where live
 ),
 params as (select ?::int as batch, ?::float8 as lease_ms, ?::text as dispatcher_id, ?::int as host_room),
 trials as (
@@ -193,11 +269,14 @@ select webhooks_lease(array(select id from chosen), (select dispatcher_id from p
                       (select lease_ms from params)) as leased,
        array(select distinct target_id from chosen where circuit_open) as open_targets,
        exists (select 1 from picked p
-                where p.take < least(p.room, (select batch from params)) and p.n_reg >= p.take) as more,
+                where p.take < least(p.room, (select batch from params)) and p.n_reg >= p.take)
+         or (not (select done from lap) and (select count(*) from chosen) < (select batch from params)) as more,
        array(select distinct r.target_id from sized r
-              where not r.circuit_open
+               join rooms o using (registration_id)
+               join webhook_targets t on t.id = r.target_id
+              where not r.circuit_open and (t.breaker_state = 'closed' or o.trial)
                 and r.room <= (select count(*) from chosen c where c.target_id = r.target_id)) as capped_targets,
-       case when (select count(*) from chosen) < (select batch from params) then least(
+       case when (select count(*) from chosen) < (select batch from params) and (select done from lap) then least(
          (select min(f.next_attempt_at) from eligible e
            cross join lateral (
              select w.next_attempt_at from webhooks w
@@ -209,11 +288,16 @@ select webhooks_lease(array(select id from chosen), (select dispatcher_id from p
          (select min(t.open_until) from webhook_targets t
            where t.id in (select target_id from eligible) and t.breaker_state = 'open'
              and t.open_until > now()))
-       end as next_due`;
+       end as next_due,
+       (select cursor from lap) as cursor,
+       (select wrapped from lap) as wrapped`;
 
 /** The bindings of `CLAIM_SQL`, in order. */
 export function claimBindings(options: ClaimOptions): Knex.RawBinding[] {
   return arrays([
+    options.after ?? 0,
+    options.batch,
+    [...options.rooms].filter(([, room]) => room <= 0).map(([target]) => target),
     options.batch,
     options.leaseMs,
     options.dispatcherId,
@@ -242,6 +326,8 @@ export async function claimWebhooks(knex: Knex, options: ClaimOptions): Promise<
         more: boolean;
         capped_targets: number[];
         next_due: Date | null;
+        cursor: number;
+        wrapped: boolean;
       }[];
     }>(CLAIM_SQL, claimBindings(options))
     .options(prepared('webhooks-claim'));
@@ -252,5 +338,7 @@ export async function claimWebhooks(knex: Knex, options: ClaimOptions): Promise<
     more: row.more,
     cappedTargets: row.capped_targets,
     nextDueAt: row.next_due,
+    cursor: row.cursor,
+    wrapped: row.wrapped,
   };
 }

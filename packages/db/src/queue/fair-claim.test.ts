@@ -281,6 +281,84 @@ describe('the fair claim', () => {
   });
 });
 
+describe('the round-robin cursor', () => {
+  /** `count` registrations (each its own endpoint, on one host) with `rows` due webhooks each. */
+  async function endpoints(count: number, rows: number) {
+    const regs = [];
+    for (let i = 0; i < count; i++) {
+      const reg = await ownRegistration(knex, `http://127.0.0.1:9/e${i}`);
+      await backlog(knex, reg, rows);
+      regs.push(reg);
+    }
+    return regs;
+  }
+
+  it('serves every endpoint with due work in turn across claims, a batch of registrations each', async () => {
+    const regs = await endpoints(10, 5);
+    const served: number[][] = [];
+    let after = 0;
+    for (let i = 0; i < 5; i++) {
+      const claim = await claimAs(knex, { batch: 3, after });
+      served.push(claim.leased.map((w) => w.registration_id).sort((x, y) => x - y));
+      // it stopped at a batch of registrations, before a whole lap: claim again at once
+      expect(claim.more).toBe(true);
+      expect(claim.nextDueAt).toBeNull();
+      after = claim.cursor;
+    }
+    const ids = regs.map((r) => r.id);
+    // one row of three registrations per claim, in id order, wrapping after the last
+    const expected = [...ids, ...ids].slice(0, 15);
+    expect(served).toEqual(
+      [0, 1, 2, 3, 4].map((i) => expected.slice(3 * i, 3 * i + 3).sort((x, y) => x - y)),
+    );
+  });
+
+  it('visits a bounded number of registrations per claim, so paused ones ahead cannot stall it', async () => {
+    const paused = await endpoints(20, 1);
+    for (const reg of paused) await knex.transaction((trx) => pauseRegistration(trx, reg.id, new Date()));
+    const [active] = await endpoints(1, 1);
+    // batch 1: at most 8 visits a claim; the active one (the 21st) is reached on the third
+    let after = 0;
+    const claims: Claim[] = [];
+    for (let i = 0; i < 3; i++) {
+      const claim = await claimAs(knex, { batch: 1, after });
+      claims.push(claim);
+      after = claim.cursor;
+    }
+    expect(claims.slice(0, 2).map((c) => [c.leased.length, c.more, c.nextDueAt])).toEqual(
+      Array(2).fill([0, true, null]),
+    );
+    expect(claims[2]!.leased.map((w) => w.registration_id)).toEqual([active!.id]);
+    expect(claims[2]!.cursor).toBe(active!.id);
+  });
+
+  it('answers the next due time only after a whole lap, wrapping around from its cursor', async () => {
+    const regs = await endpoints(3, 1);
+    await dueIn(
+      (await knex('webhooks')
+        .whereIn(
+          'registration_id',
+          regs.map((r) => r.id),
+        )
+        .pluck('id')) as number[],
+      60,
+    );
+    // starting after the second: the third, then the first and the second
+    const claim = await claimAs(knex, { batch: 10, after: regs[1]!.id });
+    expect(claim.leased).toEqual([]);
+    expect(claim.more).toBe(false);
+    expect(claim.wrapped).toBe(true);
+    expect(claim.cursor).toBe(regs[1]!.id);
+    expect(claim.nextDueAt!.getTime()).toBeGreaterThan(Date.now() + 50_000);
+  });
+
+  it('does not count an endpoint the dispatcher has no room for towards the batch’s registrations', async () => {
+    const [full, other] = await endpoints(2, 2);
+    const claim = await claimAs(knex, { batch: 1, rooms: [[full!.targetId, 0]] });
+    expect(claim.leased.map((w) => w.registration_id)).toEqual([other!.id]);
+  });
+});
+
 describe('the attempt stats', () => {
   it('sum to the attempts stored, with a latency bucket only for requests that were sent', async () => {
     const reg = await ownRegistration(knex, 'http://127.0.0.1:9/a');

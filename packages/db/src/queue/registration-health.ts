@@ -47,12 +47,22 @@ export interface RegistrationHealthRow {
   shared_with_count: number;
   last_hour: HealthWindowFigures;
   last_day: HealthWindowFigures;
+  /** Awaiting webhooks, counted up to HEALTH_COUNT_CAP. */
   due_count: number;
+  /** More than HEALTH_COUNT_CAP are awaiting: `due_count` is a lower bound. */
+  due_count_capped: boolean;
   oldest_due_at: Date | null;
   in_flight: number;
 }
 
 const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
+const AWAITING = sqlList([...CLAIMABLE_WEBHOOK_STATES, WebhookState.Pending]);
+
+/**
+ * How many awaiting webhooks the health read counts at most: beyond it the count says "at least
+ * this many" (`due_count_capped`). Counting a million rows would cost the read 250 to 400 ms.
+ */
+export const HEALTH_COUNT_CAP = 10_000;
 
 /**
  * A registration's health in one statement (docs/webhooks.md › Health, with its cost):
@@ -63,9 +73,13 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
  *   in it, and the p50 and p95 latency: the bucket where the running count of the requests sent
  *   (bucket >= 0; -1 is an attempt without a request) reaches 50 % / 95 %, answered as that
  *   bucket's upper bound 1.1^(b+1) - 1 ms (the bucket `webhooks_complete` writes), to 0.1 ms;
- * - its awaiting webhooks (Created, Retrying, Pending), read from the partial indexes
- *   `webhooks_claimable` and `webhooks_pending` only: their count, the oldest one's `created`,
- *   and those a dispatcher holds (leased: `locked_by` set and the lease not run out).
+ * - its awaiting webhooks (Created, Retrying, Pending), read from the partial index
+ *   `webhooks_awaiting` (registration_id, id) only, each read bounded, so its cost does not grow
+ *   with the backlog (docs/performance.md › The health read): their count up to
+ *   HEALTH_COUNT_CAP (beyond it `due_count_capped`: "at least"), the oldest one's `created` (the
+ *   index's first entry), and those a dispatcher holds (leased: `locked_by` set and the lease
+ *   not run out; a lease lies in the future, so among the HEALTH_COUNT_CAP claimable rows due
+ *   soonest after now, from `webhooks_claimable`).
  * Undefined when no registration has that id (deleted ones are read: the caller scopes).
  */
 export const REGISTRATION_HEALTH_SQL = `
@@ -101,14 +115,19 @@ export const REGISTRATION_HEALTH_SQL = `
              'p95_ms', round((power(1.1, f.p95_bucket + 1) - 1)::numeric, 1)::float8)) as figures
       from (values ('last_hour'), ('last_day')) as w(name) left join figures f using (name)
   ),
-  awaiting as (
-    select count(*)::int as due_count, min(created) as oldest_due_at,
-           (count(*) filter (where locked_by is not null and next_attempt_at > now()))::int as in_flight
-      from (select created, locked_by, next_attempt_at from webhooks
-             where registration_id = :id and state in (${CLAIMABLE})
-            union all
-            select created, null, null from webhooks
-             where registration_id = :id and state = ${WebhookState.Pending}) a
+  awaiting as materialized (
+    select (select count(*) from (
+              select 1 from webhooks
+               where registration_id = :id and state in (${AWAITING})
+               order by id
+               limit ${HEALTH_COUNT_CAP} + 1) c)::int as awaiting,
+           (select created from webhooks
+             where registration_id = :id and state in (${AWAITING})
+             order by id limit 1) as oldest_due_at,
+           (select count(*) filter (where locked_by is not null) from (
+              select locked_by from webhooks
+               where registration_id = :id and state in (${CLAIMABLE}) and next_attempt_at > now()
+               order by next_attempt_at limit ${HEALTH_COUNT_CAP}) l)::int as in_flight
   )
   select r.id, r.status, r.disabled_reason, r.status_changed, r.last_success_at, r.failing_since,
          t.id as endpoint_id, t.url as endpoint_url, t.origin, t.party_id as endpoint_party_id,
@@ -116,7 +135,9 @@ export const REGISTRATION_HEALTH_SQL = `
          t.last_success_at as endpoint_last_success_at, t.last_failure_at as endpoint_last_failure_at,
          t.hold_until, r.rate_limit, shared.shared_with, shared.shared_with_count,
          windowed.figures -> 'last_hour' as last_hour, windowed.figures -> 'last_day' as last_day,
-         awaiting.due_count, awaiting.oldest_due_at, awaiting.in_flight
+         least(awaiting.awaiting, ${HEALTH_COUNT_CAP}) as due_count,
+         awaiting.awaiting > ${HEALTH_COUNT_CAP} as due_count_capped,
+         awaiting.oldest_due_at, awaiting.in_flight
     from webhook_registrations r
     join webhook_targets t on t.id = r.target_id
    cross join windowed

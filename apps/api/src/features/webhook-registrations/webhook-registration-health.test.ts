@@ -67,6 +67,7 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
       lastHour: emptyWindow,
       lastDay: emptyWindow,
       dueCount: 0,
+      dueCountCapped: false,
       oldestDueAt: null,
       inFlight: 0,
       lastSuccessAt: null,
@@ -155,6 +156,7 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
         consecutiveFailures: breaker.consecutive_failures,
       },
       dueCount: 5,
+      dueCountCapped: false,
       oldestDueAt: iso(oldestFailed!.created as Date),
       inFlight: 0,
       lastSuccessAt: iso(row.last_success_at),
@@ -205,6 +207,22 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
     });
   });
 
+  it('counts at most 10,000 awaiting webhooks and says when more are waiting', async () => {
+    const created = await register(api, world.pmc.full.token);
+    const [first] = await seedChange(api.db.knex, propertyChange(world.pmc.id, 1), { notify: false });
+    const copy = (count: number) =>
+      api.db.knex.raw(
+        `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
+         select registration_id, event_id, entity_change_id, state, next_attempt_at
+           from webhooks, generate_series(1, ?) where id = ?`,
+        [count, first!],
+      );
+    await copy(9_999);
+    expect(await health(created.id)).toMatchObject({ dueCount: 10_000, dueCountCapped: false });
+    await copy(1);
+    expect(await health(created.id)).toMatchObject({ dueCount: 10_000, dueCountCapped: true });
+  });
+
   it('counts the awaiting webhooks, the oldest one, those held by a dispatcher, and shows the breaker and status', async () => {
     const token = world.pmc.full.token;
     const created = await register(api, token);
@@ -215,7 +233,7 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
     }
     await seedChange(api.db.knex, propertyChange(world.otherPmc.id, 99), { notify: false });
     expect(ids).toHaveLength(8);
-    const [fresh, leased, leaseRanOut, retrying, pending, failed, successful, oldest] = ids.map(Number);
+    const [oldest, fresh, leased, leaseRanOut, retrying, pending, failed, successful] = ids.map(Number);
     const update = (id: number | undefined, fields: Record<string, unknown>) =>
       api.db.knex('webhooks').where({ id }).update(fields);
     await setWebhookState(api.db.knex, [leased!, leaseRanOut!, retrying!], Retrying);
@@ -226,7 +244,7 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
     await update(fresh, { locked_by: 'd-1', next_attempt_at: new Date(Date.now() + 3_600_000) });
     await update(leased, { locked_by: 'd-1', next_attempt_at: new Date(Date.now() + 3_600_000) });
     await update(leaseRanOut, { locked_by: 'd-2', next_attempt_at: new Date(Date.now() - 3_600_000) });
-    // the oldest awaiting one, and an older webhook that no longer waits
+    // the oldest awaiting one (the first written), and an older webhook that no longer waits
     await update(oldest, { created: new Date('2026-01-02T00:00:00Z') });
     await update(failed, { created: new Date('2026-01-01T00:00:00Z') });
 

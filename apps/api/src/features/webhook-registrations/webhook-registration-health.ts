@@ -55,6 +55,7 @@ export async function readRegistrationHealth(
     lastHour: presentWindow(row.last_hour),
     lastDay: presentWindow(row.last_day),
     dueCount: row.due_count,
+    dueCountCapped: row.due_count_capped,
     oldestDueAt: iso(row.oldest_due_at),
     inFlight: row.in_flight,
     lastSuccessAt: iso(row.last_success_at),

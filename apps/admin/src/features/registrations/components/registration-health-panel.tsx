@@ -103,6 +103,7 @@ export function HealthFigures({ health }: { health: WebhookRegistrationHealth })
         </Fact>
         <Fact term="Awaiting delivery" testId="health-due-count">
           {formatCount(health.dueCount)}
+          {health.dueCountCapped ? '+' : ''}
         </Fact>
         <Fact term="Oldest awaiting since" testId="health-oldest-due">
           <DateTime value={health.oldestDueAt} relative />

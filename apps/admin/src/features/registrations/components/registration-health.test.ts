@@ -31,6 +31,7 @@ const health: WebhookRegistrationHealth = {
   lastHour: { attempts: 8, successes: 2, successRate: 0.25, p50Ms: 120, p95Ms: 2000 },
   lastDay: { attempts: 400, successes: 394, successRate: 0.985, p50Ms: 80, p95Ms: 300 },
   dueCount: 12,
+  dueCountCapped: false,
   oldestDueAt: '2026-11-26T09:00:00Z',
   inFlight: 1,
   lastSuccessAt: '2026-11-26T09:30:00Z',
