@@ -32,6 +32,10 @@ export interface RegistrationHealthRow {
   breaker_state: BreakerState;
   open_until: Date | null;
   consecutive_failures: number;
+  /** Until when a `Retry-After` holds its endpoint; null when it is not held now. */
+  hold_until: Date | null;
+  /** The endpoint's rate limit in force (the lowest of its live registrations'); null: none. */
+  rate_limit: number | null;
   last_hour: HealthWindowFigures;
   last_day: HealthWindowFigures;
   due_count: number;
@@ -43,7 +47,7 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 
 /**
  * A registration's health in one statement (docs/webhooks.md › Health, with its cost):
- * - its row and its endpoint's breaker;
+ * - its row and its endpoint's breaker, `Retry-After` hold and rate limit;
  * - per window (the last hour, the last day) the sums of `webhook_attempt_stats` over the minutes
  *   in it, and the p50 and p95 latency: the bucket where the running count of the requests sent
  *   (bucket >= 0; -1 is an attempt without a request) reaches 50 % / 95 %, answered as that
@@ -97,6 +101,7 @@ export const REGISTRATION_HEALTH_SQL = `
   )
   select r.id, r.status, r.disabled_reason, r.status_changed, r.last_success_at, r.failing_since,
          t.id as endpoint_id, t.url as endpoint_url, t.origin, t.breaker_state, t.open_until, t.consecutive_failures,
+         case when t.hold_until > now() then t.hold_until end as hold_until, t.rate_limit,
          windowed.figures -> 'last_hour' as last_hour, windowed.figures -> 'last_day' as last_day,
          awaiting.due_count, awaiting.oldest_due_at, awaiting.in_flight
     from webhook_registrations r

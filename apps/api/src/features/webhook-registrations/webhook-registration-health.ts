@@ -41,6 +41,8 @@ export async function readRegistrationHealth(
       openUntil: iso(row.open_until),
       consecutiveFailures: row.consecutive_failures,
     },
+    holdUntil: iso(row.hold_until),
+    rateLimit: row.rate_limit,
     lastHour: presentWindow(row.last_hour),
     lastDay: presentWindow(row.last_day),
     dueCount: row.due_count,
