@@ -39,7 +39,11 @@ afterEach(async () => {
 afterAll(() => db.drop());
 
 async function dispatcher(env: Record<string, string>): Promise<DispatcherProcess> {
-  const started = await startDispatcher(db.url, { LOG_LEVEL: 'warn', DISPATCHER_POLL_INTERVAL: '60s', ...env });
+  const started = await startDispatcher(db.url, {
+    LOG_LEVEL: 'warn',
+    DISPATCHER_POLL_INTERVAL: '60s',
+    ...env,
+  });
   dispatchers.push(started);
   return started;
 }
@@ -101,7 +105,8 @@ describe('Retry-After holds the endpoint', () => {
     await eventually(
       async () =>
         (await rowsOf(others)).every((row) => row.locked_by === null) &&
-        (await db.knex('webhook_targets').where({ id: a.endpointId }).first('hold_until')).hold_until !== null,
+        (await db.knex('webhook_targets').where({ id: a.endpointId }).first('hold_until')).hold_until !==
+          null,
       { what: 'the hold written and the buffered webhook handed back' },
     );
     const { hold_until: holdUntil } = await db
@@ -152,7 +157,8 @@ describe('rateLimit', () => {
     expect(rate).toBeGreaterThan(9);
     expect(rate).toBeLessThan(11);
     // no second ever held more than the rate and the bucket (a quarter second's worth)
-    for (const t of times) expect(times.filter((u) => u >= t && u < t + 1_000).length).toBeLessThanOrEqual(13);
+    for (const t of times)
+      expect(times.filter((u) => u >= t && u < t + 1_000).length).toBeLessThanOrEqual(13);
     // each webhook sent and recorded once: the limit delays, it never costs an attempt
     const attempts = await db.knex('webhook_attempts').whereIn('webhook_id', ids).count({ n: '*' }).first();
     expect(Number(attempts!.n)).toBe(ids.length);
@@ -163,16 +169,19 @@ describe('a pause stops what a dispatcher buffered', () => {
   it('hands the buffered webhooks of a paused registration back unsent and uncounted; a resume delivers them in order', async () => {
     await dispatcher({ WEBHOOK_TIMEOUT: '5s', DISPATCHER_MAX_PER_ENDPOINT: '1' });
     // the first request takes 1.5 s: meanwhile the endpoint's next webhook waits in the buffer
-    const server = await target((_, index) => (index === 1 ? { status: 200, delayMs: 1_500 } : { status: 200 }));
+    const server = await target((_, index) =>
+      index === 1 ? { status: 200, delayMs: 1_500 } : { status: 200 },
+    );
     const party = await seedParty(db.knex, 'Pausing');
     const { registrationId } = await registered(party, `${server.origin}/paused`);
     const ids = await dueAtOnce(party, 6);
     await eventually(() => server.requests.length === 1, { what: 'the first delivery in flight' });
-    await eventually(
-      async () => (await rowsOf(ids.slice(1))).some((row) => row.locked_by !== null),
-      { what: 'a webhook leased into the buffer' },
-    );
-    const buffered = (await rowsOf(ids.slice(1))).filter((row) => row.locked_by !== null).map((row) => row.id);
+    await eventually(async () => (await rowsOf(ids.slice(1))).some((row) => row.locked_by !== null), {
+      what: 'a webhook leased into the buffer',
+    });
+    const buffered = (await rowsOf(ids.slice(1)))
+      .filter((row) => row.locked_by !== null)
+      .map((row) => row.id);
 
     await db.knex.transaction((trx) => pauseRegistration(trx, registrationId, new Date()));
     await eventually(async () => (await rowsOf(buffered)).every((row) => row.locked_by === null), {

@@ -153,7 +153,10 @@ export class Launcher {
     for (let i = 0; i < this.buffer.length; i++) {
       const entry = this.buffer[i]!;
       const { registration_id: registration, target_id: target } = entry.webhook;
-      if (stoppedRegistrations.has(registration) || (this.isHeld(target) && this.holds.get(target)!.written)) {
+      if (
+        stoppedRegistrations.has(registration) ||
+        (this.isHeld(target) && this.holds.get(target)!.written)
+      ) {
         released.push(entry.webhook.id);
         this.options.limits.unbuffered(target);
       } else {

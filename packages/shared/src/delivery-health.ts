@@ -98,11 +98,15 @@ export const WebhookRegistrationHealth = z
       description:
         'While the endpoint answered 429 or 503 with Retry-After: until when none of its webhooks is sent. Null when not held.',
     }),
-    rateLimit: z.number().int().nullable().meta({
-      description:
-        'The rate limit in force at the endpoint (deliveries per second across every dispatcher): the lowest `rateLimit` ' +
-        'of the registrations sharing it. Null: unlimited.',
-    }),
+    rateLimit: z
+      .number()
+      .int()
+      .nullable()
+      .meta({
+        description:
+          'The rate limit in force at the endpoint (deliveries per second across every dispatcher): the lowest `rateLimit` ' +
+          'of the registrations sharing it. Null: unlimited.',
+      }),
     lastHour: HealthWindow,
     lastDay: HealthWindow,
     dueCount: z

@@ -4,7 +4,14 @@ import { createTestDatabase, truncateWebhooks, type TestDatabase } from '@platfo
 import type { Knex } from 'knex';
 import { completeWebhooks } from './complete';
 import { stoppedDeliveries } from './stopped-deliveries';
-import { attemptResult, backlog, claimAs, ownRegistration, setBreaker, TEST_HEALTH_POLICY } from '../../tests/queue';
+import {
+  attemptResult,
+  backlog,
+  claimAs,
+  ownRegistration,
+  setBreaker,
+  TEST_HEALTH_POLICY,
+} from '../../tests/queue';
 
 // What a receiver asks of its endpoint, at the claim (CLAIM_SQL) against a real Postgres: a
 // Retry-After hold gives the endpoint no room until it ends, and a rate limit's token bucket,

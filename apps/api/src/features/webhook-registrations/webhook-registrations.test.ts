@@ -502,7 +502,9 @@ describe('PATCH /api/webhook-registrations/{id}', () => {
 
     const changed = await readJson<WebhookRegistrationRead>(await patch(created.id, { RateLimit: 10 }));
     expect(changed).toMatchObject({ rateLimit: 10, targetUrl: url });
-    expect(await readJson(await api.fetch(`/api/webhook-registrations/${created.id}`, { token }))).toMatchObject({
+    expect(
+      await readJson(await api.fetch(`/api/webhook-registrations/${created.id}`, { token })),
+    ).toMatchObject({
       rateLimit: 10,
     });
     expect(await endpointLimit()).toBe(10);

@@ -74,7 +74,10 @@ export function validateRegistrationForm(form: RegistrationForm): FormErrors {
     }
   }
   if (form.rateLimit && !(/^[1-9]\d{0,4}$/.test(form.rateLimit) && Number(form.rateLimit) <= MAX_RATE_LIMIT))
-    add('rateLimit', `Enter a whole number of deliveries per second from 1 to ${MAX_RATE_LIMIT}, or leave it empty.`);
+    add(
+      'rateLimit',
+      `Enter a whole number of deliveries per second from 1 to ${MAX_RATE_LIMIT}, or leave it empty.`,
+    );
   if (form.partyId && !/^[1-9]\d{0,9}$/.test(form.partyId))
     add('partyId', 'Enter a party id (a whole number).');
   return errors;
