@@ -17,6 +17,8 @@ const health: WebhookRegistrationHealth = {
   endpoint: { id: 3, url: 'https://hooks.example.com/a', origin: 'https://hooks.example.com' },
   target: 'https://hooks.example.com',
   breaker: { state: 'open', openUntil: '2026-11-26T10:01:00Z', consecutiveFailures: 5 },
+  holdUntil: null,
+  rateLimit: null,
   lastHour: { attempts: 8, successes: 2, successRate: 0.25, p50Ms: 120, p95Ms: 2000 },
   lastDay: { attempts: 400, successes: 394, successRate: 0.985, p50Ms: 80, p95Ms: 300 },
   dueCount: 12,
