@@ -942,6 +942,8 @@ CREATE UNIQUE INDEX webhook_operations_one_replay ON public.webhook_operations U
 CREATE INDEX webhook_operations_running ON public.webhook_operations USING btree (lease_until) WHERE (state = 'running'::text);
 CREATE INDEX webhook_registrations_party ON public.webhook_registrations USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX webhook_registrations_target ON public.webhook_registrations USING btree (target_id) WHERE (deleted IS NULL);
+CREATE INDEX webhook_targets_held ON public.webhook_targets USING btree (hold_until) WHERE (hold_until IS NOT NULL);
+CREATE INDEX webhook_targets_rate_limited ON public.webhook_targets USING btree (id) WHERE (rate_limit IS NOT NULL);
 CREATE INDEX webhooks_blocking ON public.webhooks USING btree (registration_id, group_key) WHERE (state = 4);
 CREATE INDEX webhooks_change ON public.webhooks USING btree (entity_change_id);
 CREATE INDEX webhooks_claimable ON public.webhooks USING btree (registration_id, next_attempt_at) WHERE (state = ANY (ARRAY[1, 2]));

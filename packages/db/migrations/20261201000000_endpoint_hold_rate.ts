@@ -19,7 +19,13 @@ export async function up(knex: Knex): Promise<void> {
       add column rate_refilled_at timestamptz;
     alter table webhook_registrations
       add column rate_limit int constraint webhook_registrations_rate_limit_check check (rate_limit between 1 and 10000);
+    -- the trigger's min() over an endpoint's registrations
     create index webhook_registrations_target on webhook_registrations (target_id) where deleted is null;
+    -- the claim's bucket: only endpoints with a limit are read under lock, so one claim over
+    -- thousands of endpoints without a limit probes this small index, not their rows
+    create index webhook_targets_rate_limited on webhook_targets (id) where rate_limit is not null;
+    -- the claim's next due time of held endpoints: endpoints that were never held are not read
+    create index webhook_targets_held on webhook_targets (hold_until) where hold_until is not null;
   `);
   await knex.raw(WEBHOOK_TARGETS_RATE_LIMIT_FUNCTION);
   await knex.raw(`
