@@ -149,6 +149,7 @@ export async function recordSuccesses(knex: Knex, batch: readonly ClaimedWebhook
     responseBody: '',
     state: WebhookState.Successful,
     retryDelayMs: null,
+    holdMs: null,
     releasesGroup: true,
   }));
   return completeWebhooks(

@@ -776,6 +776,7 @@ create table webhook_registrations (
   constraint webhook_registrations_disabled_reason_check CHECK ((disabled_reason = ANY (ARRAY['gone'::text, 'failing'::text]))),
   constraint webhook_registrations_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id),
   constraint webhook_registrations_pkey PRIMARY KEY (id),
+  constraint webhook_registrations_rate_limit_check CHECK (((rate_limit >= 1) AND (rate_limit <= 10000))),
   constraint webhook_registrations_status_check CHECK ((status = ANY (ARRAY['active'::text, 'paused'::text, 'disabled'::text]))),
   constraint webhook_registrations_target_id_fkey FOREIGN KEY (target_id) REFERENCES webhook_targets(id)
 );
@@ -794,6 +795,9 @@ create table webhook_targets (
   party_id integer not null,
   url text not null,
   hold_until timestamp with time zone,
+  rate_limit integer,
+  rate_tokens double precision,
+  rate_refilled_at timestamp with time zone,
   constraint webhook_targets_breaker_state_check CHECK ((breaker_state = ANY (ARRAY['closed'::text, 'open'::text, 'half-open'::text]))),
   constraint webhook_targets_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id) ON DELETE CASCADE,
   constraint webhook_targets_party_id_url_key UNIQUE (party_id, url),
@@ -938,6 +942,8 @@ CREATE UNIQUE INDEX webhook_operations_one_replay ON public.webhook_operations U
 CREATE INDEX webhook_operations_running ON public.webhook_operations USING btree (lease_until) WHERE (state = 'running'::text);
 CREATE INDEX webhook_registrations_party ON public.webhook_registrations USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX webhook_registrations_target ON public.webhook_registrations USING btree (target_id) WHERE (deleted IS NULL);
+CREATE INDEX webhook_targets_held ON public.webhook_targets USING btree (hold_until) WHERE (hold_until IS NOT NULL);
+CREATE INDEX webhook_targets_rate_limited ON public.webhook_targets USING btree (id) WHERE (rate_limit IS NOT NULL);
 CREATE INDEX webhooks_awaiting ON public.webhooks USING btree (registration_id, id) WHERE (state = ANY (ARRAY[1, 2, 6]));
 CREATE INDEX webhooks_blocking ON public.webhooks USING btree (registration_id, group_key) WHERE (state = 4);
 CREATE INDEX webhooks_change ON public.webhooks USING btree (entity_change_id);
@@ -952,6 +958,7 @@ CREATE INDEX work_orders_process ON public.work_orders USING btree (process_id) 
 CREATE INDEX work_orders_property ON public.work_orders USING btree (property_id) WHERE (deleted IS NULL);
 
 CREATE TRIGGER webhook_registrations_target BEFORE INSERT OR UPDATE OF target_url, party_id ON public.webhook_registrations FOR EACH ROW EXECUTE FUNCTION webhook_registrations_target();
+CREATE TRIGGER webhook_targets_rate_limit AFTER INSERT OR UPDATE OF rate_limit, target_id, deleted ON public.webhook_registrations FOR EACH ROW EXECUTE FUNCTION webhook_targets_rate_limit();
 
 function time_partition_start(p_day date) returns bigint
   language sql immutable
@@ -971,7 +978,7 @@ function webhook_endpoint_url(p_url text) returns text
 
 function webhook_groups_release(p_registration_ids integer[], p_group_keys text[], p_lease_to text DEFAULT NULL::text, p_lease_ms double precision DEFAULT NULL::double precision) returns SETOF bigint
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef dc5b2ccdaae241aec86174e5e531c503;
+  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 48aefe724a715813782ae98900a204cd;
 
 function webhook_previous_secret(p_secret text, p_expires_at timestamp with time zone) returns text
   language sql stable
@@ -993,9 +1000,13 @@ function webhook_target_origin(p_url text) returns text
   language sql immutable
   -- defined in packages/db/src/queue/functions/webhook-target-origin.ts, md5 of pg_get_functiondef 02e778eff3978698917516486b9c0de6;
 
-function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_policy json) returns json
+function webhook_targets_rate_limit() returns trigger
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 377c58ea5e815aa5f2f1022d1954ad24;
+  -- defined in packages/db/src/queue/functions/webhook-targets-rate-limit.ts, md5 of pg_get_functiondef f919190d62c7bf2800dd9cb5f908755b;
+
+function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json) returns json
+  language plpgsql volatile
+  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 89421c50149ac6947cba08b80e65c3c0;
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision) returns json
   language plpgsql volatile

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { buildDeliveryRequest, createWebhookTokenSource, Deliverer } from '@platform/delivery';
 import { traceDelivery } from '@platform/tracing';
-import { queueStats, WEBHOOK_DUE_CHANNEL, type Knex } from '@platform/db';
+import { DELIVERIES_STOPPED_PAYLOAD, queueStats, WEBHOOK_DUE_CHANNEL, type Knex } from '@platform/db';
 import { rememberingOpen, type SecretBox, type SigningKey } from '@platform/crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock';
@@ -187,11 +187,16 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         connectionString: config.DATABASE_URL,
         channel: WEBHOOK_DUE_CHANNEL,
         logger,
-        onNotification: () => {
+        onNotification: (payload) => {
           metrics.notifications.inc();
+          if (payload === DELIVERIES_STOPPED_PAYLOAD) void loop.refreshStopped();
           wake('notification');
         },
-        onListen: () => wake('listen'),
+        onListen: () => {
+          // a `stopped` notification may have been lost while LISTEN was down
+          void loop.refreshStopped();
+          wake('listen');
+        },
       });
       loop.start();
       maintenance.start();

@@ -43,6 +43,8 @@ export interface FlushReport {
    * blocked group waits.
    */
   nextRetryAt: number;
+  /** Endpoints the batch held (a `Retry-After`): their holds are in the database now. */
+  held: number[];
 }
 
 /**
@@ -100,7 +102,8 @@ export class ResultFlusher {
             );
           }
           const delays = batch.flatMap((result) => result.retryDelayMs ?? []);
-          this.onWritten({ leased, leasedAt, nextRetryAt: clock.now() + Math.min(...delays) });
+          const held = batch.flatMap((result) => (result.holdMs === null ? [] : [result.targetId]));
+          this.onWritten({ leased, leasedAt, nextRetryAt: clock.now() + Math.min(...delays), held });
           break;
         } catch (error) {
           // the rows stay leased to us; when the database is back they complete, or the lease

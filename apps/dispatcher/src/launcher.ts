@@ -51,6 +51,13 @@ export class Launcher {
   /** Claimed, not yet launched: our lease holds them. */
   private readonly buffer: { webhook: ClaimedWebhook; claimedAt: number }[] = [];
   private readonly drained = new Set<() => void>();
+  /**
+   * Endpoints held by a `Retry-After` (docs/dispatcher.md › Retry-After hold): until when (epoch
+   * ms), and whether the hold is in the database yet. Nothing of theirs is launched meanwhile;
+   * their buffered webhooks are handed back once the hold is written (before that, a claim
+   * could take them straight back and send them).
+   */
+  private readonly holds = new Map<number, { until: number; written: boolean }>();
 
   constructor(
     private readonly options: LauncherOptions,
@@ -89,11 +96,82 @@ export class Launcher {
         limits.buffered(webhook.target_id, webhook.origin);
       }
     }
+    // a claim that read its snapshot before a hold was written may still bring the endpoint's rows
+    if (this.holds.size > 0) this.releaseStopped();
     this.launchBuffered();
   }
 
   /**
-   * Fills free slots from the buffer, skipping webhooks whose target is at its limit. A row that
+   * Holds an endpoint until `until` (epoch ms): nothing of it is launched until then. `written`:
+   * the hold is in the database (read from it, or our result with it was written), so what we
+   * buffered of it can go back.
+   */
+  hold(target: number, until: number, written: boolean): void {
+    const known = this.holds.get(target);
+    this.holds.set(target, {
+      until: Math.max(until, known?.until ?? 0),
+      written: written || (known?.written ?? false),
+    });
+  }
+
+  /** Our results holding these endpoints are written: their holds are in the database. */
+  holdsWritten(targets: Iterable<number>): void {
+    for (const target of targets) {
+      const known = this.holds.get(target);
+      if (known) known.written = true;
+    }
+  }
+
+  /** Whether an endpoint is held now (a hold that ended is forgotten). */
+  private isHeld(target: number): boolean {
+    const hold = this.holds.get(target);
+    if (!hold) return false;
+    if (hold.until > this.options.clock.now()) return true;
+    this.holds.delete(target);
+    return false;
+  }
+
+  /** The registrations and endpoints the buffer holds webhooks of. */
+  bufferedOwners(): { registrations: number[]; targets: number[] } {
+    const registrations = new Set<number>();
+    const targets = new Set<number>();
+    for (const { webhook } of this.buffer) {
+      registrations.add(webhook.registration_id);
+      targets.add(webhook.target_id);
+    }
+    return { registrations: [...registrations], targets: [...targets] };
+  }
+
+  /**
+   * Hands back, without an attempt, the buffered webhooks that must not be sent now: those of
+   * `stoppedRegistrations` (paused, disabled, deleted) and of endpoints whose hold is written.
+   * They wait in the queue, due, for the registration's resume or the hold's end.
+   */
+  releaseStopped(stoppedRegistrations: ReadonlySet<number> = new Set()): void {
+    const released: number[] = [];
+    let kept = 0;
+    for (let i = 0; i < this.buffer.length; i++) {
+      const entry = this.buffer[i]!;
+      const { registration_id: registration, target_id: target } = entry.webhook;
+      if (
+        stoppedRegistrations.has(registration) ||
+        (this.isHeld(target) && this.holds.get(target)!.written)
+      ) {
+        released.push(entry.webhook.id);
+        this.options.limits.unbuffered(target);
+      } else {
+        this.buffer[kept++] = entry;
+      }
+    }
+    this.buffer.length = kept;
+    if (released.length > 0) {
+      this.options.logger.debug({ count: released.length }, 'buffered webhooks handed back: stopped or held');
+      void this.handBack(released);
+    }
+  }
+
+  /**
+   * Fills free slots from the buffer, skipping webhooks whose target is at its limit or held. A row that
    * waited so long that its delivery could outlive its lease (every slot stuck on slow targets)
    * is handed back instead, so no second dispatcher can deliver it while we still do.
    */
@@ -108,7 +186,7 @@ export class Launcher {
       if (now - entry.claimedAt > launchWithinMs) {
         stale.push(entry.webhook.id);
         limits.unbuffered(target);
-      } else if (this.inFlight < concurrency && limits.canLaunch(target)) {
+      } else if (this.inFlight < concurrency && !this.isHeld(target) && limits.canLaunch(target)) {
         this.launch(entry.webhook);
       } else {
         this.buffer[kept++] = entry;
@@ -185,6 +263,9 @@ export class Launcher {
   private record(webhook: ClaimedWebhook, outcome: DeliveryOutcome): void {
     const { logger, schedule, clock } = this.options;
     const result = attemptResult(webhook, outcome, schedule, clock.now());
+    // the endpoint asked for a pause: launch nothing more of it here at once; what is buffered
+    // goes back once this result (and with it the hold) is written
+    if (result.holdMs !== null) this.hold(webhook.target_id, clock.now() + result.holdMs, false);
     logger[attemptLogLevel(result)](
       {
         webhookId: webhook.id,

@@ -1,4 +1,4 @@
-import { claimWebhooks, type Claim } from '@platform/db';
+import { claimWebhooks, stoppedDeliveries, type Claim } from '@platform/db';
 import { systemClock, type Clock } from './clock';
 import { ResultFlusher, type FlusherOptions, type FlushReport } from './flusher';
 import { Launcher, type LauncherOptions } from './launcher';
@@ -48,6 +48,9 @@ export class DeliveryLoop {
    * loop then sleeps instead of walking on (every due endpoint held back: no busy loop).
    */
   private emptyWraps = 0;
+  /** The refresh of stopped registrations and held endpoints under way, and whether another is asked for. */
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
   private readonly clock: Clock;
   private readonly flusher: ResultFlusher;
   private readonly launcher: Launcher;
@@ -99,6 +102,39 @@ export class DeliveryLoop {
     this.wakes++;
     this.mayHaveWork = true;
     this.nudge();
+  }
+
+  /**
+   * Deliveries stopped somewhere (the `stopped` notification: a registration paused or disabled,
+   * an endpoint held by a `Retry-After`), or a notification may have been lost (LISTEN came
+   * back): asks the database which of the registrations and endpoints we hold buffered webhooks
+   * of may not be sent now, and hands those webhooks back without an attempt. One query per
+   * notification, none per delivery; notifications that come while it runs fold into one more.
+   */
+  refreshStopped(): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false;
+        const { registrations, targets } = this.launcher.bufferedOwners();
+        if (registrations.length === 0) break;
+        try {
+          const stopped = await stoppedDeliveries(this.options.knex, registrations, targets);
+          const now = this.clock.now();
+          for (const { id, heldForMs } of stopped.held) this.launcher.hold(id, now + heldForMs, true);
+          this.launcher.releaseStopped(new Set(stopped.registrations));
+        } catch (error) {
+          // what is buffered is sent as claimed, as before; the next notification asks again
+          this.options.logger.warn({ err: error }, 'could not read stopped registrations and held endpoints');
+        }
+      } while (this.refreshAgain);
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
   }
 
   /**
@@ -184,7 +220,12 @@ export class DeliveryLoop {
   }
 
   /** A batch of results is written: take what it leased us; a retry it scheduled moves the timer. */
-  private written({ leased, leasedAt, nextRetryAt }: FlushReport): void {
+  private written({ leased, leasedAt, nextRetryAt, held }: FlushReport): void {
+    if (held.length > 0) {
+      // the holds are written: what we buffered of those endpoints goes back, uncounted
+      this.launcher.holdsWritten(held);
+      this.launcher.releaseStopped();
+    }
     this.launcher.take(leased, leasedAt);
     this.dueAt = Math.min(this.dueAt, nextRetryAt);
     this.retryDueDuringClaim = Math.min(this.retryDueDuringClaim, nextRetryAt);

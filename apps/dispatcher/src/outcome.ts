@@ -1,11 +1,12 @@
 import type { AttemptResult, ClaimedWebhook } from '@platform/db';
 import type { DeliveryOutcome } from '@platform/delivery';
 import { holdsGroup, WebhookState } from '@platform/shared';
-import { nextAttemptDelay, parseRetryAfter } from './retry';
+import { endpointHoldMs, nextAttemptDelay, parseRetryAfter } from './retry';
 
 /**
  * What one attempt comes to: Successful on a 2xx; otherwise Retrying after the scheduled wait
- * (stretched by `Retry-After`, `nextAttemptDelay`), or Failed after the last attempt. A result
+ * (stretched by `Retry-After`, `nextAttemptDelay`), or Failed after the last attempt; a
+ * `Retry-After` also holds the whole endpoint (`endpointHoldMs`). A result
  * releases the group when the webhook no longer holds it in its new state (`holdsGroup`):
  * Successful always, Failed when its registration lets the group continue after a failure.
  * Every failure counts alike here, a 410 and `circuit-open` included: what else a 410 does
@@ -20,10 +21,8 @@ export function attemptResult(
   schedule: readonly number[],
   now: number,
 ): AttemptResult {
-  const delay =
-    outcome.errorKind === null
-      ? null
-      : nextAttemptDelay(schedule, webhook.attempt, parseRetryAfter(outcome.retryAfter, now));
+  const retryAfterMs = outcome.errorKind === null ? undefined : parseRetryAfter(outcome.retryAfter, now);
+  const delay = outcome.errorKind === null ? null : nextAttemptDelay(schedule, webhook.attempt, retryAfterMs);
   const state =
     outcome.errorKind === null
       ? WebhookState.Successful
@@ -43,6 +42,7 @@ export function attemptResult(
     responseBody: outcome.responseBody,
     state,
     retryDelayMs: delay,
+    holdMs: endpointHoldMs(schedule, webhook.attempt, retryAfterMs),
     releasesGroup: !holdsGroup(state, webhook.should_group_continue_after_fail),
   };
 }

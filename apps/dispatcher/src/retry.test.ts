@@ -1,6 +1,6 @@
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
-import { nextAttemptDelay, parseRetryAfter } from './retry';
+import { endpointHoldMs, nextAttemptDelay, parseRetryAfter } from './retry';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -77,5 +77,23 @@ describe('parseRetryAfter', () => {
     for (const header of [undefined, '', '  ', 'soon', '-5', '1.5', '5s', '10:00:00', 'Nov 2026']) {
       expect(parseRetryAfter(header, now), String(header)).toBeUndefined();
     }
+  });
+});
+
+describe('endpointHoldMs', () => {
+  it('holds the endpoint as long as it asked, up to twice the step the webhook waits next, whatever the step’s floor', () => {
+    // after attempt 1 the step is 5 min: 5 s asked is 5 s held (the retry itself waits the 5 min)
+    expect(endpointHoldMs(SPEC, 1, 5_000)).toBe(5_000);
+    expect(nextAttemptDelay(SPEC, 1, 5_000)).toBe(5 * MINUTE);
+    // a day asked after attempt 1: at most twice the 5 min step
+    expect(endpointHoldMs(SPEC, 1, 24 * HOUR)).toBe(10 * MINUTE);
+    // after the last attempt: the last step is the ceiling
+    expect(endpointHoldMs(SPEC, 7, 72 * HOUR)).toBe(48 * HOUR);
+  });
+
+  it('holds nothing without a usable Retry-After, or for 0', () => {
+    expect(endpointHoldMs(SPEC, 1, undefined)).toBeNull();
+    expect(endpointHoldMs(SPEC, 1, 0)).toBeNull();
+    expect(endpointHoldMs([0, 0], 1, 5_000)).toBeNull();
   });
 });

@@ -16,6 +16,25 @@ export function nextAttemptDelay(
   return Math.max(scheduled, Math.min(retryAfterMs, scheduled * 2));
 }
 
+/**
+ * How long a 429 or 503 with `Retry-After` holds the whole endpoint after attempt `attempt`
+ * (1-based) of one of its webhooks: what the endpoint asked for, but never more than twice the
+ * step that webhook waits next (the last step after its last attempt), the same ceiling as the
+ * retry (`nextAttemptDelay`); null without a usable `Retry-After` (or one of 0). The retry's
+ * floor (the scheduled step) is the webhook's own business, not the endpoint's: an endpoint that
+ * asks for 5 s is held 5 s, whatever that webhook's schedule says.
+ */
+export function endpointHoldMs(
+  schedule: readonly number[],
+  attempt: number,
+  retryAfterMs?: number,
+): number | null {
+  if (retryAfterMs === undefined || retryAfterMs <= 0 || schedule.length === 0) return null;
+  const step = schedule[Math.min(attempt, schedule.length - 1)]!;
+  const hold = Math.min(retryAfterMs, step * 2);
+  return hold > 0 ? hold : null;
+}
+
 // Every HTTP-date form (RFC 9110 5.6.7: IMF-fixdate, RFC 850, asctime) has a month name and a
 // clock time. Date.parse alone is far too lenient: it reads "-5" or "1.5" as dates in the past.
 const HTTP_DATE = /^(?=.*[A-Za-z]{3})(?=.*\b\d{1,2}:\d{2}:\d{2}\b)[A-Za-z0-9 ,:-]+$/;

@@ -56,6 +56,7 @@ export function attemptResult(
     responseBody: 'ok',
     state: WebhookState.Successful,
     retryDelayMs: null,
+    holdMs: null,
     releasesGroup: true,
     ...overrides,
   };

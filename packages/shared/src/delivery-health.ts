@@ -116,14 +116,17 @@ export const WebhookRegistrationHealth = z
     }),
     holdUntil: timestamp.nullable().meta({
       description:
-        'Until when the endpoint’s deliveries wait because it answered 429 or 503 with `Retry-After` ' +
-        '(all of them, no attempt spent); null when it is not held.',
+        'While the endpoint answered 429 or 503 with Retry-After: until when none of its webhooks is sent. Null when not held.',
     }),
     rateLimit: z
       .number()
       .int()
       .nullable()
-      .meta({ description: 'The registration’s most deliveries per second; null: no limit.' }),
+      .meta({
+        description:
+          'The rate limit in force at the endpoint (deliveries per second across every dispatcher): the lowest `rateLimit` ' +
+          'of the registrations sharing it. Null: unlimited.',
+      }),
     lastHour: HealthWindow,
     lastDay: HealthWindow,
     dueCount: z
@@ -134,11 +137,9 @@ export const WebhookRegistrationHealth = z
           'Webhooks awaiting delivery: Created, Retrying and Pending, counted up to 10,000 ' +
           '(`dueCountCapped` says when more are waiting), so the read costs the same at any backlog.',
       }),
-    dueCountCapped: z
-      .boolean()
-      .meta({
-        description: 'More than `dueCount` webhooks are awaiting delivery: the count stopped at its cap.',
-      }),
+    dueCountCapped: z.boolean().meta({
+      description: 'More than `dueCount` webhooks are awaiting delivery: the count stopped at its cap.',
+    }),
     oldestDueAt: timestamp.nullable().meta({ description: 'When the oldest awaiting webhook was created.' }),
     inFlight: z.number().int().meta({ description: 'Webhooks a dispatcher holds right now.' }),
     lastSuccessAt: timestamp.nullable(),

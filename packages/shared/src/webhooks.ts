@@ -231,6 +231,26 @@ export type WebhookTargetAuthorizationWrite = z.infer<typeof WebhookTargetAuthor
 
 export const MAX_ENABLED_EVENTS = WEBHOOK_ENTITY_NAMES.length * SUBSCRIBABLE_EVENT_TYPES.length;
 
+/**
+ * The highest `rateLimit` (deliveries per second) a registration may ask for: far above what one
+ * endpoint's in-flight limit lets through to a receiver that takes its time, so a higher figure
+ * would never bind; the database's check says the same (docs/dispatcher.md › Rate limit).
+ */
+export const MAX_RATE_LIMIT = 10_000;
+
+/** `rateLimit` of a registration write: a whole number of deliveries per second, or null for none. */
+const RateLimit = z
+  .number()
+  .int('Must be a whole number of deliveries per second')
+  .min(1, 'Must be at least 1 delivery per second (null: unlimited)')
+  .max(MAX_RATE_LIMIT, `Must be at most ${MAX_RATE_LIMIT} deliveries per second (null: unlimited)`)
+  .nullable()
+  .meta({
+    description:
+      `Deliveries per second at most to this registration's endpoint, across every dispatcher, 1 to ${MAX_RATE_LIMIT}; ` +
+      'null (the default) for no limit. Registrations of one party with one URL share an endpoint, and the lowest limit among them applies to it.',
+  });
+
 /** Body of POST /api/webhook-registrations. */
 export const WebhookRegistrationWrite = z
   .strictObject({
@@ -263,6 +283,7 @@ export const WebhookRegistrationWrite = z
         'With shouldGroup: a Failed webhook does not hold back the later ones of its group. Default false.',
     }),
     targetAuthorization: WebhookTargetAuthorizationWrite,
+    rateLimit: RateLimit.optional(),
     partyId: partyId.optional().meta({
       description:
         'Admin only: the party (Admin or Property Management Company) the registration serves. ' +
@@ -295,10 +316,11 @@ const immutable = (field: string) =>
     .optional()
     .meta({ description: `Refused: ${field} ${IMMUTABLE_REGISTRATION_RULE}.` });
 
-/** Body of PATCH /api/webhook-registrations/{id}: only `targetUrl` may change (docs/webhooks.md#registrations). */
+/** Body of PATCH /api/webhook-registrations/{id}: only `targetUrl` and `rateLimit` may change (docs/webhooks.md#registrations). */
 export const WebhookRegistrationPatch = z
   .strictObject({
     targetUrl: TargetUrl.optional(),
+    rateLimit: RateLimit.optional(),
     enabledEvents: immutable('enabledEvents'),
     targetAuthorization: immutable('targetAuthorization'),
     shouldGroup: immutable('shouldGroup'),
@@ -345,6 +367,9 @@ export const WebhookRegistrationRead = z
       description: 'Why it is disabled: the target answered 410 Gone (`gone`), or kept failing (`failing`).',
     }),
     statusChanged: timestamp.nullable().meta({ description: 'When the status last changed.' }),
+    rateLimit: z.number().int().nullable().meta({
+      description: 'Deliveries per second at most to its endpoint, across every dispatcher; null: unlimited.',
+    }),
   })
   .meta({ id: 'WebhookRegistrationRead' });
 export type WebhookRegistrationRead = z.infer<typeof WebhookRegistrationRead>;

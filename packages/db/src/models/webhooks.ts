@@ -28,6 +28,8 @@ export class WebhookRegistration extends EntityModel {
   target_id!: number;
   status!: WebhookRegistrationStatus;
   disabled_reason!: WebhookDisabledReason | null;
+  /** Deliveries per second at most to its endpoint (null: unlimited); docs/dispatcher.md › Rate limit. */
+  rate_limit!: number | null;
   status_changed!: Date | null;
   events?: WebhookEvent[];
 

@@ -146,6 +146,14 @@ const VISIT = `select r.target_id, f.first_due, r.id is not null as live,
  *    endpoint to its part of its origin's room (the per-host cap): the host room split evenly
  *    among the origin's endpoints with due work and room, less what the dispatcher already holds
  *    of it, so one endpoint's backlog cannot fill the host while another endpoint of it waits.
+ *    An endpoint held by a `Retry-After` (`hold_until`) gets no room, no trial and no
+ *    `circuit-open` attempts until then. A rate-limited endpoint (`rate_limit`, the lowest of its
+ *    live registrations') gets at most the whole tokens of its bucket (`bucket`): read under the
+ *    row lock, refilled at `rate_limit` per second since `rate_refilled_at` up to a quarter
+ *    second's worth (at least 1), and `spent` by what `chosen` took of it in the same statement,
+ *    so replicas take turns on the row and together never exceed the rate. `paced` endpoints
+ *    (held, or stopped by their tokens) are not reported as capped: `next_due` says when their
+ *    hold ends or their next token is there.
  * 4. `picked` takes each registration's due rows in order, within its endpoint's room and its
  *    share of the batch (batch / registrations with room, so a claim over a thousand
  *    registrations locks about a batch of rows, not a thousand rooms), an index range each,
@@ -206,21 +214,41 @@ trials as (
      set breaker_state = 'half-open', state_changed = now(),
          trial_until = now() + make_interval(secs => (select lease_ms from params) / 1000.0)
    where t.id in (select target_id from eligible where first_due <= now())
+     and (t.hold_until is null or t.hold_until <= now())
      and ((t.breaker_state = 'open' and t.open_until <= now())
           or (t.breaker_state = 'half-open' and (t.trial_until is null or t.trial_until <= now())))
   returning t.id
 ),
+bucket as materialized (
+  select t.id, t.rate_limit,
+         least(greatest(ceil(t.rate_limit / 4.0), 1),
+               coalesce(t.rate_tokens, greatest(ceil(t.rate_limit / 4.0), 1))
+                 + greatest(extract(epoch from now() - coalesce(t.rate_refilled_at, now())), 0) * t.rate_limit)
+           as tokens,
+         greatest(now(), coalesce(t.rate_refilled_at, now())) as refilled_at
+    from webhook_targets t
+   where t.id in (select target_id from eligible where first_due <= now())
+     and t.rate_limit is not null and t.breaker_state = 'closed'
+     and (t.hold_until is null or t.hold_until <= now())
+   order by t.id
+     for no key update
+),
 rooms as (
   select e.id as registration_id, e.target_id, t.origin, coalesce(c.held, 0) as held,
          tr.id is not null as trial,
-         case when tr.id is not null then 1
+         case when t.hold_until > now() then 0
+              when tr.id is not null then 1
               when t.breaker_state = 'open' and t.open_until > now() then (select batch from params)
               when t.breaker_state <> 'closed' then 0
-              else greatest(coalesce(c.room, ?::int), 0) end as endpoint_room,
-         tr.id is null and t.breaker_state = 'open' and t.open_until > now() as circuit_open
+              else least(greatest(coalesce(c.room, ?::int), 0), floor(b.tokens)::int) end as endpoint_room,
+         tr.id is null and t.breaker_state = 'open' and t.open_until > now()
+           and not coalesce(t.hold_until > now(), false) as circuit_open,
+         coalesce(t.hold_until > now(), false) as on_hold,
+         floor(b.tokens)::int as tokens
     from eligible e
     join webhook_targets t on t.id = e.target_id
     left join trials tr on tr.id = e.target_id
+    left join bucket b on b.id = e.target_id
     left join unnest(?::int[], ?::int[], ?::int[]) as c(target_id, room, held) on c.target_id = e.target_id
    where e.first_due <= now()
 ),
@@ -232,6 +260,7 @@ hosts as (
 ),
 sized as (
   select r.registration_id, r.target_id, r.circuit_open,
+         r.on_hold or (r.tokens is not null and r.tokens <= r.endpoint_room) as paced,
          case when r.circuit_open or r.trial or (select host_room from params) is null then r.endpoint_room
               else least(r.endpoint_room,
                          greatest(ceil((select host_room from params)::numeric / h.endpoints)::int - r.held, 0))
@@ -264,6 +293,14 @@ chosen as (
    where rn <= room
    order by rn, next_attempt_at
    limit (select batch from params)
+),
+spent as (
+  update webhook_targets t
+     set rate_tokens = b.tokens - (select count(*) from chosen c where c.target_id = b.id),
+         rate_refilled_at = b.refilled_at
+    from bucket b
+   where t.id = b.id
+  returning t.id, t.rate_tokens, b.rate_limit
 )
 select webhooks_lease(array(select id from chosen), (select dispatcher_id from params),
                       (select lease_ms from params)) as leased,
@@ -274,7 +311,7 @@ select webhooks_lease(array(select id from chosen), (select dispatcher_id from p
        array(select distinct r.target_id from sized r
                join rooms o using (registration_id)
                join webhook_targets t on t.id = r.target_id
-              where not r.circuit_open and (t.breaker_state = 'closed' or o.trial)
+              where not r.circuit_open and not r.paced and (t.breaker_state = 'closed' or o.trial)
                 and r.room <= (select count(*) from chosen c where c.target_id = r.target_id)) as capped_targets,
        case when (select count(*) from chosen) < (select batch from params) and (select done from lap) then least(
          (select min(f.next_attempt_at) from eligible e
@@ -287,7 +324,11 @@ select webhooks_lease(array(select id from chosen), (select dispatcher_id from p
              and t.trial_until > now()),
          (select min(t.open_until) from webhook_targets t
            where t.id in (select target_id from eligible) and t.breaker_state = 'open'
-             and t.open_until > now()))
+             and t.open_until > now()),
+         (select min(t.hold_until) from webhook_targets t
+           where t.id in (select target_id from eligible) and t.hold_until > now()),
+         (select min(now() + make_interval(secs => (1 - s.rate_tokens) / s.rate_limit))
+            from spent s where s.rate_tokens < 1))
        end as next_due,
        (select cursor from lap) as cursor,
        (select wrapped from lap) as wrapped`;

@@ -30,6 +30,11 @@ export interface AttemptResult {
    * its own now(), the clock the claim compares with, so dispatcher clock skew cannot shift retries.
    */
   retryDelayMs: number | null;
+  /**
+   * A 429 or 503 with `Retry-After`: how long the whole endpoint is held (ms, clamped like the
+   * retry, `endpointHoldMs`); null otherwise. Also a wait, for the same reason.
+   */
+  holdMs: number | null;
   /** Whether this outcome releases the group: Successful, or Failed with continue-after-fail. */
   releasesGroup: boolean;
 }
@@ -75,7 +80,7 @@ export async function completeWebhooks(
     .raw<{ rows: { completed: CompletedBatch }[] }>(
       `select webhooks_complete(?, ?, ?::bigint[], ?::smallint[], ?::float8[], ?::smallint[],
        ?::timestamptz[], ?::int[], ?::smallint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::boolean[],
-       ?::int[], ?::smallint[], ?::json) as completed`,
+       ?::int[], ?::smallint[], ?::float8[], ?::json) as completed`,
       arrays([
         options.dispatcherId,
         options.leaseMs,
@@ -93,6 +98,7 @@ export async function completeWebhooks(
         results.map((r) => r.releasesGroup),
         results.map((r) => r.targetId),
         results.map((r) => ATTEMPT_OUTCOME_CODES[attemptOutcome(r.errorKind, r.statusCode)]),
+        results.map((r) => r.holdMs),
         JSON.stringify(options.policy),
       ]),
     )

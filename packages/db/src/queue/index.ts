@@ -9,6 +9,7 @@ export * from './release-claims';
 export * from './release-groups';
 export * from './replay';
 export * from './repair';
+export * from './stopped-deliveries';
 export { sqlList } from './sql';
 export * from './registration-status';
 export * from './registration-health';

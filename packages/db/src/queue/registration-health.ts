@@ -38,9 +38,9 @@ export interface RegistrationHealthRow {
   /** The endpoint's last success (to within 10 s) and last target failure, any registration's. */
   endpoint_last_success_at: Date | null;
   endpoint_last_failure_at: Date | null;
-  /** Until when the receiver asked (`Retry-After` on a 429 or 503) to hold the endpoint's deliveries. */
+  /** Until when a `Retry-After` (on a 429 or 503) holds its endpoint; null when it is not held now. */
   hold_until: Date | null;
-  /** The registration's most deliveries per second; null: no limit. */
+  /** The endpoint's rate limit in force (the lowest of its live registrations'); null: none. */
   rate_limit: number | null;
   /** The party's other live registrations on this endpoint, by id (at most SHARED_WITH_SHOWN). */
   shared_with: { id: number; status: WebhookRegistrationStatus }[];
@@ -66,7 +66,7 @@ export const HEALTH_COUNT_CAP = 10_000;
 
 /**
  * A registration's health in one statement (docs/webhooks.md › Health, with its cost):
- * - its row, its endpoint's breaker, the endpoint's `Retry-After` hold and its own rate limit;
+ * - its row, its endpoint's breaker, the endpoint's `Retry-After` hold and rate limit in force;
  * - the party's other live registrations on the same endpoint (same party, same normalised URL:
  *   one receiver, one breaker), one probe of the index `webhook_registrations_target`;
  * - per window (the last hour, the last day) the sums of `webhook_attempt_stats` over the minutes
@@ -133,7 +133,7 @@ export const REGISTRATION_HEALTH_SQL = `
          t.id as endpoint_id, t.url as endpoint_url, t.origin, t.party_id as endpoint_party_id,
          t.breaker_state, t.open_until, t.consecutive_failures,
          t.last_success_at as endpoint_last_success_at, t.last_failure_at as endpoint_last_failure_at,
-         t.hold_until, r.rate_limit, shared.shared_with, shared.shared_with_count,
+         case when t.hold_until > now() then t.hold_until end as hold_until, t.rate_limit, shared.shared_with, shared.shared_with_count,
          windowed.figures -> 'last_hour' as last_hour, windowed.figures -> 'last_day' as last_day,
          least(awaiting.awaiting, ${HEALTH_COUNT_CAP}) as due_count,
          awaiting.awaiting > ${HEALTH_COUNT_CAP} as due_count_capped,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { WebhookRegistrationStatus } from '@platform/shared';
-import { notifyWebhookDue } from '../notify';
+import { notifyDeliveriesStopped, notifyWebhookDue } from '../notify';
 
 /**
  * An operator says a registration's endpoint is fixed (a resume, a retry, a recover, a test
@@ -14,7 +14,8 @@ export async function halfOpenTargetOf(trx: Knex | Knex.Transaction, registratio
 
 /**
  * Pauses a registration: its webhooks are still written, none is claimed, no attempt is spent
- * (deliveries in flight finish). Pausing a paused registration changes nothing; pausing a disabled
+ * (deliveries in flight finish; what a dispatcher buffered is handed back, uncounted, on the
+ * `stopped` notification). Pausing a paused registration changes nothing; pausing a disabled
  * one makes it paused (the operator took it over). Returns whether the status changed.
  */
 export async function pauseRegistration(
@@ -26,6 +27,7 @@ export async function pauseRegistration(
     .where({ id: registrationId })
     .whereNot({ status: 'paused' satisfies WebhookRegistrationStatus })
     .update({ status: 'paused', disabled_reason: null, status_changed: now, last_modified: now });
+  if (changed > 0) await notifyDeliveriesStopped(trx);
   return changed > 0;
 }
 

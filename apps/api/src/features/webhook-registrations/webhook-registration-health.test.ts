@@ -253,6 +253,7 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
       breaker_state: 'open',
       open_until: openUntil,
       consecutive_failures: 6,
+      hold_until: openUntil,
     });
     const since = new Date('2026-11-01T00:00:00Z');
     const lastSuccess = new Date('2026-10-31T23:00:00Z');
@@ -262,6 +263,7 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
       status_changed: since,
       failing_since: since,
       last_success_at: lastSuccess,
+      rate_limit: 7,
     });
 
     expect(await health(created.id)).toMatchObject({
@@ -269,6 +271,9 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
       disabledReason: 'failing',
       statusChanged: since.toISOString(),
       breaker: { state: 'open', openUntil: openUntil.toISOString(), consecutiveFailures: 6 },
+      // the endpoint's Retry-After hold, and its rate limit (its one registration's)
+      holdUntil: openUntil.toISOString(),
+      rateLimit: 7,
       // Created (two), Retrying (three), Pending (one); not Failed or Successful
       dueCount: 6,
       oldestDueAt: '2026-01-02T00:00:00.000Z',

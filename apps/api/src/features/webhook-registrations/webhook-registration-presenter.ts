@@ -16,6 +16,7 @@ export const REGISTRATION_FIELDS = [
   'status',
   'disabled_reason',
   'status_changed',
+  'rate_limit',
 ] as const;
 
 /** The registration's columns and its party's name (`p`, the parties row joined on `r.party_id`). */
@@ -60,5 +61,6 @@ export function presentRegistration(row: RegistrationRow, events: WebhookEvent[]
     status: row.status,
     disabledReason: row.disabled_reason,
     statusChanged: iso(row.status_changed),
+    rateLimit: row.rate_limit,
   };
 }

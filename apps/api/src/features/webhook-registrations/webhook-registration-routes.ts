@@ -116,9 +116,9 @@ export const webhookRegistrationRoutes: RouteDefinition[] = [
   defineRoute({
     method: 'patch',
     path: '/api/webhook-registrations/:id',
-    summary: 'Change the target URL of a webhook registration',
+    summary: 'Change the target URL or the rate limit of a webhook registration',
     description:
-      'Only `targetUrl` can change. Events, authorization and grouping cannot: ' +
+      'Only `targetUrl` and `rateLimit` (null clears it) can change. Events, authorization and grouping cannot: ' +
       'create a new registration and delete the old one.',
     tags,
     auth: webhookUsers('WebhookRegistration.Update'),

@@ -212,6 +212,7 @@ export async function createRegistration(
         target_url: write.targetUrl,
         should_group: write.shouldGroup ?? false,
         should_group_continue_after_fail: write.shouldGroupContinueAfterFail ?? false,
+        rate_limit: write.rateLimit ?? null,
         auth_type: write.targetAuthorization.type,
         auth_credentials: credentials === null ? null : deps.secrets.seal(credentials),
         signing_secret: deps.secrets.seal(signingSecret),
@@ -235,7 +236,7 @@ export async function createRegistration(
   });
 }
 
-/** Changes a registration's `targetUrl`, the one field that may change (docs/webhooks.md#registrations). */
+/** Changes a registration's `targetUrl` and `rateLimit`, the fields that may change (docs/webhooks.md#registrations). */
 export async function updateRegistration(
   deps: AppDeps,
   principal: Principal,
@@ -245,9 +246,14 @@ export async function updateRegistration(
   if (patch.targetUrl !== undefined) checkTargetAllowed(deps, patch.targetUrl);
   return runWrite(deps, principal, async ({ trx, now }) => {
     const current = await lockVisibleRegistration(trx, principal, id);
-    if (patch.targetUrl === undefined) return (await withEvents(trx, [current]))[0]!;
+    if (patch.targetUrl === undefined && patch.rateLimit === undefined)
+      return (await withEvents(trx, [current]))[0]!;
     const [row] = await WebhookRegistration.query(trx)
-      .patch({ target_url: patch.targetUrl, last_modified: now })
+      .patch({
+        ...(patch.targetUrl === undefined ? {} : { target_url: patch.targetUrl }),
+        ...(patch.rateLimit === undefined ? {} : { rate_limit: patch.rateLimit }),
+        last_modified: now,
+      })
       .where({ id })
       .returning([...REGISTRATION_FIELDS]);
     return (await withEvents(trx, [{ ...row!, party_name: current.party_name }]))[0]!;

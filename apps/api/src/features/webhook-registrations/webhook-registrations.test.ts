@@ -74,6 +74,7 @@ describe('POST /api/webhook-registrations', () => {
       status: 'active',
       disabledReason: null,
       statusChanged: null,
+      rateLimit: null,
       signingSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+={0,2}$/),
     });
     expect(Buffer.from(created.signingSecret.slice('whsec_'.length), 'base64')).toHaveLength(32);
@@ -263,6 +264,10 @@ describe('POST /api/webhook-registrations', () => {
       ],
       [{ shouldGroupContinueAfterFail: true }, 'shouldGroupContinueAfterFail', /set shouldGroup too/],
       [{ shouldGroup: 'yes' }, 'shouldGroup', /boolean/],
+      [{ rateLimit: 0 }, 'rateLimit', /at least 1 delivery per second/],
+      [{ rateLimit: 10_001 }, 'rateLimit', /at most 10000 deliveries per second/],
+      [{ rateLimit: 2.5 }, 'rateLimit', /whole number/],
+      [{ rateLimit: '10' }, 'rateLimit', /number/],
       [{ unknown: 1 }, 'unknown', /Unknown field/],
     ];
     for (const [overrides, field, message] of cases) {
@@ -477,6 +482,55 @@ describe('PATCH /api/webhook-registrations/{id}', () => {
         await api.fetch(`/api/webhook-registrations/${created.id}`, { method: 'PATCH', token, json: {} }),
       ),
     ).toEqual(patched);
+  });
+
+  it('sets, changes and clears rateLimit; the endpoint takes the lowest of its registrations’ limits', async () => {
+    const token = world.pmc.full.token;
+    const url = 'https://hooks.example.com/limited';
+    const created = await register(api, token, { targetUrl: url, rateLimit: 50 });
+    expect(created.rateLimit).toBe(50);
+    const endpointLimit = async () => {
+      const { target_id: targetId } = await api.db
+        .knex('webhook_registrations')
+        .where({ id: created.id })
+        .first('target_id');
+      return (await api.db.knex('webhook_targets').where({ id: targetId }).first('rate_limit')).rate_limit;
+    };
+    expect(await endpointLimit()).toBe(50);
+    const patch = (id: number, json: Record<string, unknown>) =>
+      api.fetch(`/api/webhook-registrations/${id}`, { method: 'PATCH', token, json });
+
+    const changed = await readJson<WebhookRegistrationRead>(await patch(created.id, { RateLimit: 10 }));
+    expect(changed).toMatchObject({ rateLimit: 10, targetUrl: url });
+    expect(
+      await readJson(await api.fetch(`/api/webhook-registrations/${created.id}`, { token })),
+    ).toMatchObject({
+      rateLimit: 10,
+    });
+    expect(await endpointLimit()).toBe(10);
+    // a second registration of the party at the same URL shares the endpoint: the lower limit holds it
+    const sibling = await register(api, token, { targetUrl: url, rateLimit: 4 });
+    expect(await endpointLimit()).toBe(4);
+    await patch(sibling.id, { rateLimit: null });
+    expect(await endpointLimit()).toBe(10);
+    await api.fetch(`/api/webhook-registrations/${sibling.id}`, { method: 'DELETE', token });
+    const cleared = await readJson<WebhookRegistrationRead>(await patch(created.id, { rateLimit: null }));
+    expect(cleared.rateLimit).toBeNull();
+    expect(await endpointLimit()).toBeNull();
+
+    // bad values: a 400 naming the field, nothing written
+    const before = await api.db.knex('webhook_registrations').where({ id: created.id }).first();
+    for (const [value, message] of [
+      [0, /at least 1/],
+      [-3, /at least 1/],
+      [10_001, /at most 10000/],
+      [0.5, /whole number/],
+      ['fast', /number/],
+    ] as const) {
+      const problem = await expectProblem(await patch(created.id, { rateLimit: value }), 400);
+      expect(problem.errors?.rateLimit?.join(' | '), JSON.stringify(problem)).toMatch(message);
+    }
+    expect(await api.db.knex('webhook_registrations').where({ id: created.id }).first()).toEqual(before);
   });
 
   it('refuses any change of events, authorization, grouping or party with the rule of docs/webhooks.md#registrations', async () => {

@@ -9,6 +9,7 @@ import { WEBHOOK_REGISTRATIONS_TARGET_FUNCTION } from './webhook-registrations-t
 import { WEBHOOK_SUBSCRIPTIONS_FUNCTION } from './webhook-subscriptions';
 import { WEBHOOK_TARGET_HALF_OPEN_FUNCTION } from './webhook-target-half-open';
 import { WEBHOOK_TARGET_ORIGIN_FUNCTION } from './webhook-target-origin';
+import { WEBHOOK_TARGETS_RATE_LIMIT_FUNCTION } from './webhook-targets-rate-limit';
 import { WEBHOOKS_COMPLETE_FUNCTION } from './webhooks-complete';
 import { WEBHOOKS_LEASE_FUNCTION } from './webhooks-lease';
 import { WEBHOOKS_OPERATOR_APPLY_FUNCTION } from './webhooks-operator-apply';
@@ -29,6 +30,7 @@ export const DATABASE_FUNCTIONS: readonly string[] = [
   WEBHOOK_TARGET_ORIGIN_FUNCTION,
   WEBHOOK_ENDPOINT_URL_FUNCTION,
   WEBHOOK_REGISTRATIONS_TARGET_FUNCTION,
+  WEBHOOK_TARGETS_RATE_LIMIT_FUNCTION,
   WEBHOOK_PREVIOUS_SECRET_FUNCTION,
   WEBHOOK_DELIVERIES_FUNCTION,
   WEBHOOKS_LEASE_FUNCTION,

@@ -7,9 +7,11 @@ const { Created, Aborted, Pending } = WebhookState;
  * group_seq) becomes the new head. Locks the group rows first, in the fixed order every writer of
  * a group uses. Given p_lease_to, the new head is leased to that dispatcher in the same update (as
  * `webhooks_lease` would: attempt counted, Aborted if its registration was deleted) when a claim
- * could take it: its registration active and its target's breaker closed. Otherwise it becomes
- * Created and due now, unleased, and the claim's rules decide (paused or disabled: not claimed;
- * open: a circuit-open attempt; half-open: it waits for the trial, or is it). Returns the
+ * could take it: its registration active, its target's breaker closed, not held by a
+ * `Retry-After` and without a rate limit (whose tokens only the claim spends). Otherwise it
+ * becomes Created and due now, unleased, and the claim's rules decide (paused or disabled: not
+ * claimed; open: a circuit-open attempt; half-open: it waits for the trial, or is it; held: it
+ * waits for the hold to end; rate-limited: it waits for a token). Returns the
  * promoted webhook ids.
  */
 export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
@@ -46,7 +48,8 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
       promoted as (
         select h.id, r.deleted is not null as deleted,
                p_lease_to is not null and r.deleted is null and r.status = 'active'
-                 and t.breaker_state = 'closed' as lease
+                 and t.breaker_state = 'closed' and (t.hold_until is null or t.hold_until <= now())
+                 and t.rate_limit is null as lease
           from heads h
           join webhooks w on w.id = h.id
           join webhook_registrations r on r.id = w.registration_id

@@ -1,4 +1,5 @@
 import { ATTEMPT_OUTCOME_CODES, CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
+import { DELIVERIES_STOPPED_PAYLOAD } from '../../notify';
 import { sqlList } from '../sql';
 
 const { Created, Successful, Failed } = WebhookState;
@@ -21,6 +22,10 @@ const {
  * when a claim could take them (webhook_groups_release). A NOTIFY wakes the dispatchers when
  * the batch made work claimable that no timer knows of: a breaker closed, a half-open trial
  * that ended without an answer, a released head left unleased.
+ * A result's hold (p_hold_ms: a 429 or 503 with `Retry-After`, as the dispatcher clamped it)
+ * holds its endpoint until now() + that (`hold_until`, never shortened); a hold begun or a
+ * registration disabled sends the `stopped` notification, so every dispatcher hands back what it
+ * buffered of them.
  * p_outcomes: per result, its code in `ATTEMPT_OUTCOME_CODES` (`attemptOutcome` in
  * packages/shared). p_policy: breakerFailures, breakerCooldownMs,
  * breakerMaxCooldownMs, disableAfterMs, disableMinAttempts.
@@ -33,7 +38,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       p_attempts smallint[], p_started_at timestamptz[], p_durations_ms int[],
       p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[],
       p_registration_ids int[], p_group_keys text[], p_releases boolean[],
-      p_target_ids int[], p_outcomes smallint[], p_policy json
+      p_target_ids int[], p_outcomes smallint[], p_hold_ms float8[], p_policy json
     )
     returns json
     language plpgsql as $$
@@ -50,7 +55,11 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       -- the target failures after its last answer, and a result that sent no request or got no
       -- verdict (internal, private-address, interrupted: not circuit-open)
       tgt_ids int[]; tgt_success boolean[]; tgt_answer boolean[]; tgt_trailing int[]; tgt_unanswered boolean[];
+      -- per target: the longest hold its results asked for (a 429 or 503 with Retry-After), or null
+      tgt_hold float8[];
       wake boolean := false;
+      -- a hold began or a registration was disabled: dispatchers drop what they buffered of it
+      stopped boolean := false;
     begin
       select coalesce(array_agg(registration_id order by registration_id), '{}'),
              coalesce(array_agg(any_success order by registration_id), '{}'),
@@ -128,33 +137,35 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
              coalesce(array_agg(any_success order by target_id), '{}'),
              coalesce(array_agg(any_answer order by target_id), '{}'),
              coalesce(array_agg(tail_failures order by target_id), '{}'),
-             coalesce(array_agg(unanswered order by target_id), '{}')
-        into tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered
+             coalesce(array_agg(unanswered order by target_id), '{}'),
+             coalesce(array_agg(hold_ms order by target_id), '{}')
+        into tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered, tgt_hold
         from (select target_id, bool_or(outcome = ${SUCCESS}) as any_success, bool_or(answered) as any_answer,
                      (count(*) filter (where outcome = ${TARGET_FAILURE} and i > coalesce(last_answer, 0)))::int as tail_failures,
-                     bool_or(not answered and outcome <> ${TARGET_FAILURE}) as unanswered
-                from (select t.target_id, t.outcome, t.i, t.answered,
+                     bool_or(not answered and outcome <> ${TARGET_FAILURE}) as unanswered,
+                     max(hold_ms) filter (where hold_ms > 0) as hold_ms
+                from (select t.target_id, t.outcome, t.i, t.answered, t.hold_ms,
                              max(t.i) filter (where t.answered) over (partition by t.target_id) as last_answer
                         from (select u.*, u.outcome = ${SUCCESS} or (u.outcome = ${FAILURE} and u.status_code is not null) as answered
-                                from unnest(p_ids, p_target_ids, p_outcomes, p_status_codes, p_error_kinds)
-                                       with ordinality as u(id, target_id, outcome, status_code, error_kind, i)
+                                from unnest(p_ids, p_target_ids, p_outcomes, p_status_codes, p_error_kinds, p_hold_ms)
+                                       with ordinality as u(id, target_id, outcome, status_code, error_kind, hold_ms, i)
                                where u.id = any(applied) and u.error_kind is distinct from 'circuit-open') t) r
                group by target_id) a;
 
       perform 1 from webhook_targets t
-        join unnest(tgt_ids, tgt_success, tgt_trailing) as a(id, any_success, tail_failures) using (id)
-       where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0
+        join unnest(tgt_ids, tgt_success, tgt_trailing, tgt_hold) as a(id, any_success, tail_failures, hold_ms) using (id)
+       where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0 or a.hold_ms is not null
           or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'))
        order by t.id
          for no key update of t;
 
       with n as (
-        select t.id, a.any_success, a.any_answer, a.tail_failures, a.unanswered, t.breaker_state as was,
+        select t.id, a.any_success, a.any_answer, a.tail_failures, a.unanswered, a.hold_ms, t.breaker_state as was,
                case when a.any_answer then a.tail_failures else t.consecutive_failures + a.tail_failures end as failures
           from webhook_targets t
-          join unnest(tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered)
-                 as a(id, any_success, any_answer, tail_failures, unanswered) using (id)
-         where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0
+          join unnest(tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered, tgt_hold)
+                 as a(id, any_success, any_answer, tail_failures, unanswered, hold_ms) using (id)
+         where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0 or a.hold_ms is not null
             or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'))
       ),
       s as (
@@ -183,13 +194,17 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                                   then t.trial_until end,
                last_success_at = case when s.any_success then now() else t.last_success_at end,
                last_failure_at = case when s.tail_failures > 0 then now() else t.last_failure_at end,
-               state_changed = case when s.state <> s.was then now() else t.state_changed end
+               state_changed = case when s.state <> s.was then now() else t.state_changed end,
+               -- a Retry-After holds the endpoint until then; a later, shorter one does not cut it
+               hold_until = case when s.hold_ms is null then t.hold_until
+                                 else greatest(t.hold_until, now() + make_interval(secs => s.hold_ms / 1000.0)) end
           from s
          where t.id = s.id
-        returning s.was, s.state, s.unanswered
+        returning s.was, s.state, s.unanswered, s.hold_ms
       )
-      select coalesce(bool_or((was <> 'closed' and state = 'closed') or (state = 'half-open' and unanswered)), false)
-        into wake
+      select coalesce(bool_or((was <> 'closed' and state = 'closed') or (state = 'half-open' and unanswered)), false),
+             coalesce(bool_or(hold_ms is not null), false)
+        into wake, stopped
         from updated;
 
       -- the registrations' failing runs; a 410 or a long enough run disables, and mails the party
@@ -246,6 +261,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable)), '[]')
         into disabled
         from changed c where c.disable is not null;
+      stopped := stopped or json_array_length(disabled) > 0;
 
       select array_agg(r.registration_id), array_agg(r.group_key)
         into release_registrations, release_keys
@@ -262,6 +278,9 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       end if;
       if wake then
         perform pg_notify('webhook_due', '');
+      end if;
+      if stopped then
+        perform pg_notify('webhook_due', '${DELIVERIES_STOPPED_PAYLOAD}');
       end if;
 
       return json_build_object(

@@ -195,6 +195,20 @@ export function RegistrationCreatePage() {
           )}
         </fieldset>
 
+        <Field
+          label="Rate limit (optional)"
+          errors={errors.rateLimit}
+          hint="Deliveries per second at most, across every dispatcher; empty for no limit. Registrations of one URL share the lowest limit."
+        >
+          <input
+            name="rateLimit"
+            inputMode="numeric"
+            value={form.rateLimit}
+            onChange={(e) => update('rateLimit', e.target.value.trim())}
+            placeholder="unlimited"
+          />
+        </Field>
+
         {isAdmin && (
           <Field
             label="Party id (optional)"

@@ -66,6 +66,19 @@ describe('registration form', () => {
     ).toBeDefined();
   });
 
+  it('sends rateLimit as a number when given, nothing when empty, and checks it as the API does', () => {
+    const limited = toRegistrationWrite(form({ rateLimit: '25' }));
+    expect(limited.rateLimit).toBe(25);
+    expect(WebhookRegistrationWrite.safeParse(limited).success).toBe(true);
+    expect(toRegistrationWrite(form())).not.toHaveProperty('rateLimit');
+    for (const bad of ['0', '-1', '2.5', 'fast', '10001'])
+      expect(validateRegistrationForm(form({ rateLimit: bad })).rateLimit, bad).toBeDefined();
+    expect(validateRegistrationForm(form({ rateLimit: '10000' }))).toEqual({});
+    expect(formErrorsFromProblem({ RateLimit: ['Must be at least 1'] })).toEqual({
+      rateLimit: ['Must be at least 1'],
+    });
+  });
+
   it('keys the API’s validation errors by form field', () => {
     expect(
       formErrorsFromProblem({

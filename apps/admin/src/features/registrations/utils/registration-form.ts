@@ -1,4 +1,5 @@
 import {
+  MAX_RATE_LIMIT,
   targetUrlProblem,
   WebhookAuthType,
   WEBHOOK_ENTITY_NAMES,
@@ -18,6 +19,8 @@ export interface RegistrationForm {
   apiKey: string;
   /** Admin only: the party the registration serves; empty for the operator's own. */
   partyId: string;
+  /** Deliveries per second at most, as typed; empty for no limit. */
+  rateLimit: string;
 }
 
 export const EMPTY_REGISTRATION_FORM: RegistrationForm = {
@@ -30,6 +33,7 @@ export const EMPTY_REGISTRATION_FORM: RegistrationForm = {
   password: '',
   apiKey: '',
   partyId: '',
+  rateLimit: '',
 };
 
 /** The key of one subscribable event in the picker. */
@@ -69,6 +73,11 @@ export function validateRegistrationForm(form: RegistrationForm): FormErrors {
       );
     }
   }
+  if (form.rateLimit && !(/^[1-9]\d{0,4}$/.test(form.rateLimit) && Number(form.rateLimit) <= MAX_RATE_LIMIT))
+    add(
+      'rateLimit',
+      `Enter a whole number of deliveries per second from 1 to ${MAX_RATE_LIMIT}, or leave it empty.`,
+    );
   if (form.partyId && !/^[1-9]\d{0,9}$/.test(form.partyId))
     add('partyId', 'Enter a party id (a whole number).');
   return errors;
@@ -93,6 +102,7 @@ export function toRegistrationWrite(form: RegistrationForm): WebhookRegistration
     shouldGroup: form.shouldGroup,
     shouldGroupContinueAfterFail: form.shouldGroup && form.shouldGroupContinueAfterFail,
     targetAuthorization,
+    ...(form.rateLimit ? { rateLimit: Number(form.rateLimit) } : {}),
     ...(form.partyId ? { partyId: Number(form.partyId) } : {}),
   };
 }
@@ -102,7 +112,14 @@ export function toRegistrationWrite(form: RegistrationForm): WebhookRegistration
  * `enabledEvents`; keys are matched case-insensitively, as the API matches property names.
  */
 export function formErrorsFromProblem(errors: Record<string, string[]>): FormErrors {
-  const known = ['targetUrl', 'enabledEvents', 'shouldGroup', 'shouldGroupContinueAfterFail', 'partyId'];
+  const known = [
+    'targetUrl',
+    'enabledEvents',
+    'shouldGroup',
+    'shouldGroupContinueAfterFail',
+    'rateLimit',
+    'partyId',
+  ];
   const result: FormErrors = {};
   for (const [key, messages] of Object.entries(errors)) {
     const lower = key.toLowerCase();
