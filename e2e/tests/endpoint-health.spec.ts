@@ -34,3 +34,40 @@ test('a registration page names its endpoint, who shares it (same party and URL)
   await page.goto(page.url().replace(/\/registrations\/\d+$/, `/registrations/${elsewhere}`));
   await expect(page.getByTestId('endpoint-shared-with')).toHaveText('No other registration delivers to it.');
 });
+
+test('an operator changes a registration’s target URL and rate limit on its page, the API’s rules applied', async ({
+  page,
+  api,
+  target,
+}, testInfo) => {
+  const registration = await signInAndRegister({ page, api, target }, testInfo, ['Property Created']);
+  await page.getByRole('link', { name: `Go to registration ${registration.id}` }).click();
+  await expect(page.getByTestId('registration-rate-limit')).toHaveText('No limit');
+
+  await page.getByRole('button', { name: 'Edit URL and rate limit' }).click();
+  const form = page.getByRole('form', { name: 'Delivery settings' });
+  await form.getByLabel('Rate limit (optional)').fill('0');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await expect(form).toContainText('Enter a whole number of deliveries per second from 1 to 10000');
+
+  const moved = target.sibling('moved').url;
+  await form.getByLabel('Target URL').fill(moved);
+  await expect(form).toContainText('Another URL is another endpoint');
+  await form.getByLabel('Rate limit (optional)').fill('25');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText(`Registration ${registration.id} saved.`)).toBeVisible();
+  await expect(page.getByTestId('registration-target-url')).toHaveText(moved);
+  await expect(page.getByTestId('registration-rate-limit')).toHaveText('At most 25/s');
+  await expect(page.getByTestId('health-rate-limit')).toHaveText('At most 25/s');
+  const read = await api.request<{ targetUrl: string; rateLimit: number | null }>(
+    'GET',
+    `/api/webhook-registrations/${registration.id}`,
+  );
+  expect(read).toMatchObject({ targetUrl: moved, rateLimit: 25 });
+
+  // emptied, the limit is cleared
+  await page.getByRole('button', { name: 'Edit URL and rate limit' }).click();
+  await form.getByLabel('Rate limit (optional)').fill('');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByTestId('registration-rate-limit')).toHaveText('No limit');
+});

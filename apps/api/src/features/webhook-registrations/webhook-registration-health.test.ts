@@ -299,7 +299,8 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
     const elsewhere = await register(api, token, { targetUrl: `${url}/other` });
     const foreign = await register(api, world.otherPmc.full.token, { targetUrl: url });
 
-    const holdUntil = new Date('2026-12-01T10:00:05Z');
+    // an hour ahead: a hold that has run out reads as null
+    const holdUntil = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_600_000);
     const lastSuccess = new Date('2026-12-01T09:00:00Z');
     const lastFailure = new Date('2026-12-01T09:59:00Z');
     await targetOf(api, created.id).update({
@@ -324,10 +325,11 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
         sharedWithCount: 2,
       },
     });
-    // the twin reads the same endpoint and hold, its own (absent) rate limit, and the others
+    // the twin reads the same endpoint, hold and rate limit in force (the lowest of the endpoint's
+    // registrations'), and the others
     expect(await health(twin.id)).toMatchObject({
       holdUntil: holdUntil.toISOString(),
-      rateLimit: null,
+      rateLimit: 10,
       endpoint: {
         id: read.endpoint.id,
         sharedWith: [

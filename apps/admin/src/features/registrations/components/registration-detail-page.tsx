@@ -20,6 +20,7 @@ import { useRegistration } from '../api/get-registration';
 import { RECENT_WEBHOOKS, useRegistrationWebhooks } from '../api/get-registration-webhooks';
 import { statusVersion } from '../utils/health-labels';
 import { eventsByEntity } from '../utils/registration-labels';
+import { DeliverySettings } from './delivery-settings';
 import { RecoverySection } from './recovery-section';
 import { RegistrationHealthPanel } from './registration-health-panel';
 import {
@@ -121,6 +122,7 @@ function RegistrationDetail({
   const remove = useDeleteRegistration();
   const mayDelete = usePermission('WebhookRegistration.Delete');
   const mayUpdate = usePermission('Webhook.Update');
+  const mayEdit = usePermission('WebhookRegistration.Update');
   const toast = useToast();
   const [confirming, setConfirming] = useState(false);
   const status = useRegistrationStatusConfirmation(data);
@@ -167,12 +169,7 @@ function RegistrationDetail({
           Settings
         </h2>
         <dl className="details">
-          <div>
-            <dt>Target URL</dt>
-            <dd className="cell--url" data-testid="registration-target-url">
-              {data.targetUrl}
-            </dd>
-          </div>
+          <DeliverySettings registration={data} mayUpdate={mayEdit} />
           <div>
             <dt>Authorization</dt>
             <dd data-testid="registration-auth-type">{authTypeName(data.targetAuthorization.type)}</dd>
@@ -214,8 +211,8 @@ function RegistrationDetail({
           </div>
         </dl>
         <p className="muted small">
-          Credentials and the signing secret are never shown again. Events, authorization and grouping cannot
-          change: create a new registration and delete this one.
+          Credentials and the signing secret are never shown again. The target URL and the rate limit can
+          change; events, authorization and grouping cannot: create a new registration and delete this one.
         </p>
       </section>
 

@@ -1,10 +1,17 @@
-import { WebhookRegistrationWrite } from '@platform/shared';
+import {
+  WebhookRegistrationPatch,
+  WebhookRegistrationWrite,
+  type WebhookRegistrationRead,
+} from '@platform/shared';
 import { describe, expect, it } from 'vitest';
 import {
+  deliverySettingsOf,
   EMPTY_REGISTRATION_FORM,
   eventKey,
   formErrorsFromProblem,
+  toRegistrationPatch,
   toRegistrationWrite,
+  validateDeliverySettings,
   validateRegistrationForm,
   type RegistrationForm,
 } from './registration-form';
@@ -125,5 +132,65 @@ describe('registration labels', () => {
   it('says how a registration groups', () => {
     expect(groupingLabel({ shouldGroup: false, shouldGroupContinueAfterFail: false })).toBe('Not grouped');
     expect(groupingLabel({ shouldGroup: true, shouldGroupContinueAfterFail: true })).toMatch(/continues/);
+  });
+});
+
+describe('delivery settings (the URL and rate limit of a registration, PATCH)', () => {
+  const registration = {
+    targetUrl: 'https://hooks.example.com/in',
+    rateLimit: null,
+  } as unknown as WebhookRegistrationRead;
+
+  it('reads the registration as the form, an unlimited rate as empty', () => {
+    expect(deliverySettingsOf(registration)).toEqual({
+      targetUrl: 'https://hooks.example.com/in',
+      rateLimit: '',
+    });
+    expect(deliverySettingsOf({ ...registration, rateLimit: 25 }).rateLimit).toBe('25');
+  });
+
+  it('sends only what changed, an emptied rate limit as null, and nothing when nothing changed', () => {
+    expect(toRegistrationPatch(deliverySettingsOf(registration), registration)).toBeNull();
+    expect(
+      toRegistrationPatch({ targetUrl: ' https://hooks.example.com/new ', rateLimit: '' }, registration),
+    ).toEqual({
+      targetUrl: 'https://hooks.example.com/new',
+    });
+    expect(toRegistrationPatch({ targetUrl: registration.targetUrl, rateLimit: '10' }, registration)).toEqual(
+      {
+        rateLimit: 10,
+      },
+    );
+    expect(
+      toRegistrationPatch(
+        { targetUrl: registration.targetUrl, rateLimit: '' },
+        { ...registration, rateLimit: 10 },
+      ),
+    ).toEqual({ rateLimit: null });
+    // what it builds is what the API's schema accepts
+    expect(
+      WebhookRegistrationPatch.safeParse({ targetUrl: 'https://hooks.example.com/new', rateLimit: null })
+        .success,
+    ).toBe(true);
+  });
+
+  it('checks the URL and the limit with the create form’s rules, naming the field', () => {
+    expect(validateDeliverySettings({ targetUrl: '', rateLimit: '' })).toEqual({
+      targetUrl: ['Enter the URL the webhooks are posted to.'],
+    });
+    expect(Object.keys(validateDeliverySettings({ targetUrl: 'ftp://x', rateLimit: '0' }))).toEqual([
+      'targetUrl',
+      'rateLimit',
+    ]);
+    expect(
+      validateDeliverySettings({ targetUrl: 'https://hooks.example.com/in', rateLimit: '10001' }).rateLimit,
+    ).toHaveLength(1);
+    expect(
+      validateDeliverySettings({ targetUrl: 'https://hooks.example.com/in', rateLimit: '10000' }),
+    ).toEqual({});
+    // the create form applies the same rule
+    expect(validateRegistrationForm(form({ rateLimit: '2.5' })).rateLimit).toEqual(
+      validateDeliverySettings({ targetUrl: 'https://hooks.example.com/in', rateLimit: '2.5' }).rateLimit,
+    );
   });
 });

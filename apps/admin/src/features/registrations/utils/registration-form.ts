@@ -3,6 +3,8 @@ import {
   targetUrlProblem,
   WebhookAuthType,
   WEBHOOK_ENTITY_NAMES,
+  type WebhookRegistrationPatch,
+  type WebhookRegistrationRead,
   type WebhookRegistrationWrite,
 } from '@platform/shared';
 
@@ -36,6 +38,46 @@ export const EMPTY_REGISTRATION_FORM: RegistrationForm = {
   rateLimit: '',
 };
 
+/** What can change on a registration after it is created (PATCH): where it delivers, and how fast. */
+export type DeliverySettingsForm = Pick<RegistrationForm, 'targetUrl' | 'rateLimit'>;
+
+/** The target URL and rate limit checks, shared by the create form and the settings edit. */
+export function validateDeliverySettings(form: DeliverySettingsForm): FormErrors {
+  const errors: FormErrors = {};
+  if (!form.targetUrl.trim()) errors.targetUrl = ['Enter the URL the webhooks are posted to.'];
+  else {
+    const problem = targetUrlProblem(form.targetUrl);
+    if (problem) errors.targetUrl = [`The URL ${problem}.`];
+  }
+  if (form.rateLimit && !(/^[1-9]\d{0,4}$/.test(form.rateLimit) && Number(form.rateLimit) <= MAX_RATE_LIMIT))
+    errors.rateLimit = [
+      `Enter a whole number of deliveries per second from 1 to ${MAX_RATE_LIMIT}, or leave it empty.`,
+    ];
+  return errors;
+}
+
+/** The settings form of a registration as it is now. */
+export const deliverySettingsOf = (registration: WebhookRegistrationRead): DeliverySettingsForm => ({
+  targetUrl: registration.targetUrl,
+  rateLimit: registration.rateLimit === null ? '' : String(registration.rateLimit),
+});
+
+/**
+ * The PATCH body of a valid settings form: only what differs from `registration` (an empty rate
+ * limit clears it: null); null when nothing changed.
+ */
+export function toRegistrationPatch(
+  form: DeliverySettingsForm,
+  registration: WebhookRegistrationRead,
+): WebhookRegistrationPatch | null {
+  const patch: WebhookRegistrationPatch = {};
+  const targetUrl = form.targetUrl.trim();
+  if (targetUrl !== registration.targetUrl) patch.targetUrl = targetUrl;
+  const rateLimit = form.rateLimit ? Number(form.rateLimit) : null;
+  if (rateLimit !== registration.rateLimit) patch.rateLimit = rateLimit;
+  return Object.keys(patch).length > 0 ? patch : null;
+}
+
 /** The key of one subscribable event in the picker. */
 export const eventKey = (entityName: string, type: number) => `${entityName}:${type}`;
 
@@ -49,11 +91,7 @@ export type FormErrors = Record<string, string[]>;
 export function validateRegistrationForm(form: RegistrationForm): FormErrors {
   const errors: FormErrors = {};
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
-  if (!form.targetUrl.trim()) add('targetUrl', 'Enter the URL the webhooks are posted to.');
-  else {
-    const problem = targetUrlProblem(form.targetUrl);
-    if (problem) add('targetUrl', `The URL ${problem}.`);
-  }
+  Object.assign(errors, validateDeliverySettings(form));
   if (form.events.size === 0) add('enabledEvents', 'Choose at least one event.');
   if (form.shouldGroupContinueAfterFail && !form.shouldGroup) {
     add('shouldGroupContinueAfterFail', 'Applies only to grouped registrations; turn on grouping too.');
@@ -73,11 +111,6 @@ export function validateRegistrationForm(form: RegistrationForm): FormErrors {
       );
     }
   }
-  if (form.rateLimit && !(/^[1-9]\d{0,4}$/.test(form.rateLimit) && Number(form.rateLimit) <= MAX_RATE_LIMIT))
-    add(
-      'rateLimit',
-      `Enter a whole number of deliveries per second from 1 to ${MAX_RATE_LIMIT}, or leave it empty.`,
-    );
   if (form.partyId && !/^[1-9]\d{0,9}$/.test(form.partyId))
     add('partyId', 'Enter a party id (a whole number).');
   return errors;
