@@ -968,9 +968,9 @@ function time_partitions_ensure(p_table text, p_day date, p_ahead integer) retur
   language plpgsql volatile
   -- defined in packages/db/src/queue/functions/time-partitions-ensure.ts, md5 of pg_get_functiondef 33a789a4a44fc0659be43ed834a4f9a9;
 
-function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[]) returns json
+function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[], p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language sql stable
-  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef ff59ca1438fbe849f16530b96f0ec27e;
+  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef 1720b9be8b48c100735e4e08e8c2d440;
 
 function webhook_endpoint_url(p_url text) returns text
   language sql immutable
@@ -1008,9 +1008,9 @@ function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_
   language plpgsql volatile
   -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 89421c50149ac6947cba08b80e65c3c0;
 
-function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision) returns json
+function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 40e45f5f41f4ffccb81f3d5d8dac2ade;
+  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 1d0f8e8757b566dc53f1b6f2123ff633;
 
 function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone) returns TABLE(webhook_id bigint, outcome text)
   language plpgsql volatile

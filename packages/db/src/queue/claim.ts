@@ -35,6 +35,7 @@ export interface ClaimedWebhook {
    * mid-try): `attempt` is that try, counted then; record it as `interrupted`, do not deliver.
    */
   interrupted: boolean;
+  /** The entity snapshot the body carries; null for what is recorded without a request (interrupted, circuit-open). */
   entity: unknown;
   initiator_party_id: number;
   initiator_account_id: number | null;
@@ -303,7 +304,7 @@ spent as (
   returning t.id, t.rate_tokens, b.rate_limit
 )
 select webhooks_lease(array(select id from chosen), (select dispatcher_id from params),
-                      (select lease_ms from params)) as leased,
+                      (select lease_ms from params), array(select id from chosen where circuit_open)) as leased,
        array(select distinct target_id from chosen where circuit_open) as open_targets,
        exists (select 1 from picked p
                 where p.take < least(p.room, (select batch from params)) and p.n_reg >= p.take)

@@ -198,7 +198,7 @@ describe('the fair claim', () => {
     expect(countBy(resumed.leased, 'registration_id')).toEqual(new Map([[paused.id, 2]]));
   });
 
-  it('claims an open breaker’s due webhooks in its openTargets, to be recorded circuit-open', async () => {
+  it('claims an open breaker’s due webhooks in its openTargets, to be recorded circuit-open, without their payloads', async () => {
     const open = await ownRegistration(knex, 'http://127.0.0.1:9/a');
     const healthy = await ownRegistration(knex, 'http://127.0.0.2:9/b');
     await backlog(knex, open, 3);
@@ -215,6 +215,13 @@ describe('the fair claim', () => {
     expect(claim.openTargets).toEqual([open.targetId]);
     expect(claim.cappedTargets).toEqual([]);
     expect(claim.leased.every((w) => w.attempt === 1)).toBe(true);
+    // recorded without a request, they come without their entity: no payloads built for them
+    expect(claim.leased.filter((w) => w.target_id === open.targetId).map((w) => w.entity)).toEqual([
+      null,
+      null,
+      null,
+    ]);
+    expect(claim.leased.find((w) => w.target_id === healthy.targetId)!.entity).toEqual(expect.any(Object));
     expect(await targetRow(open.targetId)).toMatchObject({ breaker_state: 'open' });
   });
 

@@ -1,11 +1,14 @@
 /**
  * What the deliveries of webhooks need, as a JSON array (times as ISO strings): the claim's and
  * the completion's answer (`ClaimedWebhook`), with the endpoint and its origin. p_interrupted: ids whose previous lease ran out
- * without a result (interrupted: true). The previous signing secret while its rotation's overlap
+ * without a result (interrupted: true). p_bare: ids recorded without a request (an open breaker's
+ * `circuit-open`): like interrupted ones, they come without their entity (null), the one large
+ * value, so a claim over an open endpoint's backlog builds no payloads. The previous signing secret while its rotation's overlap
  * lasts, and the trace context of the request that wrote the webhook.
  */
 export const WEBHOOK_DELIVERIES_FUNCTION = `
-    create or replace function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] default '{}')
+    create or replace function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] default '{}',
+                                                  p_bare bigint[] default '{}')
     returns json
     language sql stable as $$
       select coalesce(json_agg(d), '[]') from (
@@ -15,7 +18,8 @@ export const WEBHOOK_DELIVERIES_FUNCTION = `
                  as previous_signing_secret,
                r.should_group_continue_after_fail, r.deleted is not null as registration_deleted,
                w.id = any(p_interrupted) as interrupted,
-               c.entity, c.initiator_party_id, c.initiator_account_id,
+               case when w.id = any(p_interrupted) or w.id = any(p_bare) then null else c.entity end as entity,
+               c.initiator_party_id, c.initiator_account_id,
                e.id as event_id, e.type as event_type, e.entity_name as event_entity_name,
                e.created as event_created, e.last_modified as event_last_modified, e.deleted as event_deleted,
                w.trace_context

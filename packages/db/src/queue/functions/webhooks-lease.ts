@@ -6,10 +6,12 @@ import { WebhookState } from '@platform/shared';
  * without a result (its dispatcher died or stopped mid-try): that try was counted and is not
  * counted again; it comes back interrupted: true, and the dispatcher records it as an
  * 'interrupted' attempt instead of delivering. A webhook whose registration was deleted after
- * it was written is Aborted instead (registration_deleted: true), never delivered.
+ * it was written is Aborted instead (registration_deleted: true), never delivered. p_bare: ids the
+ * dispatcher records without a request (an open breaker's): answered without their entity.
  */
 export const WEBHOOKS_LEASE_FUNCTION = `
-    create or replace function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms float8)
+    create or replace function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms float8,
+                                              p_bare bigint[] default '{}')
     returns json
     language plpgsql as $$
     declare
@@ -31,7 +33,7 @@ export const WEBHOOKS_LEASE_FUNCTION = `
         returning w.id
       )
       select array_agg(id) into leased from updated;
-      return webhook_deliveries(leased, interrupted);
+      return webhook_deliveries(leased, interrupted, p_bare);
     end
     $$;
 `;
