@@ -18,6 +18,7 @@ import * as timePartitions from './20261128000000_time_partitions';
 import * as conferenceRoles from './20261129000000_conference_roles';
 import * as traceContext from './20261129120000_trace_context';
 import * as endpointIsolation from './20261130000000_endpoint_isolation';
+import * as webhookPortalSessions from './20261201200000_webhook_portal_sessions';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -46,4 +47,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261129000000_conference_roles', conferenceRoles],
   ['20261129120000_trace_context', traceContext],
   ['20261130000000_endpoint_isolation', endpointIsolation],
+  ['20261201200000_webhook_portal_sessions', webhookPortalSessions],
 ];
