@@ -178,14 +178,14 @@ export async function readOwnPortalSession(
 }
 
 /**
- * The origins that may frame the portal page of session `id` (its `allowedOrigins`), or undefined
- * when no live session has that id: the page server's input for `frame-ancestors`.
+ * The origins that may frame the portal page of session `id` (its `allowedOrigins`; none for an
+ * unknown id): the page server's `frame-ancestors`. An ended session keeps its origins, so its
+ * page can still say, inside the platform's frame, that it ended.
  */
-export async function portalFrameAncestors(deps: AppDeps, id: string): Promise<string[] | undefined> {
-  const row: Pick<SessionRow, 'allowed_origins' | 'expires_at' | 'revoked_at'> | undefined = await deps
+export async function portalFrameAncestors(deps: AppDeps, id: string): Promise<string[]> {
+  const row: Pick<SessionRow, 'allowed_origins'> | undefined = await deps
     .knex('webhook_portal_sessions')
     .where({ id })
-    .first('allowed_origins', 'expires_at', 'revoked_at');
-  if (!row || row.revoked_at !== null || row.expires_at.getTime() <= deps.now().getTime()) return undefined;
-  return row.allowed_origins;
+    .first('allowed_origins');
+  return row?.allowed_origins ?? [];
 }
