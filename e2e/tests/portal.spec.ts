@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiClient, OPERATOR, expect, snap, test } from '../fixtures/test';
+import { ApiClient, OPERATOR, expect, signIn, snap, test } from '../fixtures/test';
 
 /**
  * The endpoint portal (docs/portal.md) as a platform's customer meets it: a page on another origin
@@ -129,4 +129,30 @@ test('a customer uses its embedded portal, and only its own', async ({
   } finally {
     await new Promise((resolve) => embed.server.close(resolve));
   }
+});
+
+test('an operator opens a party’s portal from its registration page; the console shows the event catalog', async ({
+  page,
+  api,
+  target,
+}, testInfo) => {
+  const id = await api.createRegistration(target.url, [{ entityName: 'Unit', type: 2 }]);
+  await signIn(page, `/admin/registrations/${id}`);
+  const opened = page.waitForEvent('popup');
+  await page.getByTestId('open-portal').click();
+  const portal = await opened;
+  // what the customer sees: its registrations, read-only
+  await expect(portal.getByTestId('portal-registrations')).toContainText(target.url);
+  await portal.getByTestId('portal-registrations').getByRole('button', { name: target.url }).click();
+  await expect(portal.getByTestId('portal-registration')).toBeVisible();
+  await expect(portal.getByTestId('portal-actions').getByRole('button')).toHaveCount(0);
+  await portal.getByRole('button', { name: 'Event catalog' }).click();
+  await expect(portal.getByTestId('event-type').first()).toBeVisible();
+  await portal.close();
+
+  await page.getByRole('link', { name: 'Event catalog' }).click();
+  const unitUpdated = page.getByTestId('event-type').filter({ hasText: 'Unit.Updated' });
+  await unitUpdated.locator('summary').click();
+  await expect(unitUpdated).toContainText('"entityName": "Unit"');
+  await snap(page, testInfo, 'console-event-catalog');
 });
