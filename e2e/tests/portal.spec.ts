@@ -156,3 +156,39 @@ test('an operator opens a party’s portal from its registration page; the conso
   await expect(unitUpdated).toContainText('"entityName": "Unit"');
   await snap(page, testInfo, 'console-event-catalog');
 });
+
+test('a session allowed to manage and rotate shows those actions, and they act on its registration', async ({
+  page,
+  api,
+  target,
+}) => {
+  const embed = await embeddingPage();
+  try {
+    const id = await api.createRegistration(target.url, [{ entityName: 'Property', type: 2 }]);
+    const me = await api.request<{ partyId: number }>('GET', '/api/accounts/myself');
+    const session = await api.request<Session>('POST', '/api/webhook-portal/sessions', {
+      partyId: me.partyId,
+      registrationIds: [id],
+      actions: ['rotate-secret', 'manage'],
+      expiresIn: '30m',
+      allowedOrigins: [embed.origin],
+    });
+    embed.show(session.url);
+    await page.goto(embed.origin);
+    const portal = page.frameLocator('#portal');
+    await portal.getByTestId('portal-registrations').getByRole('button', { name: target.url }).click();
+    const actions = portal.getByTestId('portal-actions');
+    await expect(actions.getByTestId('portal-test')).toHaveCount(0);
+    await expect(actions.getByTestId('portal-recover')).toHaveCount(0);
+    await actions.getByTestId('portal-rotate-secret').click();
+    await expect(portal.getByTestId('portal-new-secret')).toContainText('whsec_');
+    await actions.getByTestId('portal-pause').click();
+    await expect
+      .poll(
+        async () => (await api.request<{ status: string }>('GET', `/api/webhook-registrations/${id}`)).status,
+      )
+      .toBe('paused');
+  } finally {
+    await new Promise((resolve) => embed.server.close(resolve));
+  }
+});

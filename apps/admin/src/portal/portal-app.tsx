@@ -17,7 +17,9 @@ import { ToastProvider } from '../components/ui/toast';
 import { EventCatalog } from '../features/event-catalog/components/event-catalog';
 import { useRegistrationWebhooks } from '../features/registrations/api/get-registration-webhooks';
 import { useRegistrations } from '../features/registrations/api/get-registrations';
+import { useRotateSecret } from '../features/registrations/api/rotate-secret';
 import { useSendTestEvent } from '../features/registrations/api/send-test-event';
+import { useSetRegistrationStatus } from '../features/registrations/api/set-registration-status';
 import {
   HealthBadge,
   RegistrationHealthCell,
@@ -126,6 +128,51 @@ function TestButton({ registrationId }: { registrationId: number }) {
   );
 }
 
+function RotateSecretButton({ registrationId }: { registrationId: number }) {
+  const rotate = useRotateSecret();
+  return (
+    <>
+      <Button
+        onClick={() => rotate.mutate({ id: registrationId, request: {} })}
+        busy={rotate.isPending}
+        data-testid="portal-rotate-secret"
+      >
+        Rotate signing secret
+      </Button>
+      {rotate.data && (
+        <span data-testid="portal-new-secret">
+          {' '}
+          New secret (shown once): <code>{rotate.data.signingSecret}</code>
+          {rotate.data.previousSecretExpiresAt && (
+            <>
+              {' '}
+              · the old one signs too until <DateTime value={rotate.data.previousSecretExpiresAt} />
+            </>
+          )}
+        </span>
+      )}
+      {rotate.error && <span role="alert"> {errorMessage(rotate.error)}</span>}
+    </>
+  );
+}
+
+function PauseResumeButton({ registration }: { registration: WebhookRegistrationRead }) {
+  const status = useSetRegistrationStatus();
+  const action = registration.status === 'active' ? 'pause' : 'resume';
+  return (
+    <>
+      <Button
+        onClick={() => status.mutate({ id: registration.id, action })}
+        busy={status.isPending}
+        data-testid={`portal-${action}`}
+      >
+        {action === 'pause' ? 'Pause deliveries' : 'Resume deliveries'}
+      </Button>
+      {status.error && <span role="alert"> {errorMessage(status.error)}</span>}
+    </>
+  );
+}
+
 function WebhookDetail({
   id,
   actions,
@@ -194,6 +241,8 @@ function RegistrationDetail({
       <div className="portal__actions" data-testid="portal-actions">
         {actions.has('test') && <TestButton registrationId={registration.id} />}
         {actions.has('recover') && <RecoverButton registrationId={registration.id} />}
+        {actions.has('rotate-secret') && <RotateSecretButton registrationId={registration.id} />}
+        {actions.has('manage') && <PauseResumeButton registration={registration} />}
       </div>
       <h3>Recent deliveries</h3>
       {webhooks.isPending && <Loading />}
