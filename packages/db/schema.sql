@@ -748,6 +748,24 @@ create table webhook_operations (
   constraint webhook_operations_state_check CHECK ((state = ANY (ARRAY['running'::text, 'done'::text, 'failed'::text])))
 );
 
+create table webhook_portal_sessions (
+  id uuid not null,
+  party_id integer not null,
+  registration_ids integer[],
+  actions text[] not null,
+  allowed_origins text[] default '{}'::text[] not null,
+  theme jsonb default '{}'::jsonb not null,
+  expires_at timestamp with time zone not null,
+  created timestamp with time zone default now() not null,
+  created_by_account_id integer,
+  revoked_at timestamp with time zone,
+  revoked_by_account_id integer,
+  constraint webhook_portal_sessions_created_by_account_id_fkey FOREIGN KEY (created_by_account_id) REFERENCES accounts(id) ON DELETE SET NULL,
+  constraint webhook_portal_sessions_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id),
+  constraint webhook_portal_sessions_pkey PRIMARY KEY (id),
+  constraint webhook_portal_sessions_revoked_by_account_id_fkey FOREIGN KEY (revoked_by_account_id) REFERENCES accounts(id) ON DELETE SET NULL
+);
+
 create table webhook_registrations (
   id integer default nextval('webhook_registrations_id_seq'::regclass) not null,
   party_id integer not null,
@@ -940,6 +958,7 @@ CREATE INDEX webhook_attempts_webhook_latest ON ONLY public.webhook_attempts USI
 CREATE INDEX webhook_events_subscription ON public.webhook_events USING btree (entity_name, type) WHERE (deleted IS NULL);
 CREATE UNIQUE INDEX webhook_operations_one_replay ON public.webhook_operations USING btree (registration_id) WHERE ((action = 'replay'::text) AND (state = 'running'::text) AND (NOT dry_run));
 CREATE INDEX webhook_operations_running ON public.webhook_operations USING btree (lease_until) WHERE (state = 'running'::text);
+CREATE INDEX webhook_portal_sessions_party ON public.webhook_portal_sessions USING btree (party_id, created DESC);
 CREATE INDEX webhook_registrations_party ON public.webhook_registrations USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX webhook_registrations_target ON public.webhook_registrations USING btree (target_id) WHERE (deleted IS NULL);
 CREATE INDEX webhook_targets_held ON public.webhook_targets USING btree (hold_until) WHERE (hold_until IS NOT NULL);

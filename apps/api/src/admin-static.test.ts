@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../tests/support/api';
+import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../tests/support/api';
 
 let api: TestApi;
 let emptyApi: TestApi;
@@ -40,5 +40,52 @@ describe('admin SPA at /admin', () => {
     const response = await emptyApi.fetch('/admin/');
     expect(response.status).toBe(404);
     expect(((await response.json()) as { detail: string }).detail).toContain('admin build');
+  });
+});
+
+describe('the endpoint portal at /portal/{sessionId}', () => {
+  it('serves the SPA, framable only by the session’s allowed origins, also once the session ended', async () => {
+    const party = await buildParty(api.deps, { type: 2 });
+    const account = await buildAccount(api.deps, { partyId: party.id, permissions: 'all' });
+    const { accessToken } = await login(api, account.email);
+    const open = async (allowedOrigins: string[]) => {
+      const response = await api.fetch('/api/webhook-portal/sessions', {
+        method: 'POST',
+        token: accessToken,
+        json: { partyId: party.id, actions: [], expiresIn: '1h', allowedOrigins },
+      });
+      expect(response.status).toBe(201);
+      return (await response.json()) as { id: string; url: string };
+    };
+    const session = await open(['https://app.example.com', 'http://127.0.0.1:4100']);
+    const page = await api.fetch(new URL(session.url).pathname);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(await page.text()).toContain('id="root"');
+    expect(page.headers.get('content-security-policy')).toBe(
+      'frame-ancestors https://app.example.com http://127.0.0.1:4100',
+    );
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+
+    const unframed = await open([]);
+    expect((await api.fetch(`/portal/${unframed.id}`)).headers.get('content-security-policy')).toBe(
+      "frame-ancestors 'none'",
+    );
+    for (const path of ['/portal', '/portal/', '/portal/00000000-0000-4000-8000-000000000000', '/portal/x']) {
+      const response = await api.fetch(path);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-security-policy'), path).toBe("frame-ancestors 'none'");
+    }
+
+    // revoked: the page still comes, in the same frame, to say so
+    const revoked = await api.fetch(`/api/webhook-portal/sessions/${session.id}`, {
+      method: 'DELETE',
+      token: accessToken,
+    });
+    expect(revoked.status).toBe(204);
+    expect((await api.fetch(`/portal/${session.id}`)).headers.get('content-security-policy')).toBe(
+      'frame-ancestors https://app.example.com http://127.0.0.1:4100',
+    );
   });
 });

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { answerClientError } from '@platform/shared';
 import { adminStatic } from './admin-static';
+import { portalPage } from './portal-page';
 import type { AppDeps } from './deps';
 import { buildGen1OpenApiDocument } from './gen1/gen1-openapi';
 import { gen1Api } from './gen1/gen1-router';
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps, routes: readonly RouteDefinition[] = RO
   app.use(requestHeaders());
   app.use(docsMiddleware());
   app.use(adminStatic(deps.config.ADMIN_DIST_DIR));
+  app.use(portalPage(deps.config.ADMIN_DIST_DIR, deps));
   app.use(meta.routes());
   app.use(router.routes());
   // the Gen1 legacy API at root paths, with its own tokens (docs/gen1-to-gen2.md)

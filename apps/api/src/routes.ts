@@ -13,6 +13,7 @@ import { webhookRegistrationRoutes } from './features/webhook-registrations/webh
 import { webhookRoutes } from './features/webhooks/webhook-routes';
 import { webhookGroupRoutes } from './features/webhook-groups/webhook-group-routes';
 import { operationRoutes } from './features/webhook-operations/operation-routes';
+import { portalSessionRoutes } from './features/webhook-portal/portal-session-routes';
 import { webhookStatsRoutes } from './features/webhook-stats/webhook-stats-routes';
 import { resourceRouteList } from './resources/index';
 
@@ -33,6 +34,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...operatorActionRoutes,
   ...webhookIssueRoutes,
   ...webhookEventTypeRoutes,
+  ...portalSessionRoutes,
 ];
 
 /** Every webhook the API sends, one per subscribable entity and event: the document's `webhooks`. */

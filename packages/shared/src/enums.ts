@@ -49,5 +49,7 @@ export const TokenScope = {
   Platform: 'platform',
   ChangePassword: 'change-password',
   Webhook: 'webhook',
+  /** An endpoint-portal session's token (docs/portal.md): only the routes its actions allow. */
+  Portal: 'portal',
 } as const;
 export type TokenScope = (typeof TokenScope)[keyof typeof TokenScope];

@@ -18,3 +18,4 @@ export * from './webhook-event-types';
 export * from './webhook-stats';
 export * from './operator-actions';
 export * from './webhook-operations';
+export * from './webhook-portal';

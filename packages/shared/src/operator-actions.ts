@@ -17,6 +17,8 @@ export const OPERATOR_ACTION_NAMES = [
   'registration.pause',
   'registration.resume',
   'account.mfa-skip',
+  'portal-session.create',
+  'portal-session.revoke',
 ] as const;
 export type OperatorActionName = (typeof OPERATOR_ACTION_NAMES)[number];
 

@@ -2,6 +2,7 @@ import { useEffect } from 'react';
 import { EmptyState } from '../components/ui/feedback';
 import { PageHeader } from '../components/ui/page-header';
 import { SignInPage } from '../features/auth/components/sign-in-page';
+import { EventCatalog } from '../features/event-catalog/components/event-catalog';
 import { OperatorActionsPage } from '../features/operator-actions/components/operator-actions-page';
 import { WebhookOperationPage } from '../features/webhook-operations/components/webhook-operation-page';
 import { WebhookGroupsPage } from '../features/webhook-groups/components/webhook-groups-page';
@@ -42,6 +43,13 @@ function Screen({ route }: { route: Route }) {
       return <OperatorActionsPage />;
     case 'webhook-operation':
       return <WebhookOperationPage key={route.id} id={route.id} />;
+    case 'event-catalog':
+      return (
+        <>
+          <PageHeader title="Event catalog" />
+          <EventCatalog />
+        </>
+      );
     case 'moved':
       return null;
     default:

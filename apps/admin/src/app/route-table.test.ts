@@ -14,6 +14,9 @@ describe('route table', () => {
     expect(matchRoute('/webhook-issues')).toEqual({ name: 'webhook-issues' });
     expect(matchRoute('/operator-actions/')).toEqual({ name: 'operator-actions' });
     expect(matchRoute('/webhook-operations/7')).toEqual({ name: 'webhook-operation', id: 7 });
+    expect(matchRoute('/webhook-event-types')).toEqual({ name: 'event-catalog' });
+    expect(sectionOf({ name: 'event-catalog' })).toBe('event-catalog');
+    expect(titleOf({ name: 'event-catalog' })).toBe('Event catalog');
   });
 
   it('sends the addresses the console had before to the screens of the API’s names', () => {

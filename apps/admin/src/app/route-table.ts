@@ -10,6 +10,7 @@ export type Route =
   | { name: 'webhook-issues' }
   | { name: 'operator-actions' }
   | { name: 'webhook-operation'; id: number }
+  | { name: 'event-catalog' }
   /** An address the console used to have: the screen now at `to` (the same query applies). */
   | { name: 'moved'; to: string }
   | { name: 'not-found' };
@@ -55,6 +56,7 @@ export function matchRoute(path: string): Route {
   if (first === 'webhook-groups' && second === undefined) return { name: 'webhook-groups' };
   if (first === 'webhook-issues' && second === undefined) return { name: 'webhook-issues' };
   if (first === 'operator-actions' && second === undefined) return { name: 'operator-actions' };
+  if (first === 'webhook-event-types' && second === undefined) return { name: 'event-catalog' };
   if (first === 'webhook-operations') {
     const operationId = id(second);
     return operationId === undefined || operationId > 2_147_483_647
@@ -74,6 +76,7 @@ export function sectionOf(
   | 'webhook-groups'
   | 'webhook-issues'
   | 'operator-actions'
+  | 'event-catalog'
   | undefined {
   switch (route.name) {
     case 'overview':
@@ -92,6 +95,8 @@ export function sectionOf(
     case 'operator-actions':
     case 'webhook-operation':
       return 'operator-actions';
+    case 'event-catalog':
+      return 'event-catalog';
     default:
       return undefined;
   }
@@ -120,6 +125,8 @@ export function titleOf(route: Route): string {
       return 'Operator actions (audit trail)';
     case 'webhook-operation':
       return `Webhook operation ${route.id}`;
+    case 'event-catalog':
+      return 'Event catalog';
     case 'moved':
       return 'Moved';
     default:

@@ -13,6 +13,7 @@ const NAVIGATION = [
   { section: 'webhook-groups', to: '/webhook-groups', label: 'Webhook groups' },
   { section: 'webhook-issues', to: '/webhook-issues', label: 'Webhook issues' },
   { section: 'operator-actions', to: '/operator-actions', label: 'Operator actions' },
+  { section: 'event-catalog', to: '/webhook-event-types', label: 'Event catalog' },
 ] as const;
 
 /** The frame of every signed-in screen: skip link, navigation, who is signed in, sign-out. */

@@ -1,4 +1,4 @@
-import type { PartyType, TokenScope } from '@platform/shared';
+import type { PartyType, PortalAction, TokenScope } from '@platform/shared';
 
 /** Who is calling: the verified claims of an access token, or of a webhook bearer token. */
 export interface Principal {
@@ -18,4 +18,17 @@ export interface Principal {
   permissions: ReadonlySet<number>;
   /** The registration a webhook token (scope `webhook`) was issued for; absent on account tokens. */
   webhookRegistrationId?: number;
+  /**
+   * The endpoint-portal session a token of scope `portal` acts for (docs/portal.md), read from its
+   * row on every request; absent on every other token.
+   */
+  portal?: PortalScope;
+}
+
+/** What a portal session may reach: its party (the principal's), these registrations, these actions. */
+export interface PortalScope {
+  sessionId: string;
+  actions: ReadonlySet<PortalAction>;
+  /** Only these registrations of the party; null for all of them. */
+  registrationIds: readonly number[] | null;
 }

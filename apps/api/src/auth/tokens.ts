@@ -5,7 +5,13 @@ import {
   webhookRegistrationIdOf,
   type SigningKey,
 } from '@platform/crypto';
-import { decodePermissions, ALL_PARTY_TYPES, TokenScope, type PartyType } from '@platform/shared';
+import {
+  decodePermissions,
+  ALL_PARTY_TYPES,
+  MAX_PORTAL_SESSION_MS,
+  TokenScope,
+  type PartyType,
+} from '@platform/shared';
 import { decodeJwt, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { Principal } from './principal';
 
@@ -30,7 +36,8 @@ export interface TokenServiceOptions {
   now: () => Date;
 }
 
-const SCOPES = new Set<string>(Object.values(TokenScope));
+/** Scopes an access token may carry: a portal token is a kind of its own, with its own audience. */
+const SCOPES = new Set<string>([TokenScope.Platform, TokenScope.ChangePassword]);
 const PARTY_TYPES = new Set<string>(ALL_PARTY_TYPES.map(String));
 const ALGORITHMS = ['RS256'];
 /** How far in the future an `iat` may be: the clock skew tolerated between API replicas. */
@@ -89,6 +96,8 @@ export class TokenService {
   readonly refreshAudience: string;
   /** MFA tokens too: one proves only a right password, never access. */
   readonly mfaAudience: string;
+  /** And portal tokens: one is never an access token, and Gen1 refuses it as any other audience. */
+  readonly portalAudience: string;
 
   constructor(
     protected readonly key: SigningKey,
@@ -97,6 +106,7 @@ export class TokenService {
     this.verifyKey = importJWK(key.publicJwk, 'RS256');
     this.refreshAudience = `${options.audience}/refresh`;
     this.mfaAudience = `${options.audience}/mfa`;
+    this.portalAudience = `${options.audience}/portal`;
   }
 
   /**
@@ -191,6 +201,42 @@ export class TokenService {
       .setExpirationTime(exp)
       .sign(this.key.privateKey);
     return { token, jti, expiresAt: new Date(exp * 1000) };
+  }
+
+  /**
+   * The bearer token of endpoint-portal session `sessionId` (docs/portal.md), valid until the
+   * session expires (at most `MAX_PORTAL_SESSION_MS`). It carries only the session id and its
+   * party: the session's row says what it may do, so revoking the row ends the token.
+   */
+  async signPortalToken(sessionId: string, partyId: number, expiresAt: Date): Promise<string> {
+    return new SignJWT({ scope: TokenScope.Portal, partyId: String(partyId) })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: this.key.kid })
+      .setSubject(sessionId)
+      .setIssuer(this.options.issuer)
+      .setAudience(this.portalAudience)
+      .setIssuedAt(this.nowSeconds())
+      .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+      .sign(this.key.privateKey);
+  }
+
+  /** The session id and party of a valid portal token, or undefined for anything else. */
+  async verifyPortalToken(token: string): Promise<{ sessionId: string; partyId: number } | undefined> {
+    try {
+      const payload = await this.verify(token, this.portalAudience, MAX_PORTAL_SESSION_MS);
+      const partyId = idClaim(payload.partyId);
+      const { sub, scope } = payload;
+      if (
+        scope !== TokenScope.Portal ||
+        partyId === undefined ||
+        typeof sub !== 'string' ||
+        !UUID.test(sub)
+      ) {
+        return undefined;
+      }
+      return { sessionId: sub.toLowerCase(), partyId };
+    } catch {
+      return undefined;
+    }
   }
 
   /**

@@ -3,6 +3,7 @@ import type { Context, Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { PartyType, permissionByName, TokenScope } from '@platform/shared';
 import type { AppDeps } from '../deps';
+import { authorizePortal, portalPrincipal } from '../auth/portal-access';
 import type { Principal } from '../auth/principal';
 import { AppError, UnauthenticatedError } from './errors';
 import { multipartBody, multipartInput } from './multipart';
@@ -38,7 +39,12 @@ async function authenticate(ctx: Context, deps: AppDeps): Promise<Principal> {
   const match = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)\s*$/i.exec(header);
   if (!match) throw new UnauthenticatedError(header ? 'malformed authorization header' : 'no token');
   const principal = await deps.tokens.verifyAccessToken(match[1]!);
-  if (!principal) throw new UnauthenticatedError('invalid token');
+  if (!principal) {
+    // not an access token: an endpoint-portal session's, or nothing (docs/portal.md#security-model)
+    const portal = await deps.tokens.verifyPortalToken(match[1]!);
+    if (!portal) throw new UnauthenticatedError('invalid token');
+    return portalPrincipal(deps, portal);
+  }
   if (principal.webhookRegistrationId !== undefined) {
     // a webhook token lives 30 minutes outside the platform; deleting its registration (say,
     // after the target leaked it) must end it at once, so it costs one primary-key read
@@ -124,7 +130,9 @@ function pipeline(route: RouteDefinition, deps: AppDeps): Middleware[] {
     const auth = route.auth;
     middlewares.push(async (ctx, next) => {
       const principal = await authenticate(ctx, deps);
-      authorize(principal, auth);
+      // a portal token's rights are its session's actions, for the routes PORTAL_ROUTE_RULES lists
+      if (principal.portal) authorizePortal(principal, route);
+      else authorize(principal, auth);
       ctx.state.principal = principal;
       await next();
     });

@@ -47,6 +47,7 @@ import {
   type WorldParty,
   useTestApi,
 } from '../support/api';
+import { PORTAL_ROUTE_RULES, portalRouteKey } from '../../src/auth/portal-access';
 import { ROUTES } from '../../src/routes';
 import type { Operation } from './fuzz-document';
 import {
@@ -54,6 +55,7 @@ import {
   documentedOperations,
   enableConferencesOfPmcs,
   liveWebhookToken,
+  openPortalSession,
   recordWrites,
   routeOf,
   unexplainedCounts,
@@ -109,10 +111,10 @@ type Body = { kind: 'json'; value: () => unknown } | { kind: 'form'; fields: Jso
 
 /** The ids, bodies and tokens of the run, built before the write log starts. */
 interface Fixtures {
-  /** The row an operation's `{id}` names, by the path before `/{id}`. */
-  rows: Map<string, number>;
+  /** The row an operation's `{id}` names, by the path before `/{id}` (a portal session's is a UUID). */
+  rows: Map<string, number | string>;
   /** The childless row a DELETE removes, by the path before `/{id}`. */
-  spares: Map<string, number>;
+  spares: Map<string, number | string>;
   /** Rows of single operations, by operation key. */
   overrides: Record<string, number>;
   bodies: Record<string, Body>;
@@ -174,8 +176,8 @@ async function buildFixtures(): Promise<Fixtures> {
     return memo(name, 'main');
   }
 
-  const rows = new Map<string, number>();
-  const spares = new Map<string, number>();
+  const rows = new Map<string, number | string>();
+  const spares = new Map<string, number | string>();
   const bodies: Record<string, Body> = {};
   const json = (value: () => unknown): Body => ({ kind: 'json', value });
   for (const def of RESOURCES) {
@@ -220,6 +222,10 @@ async function buildFixtures(): Promise<Fixtures> {
   rows.set('/api/webhook-registrations', Number(registration.id));
   spares.set('/api/webhook-registrations', Number(registration.id));
   rows.set('/api/webhooks', created);
+  // a portal session of the PMC, for the DELETE to revoke (the control does, last)
+  const spareSession = await openPortalSession(api, pmc);
+  rows.set('/api/webhook-portal/sessions', spareSession.id);
+  spares.set('/api/webhook-portal/sessions', spareSession.id);
   // an operation of the PMC (a dry run: it changes nothing the other operations need)
   const operation = await api.fetch('/api/webhooks/bulk', {
     method: 'POST',
@@ -277,6 +283,12 @@ async function buildFixtures(): Promise<Fixtures> {
     'post /api/webhook-registrations/{id}/replay': json(() => ({ since: '2026-01-01T00:00:00Z' })),
     'post /api/webhook-registrations/{id}/test': json(() => ({})),
     'post /api/webhook-registrations/{id}/rotate-secret': json(() => ({ overlap: '1h' })),
+    'post /api/webhook-portal/sessions': json(() => ({
+      partyId: pmc.id,
+      actions: ['test'],
+      expiresIn: '1h',
+      allowedOrigins: ['https://app.example.com'],
+    })),
   });
   return {
     rows,
@@ -398,6 +410,10 @@ let forged: { name: string; authorization: string | undefined }[];
 /** Webhook tokens of live registrations of the PMC (the victim) and of the other PMC. */
 let ownHook: string;
 let otherHook: string;
+/** Portal sessions: of the PMC with every action, of the PMC reading only, of the other PMC. */
+let ownPortal: { id: string; token: string };
+let readOnlyPortal: { id: string; token: string };
+let otherPortal: { id: string; token: string };
 const summary: string[] = [];
 const started = performance.now();
 
@@ -441,7 +457,43 @@ async function forgeTokens(): Promise<{ name: string; authorization: string | un
   const hookClaims = decodeJwt(ownHook);
   const escalated = base64url.encode(JSON.stringify({ ...claims, accountRole: String(PartyType.Admin) }));
 
+  // portal tokens that are no longer, or never were, a live session's
+  const revoked = await openPortalSession(api, world.pmc);
+  const revoke = await api.fetch(`/api/webhook-portal/sessions/${revoked.id}`, {
+    method: 'DELETE',
+    token: world.pmc.full.token,
+  });
+  expect(revoke.status).toBe(204);
+  const expired = await openPortalSession(api, world.pmc);
+  await api.deps
+    .knex('webhook_portal_sessions')
+    .where({ id: expired.id })
+    .update({ expires_at: new Date(0) });
+  const portalClaims = decodeJwt(ownPortal.token);
+  const portalAudience = `${api.deps.config.JWT_AUDIENCE}/portal`;
+
   const bearer: [string, string][] = [
+    ['a revoked portal session’s token', revoked.token],
+    ['an expired portal session’s token', expired.token],
+    ['a portal token, alg none', new UnsecuredJWT(portalClaims).encode()],
+    ['a portal token by another key', await mint(portalClaims, otherKey)],
+    [
+      'a portal token of an unknown session',
+      await mint({ ...portalClaims, sub: '00000000-0000-4000-8000-000000000000' }),
+    ],
+    [
+      'a portal token claiming another party',
+      await mint({ ...portalClaims, partyId: String(world.otherPmc.id) }),
+    ],
+    [
+      'portal claims under the access-token audience',
+      await mint({ ...portalClaims, aud: api.deps.config.JWT_AUDIENCE }),
+    ],
+    ['access claims under the portal audience', await mint(accessClaims({ aud: portalAudience }))],
+    [
+      'a portal token living past 24 hours',
+      await mint({ ...portalClaims, exp: Number(portalClaims.iat) + 25 * 3600 }),
+    ],
     ['alg none, no signature part', new UnsecuredJWT(accessClaims()).encode()],
     [
       'alg none under the API kid, empty signature',
@@ -497,6 +549,9 @@ beforeAll(async () => {
   fixtures = await buildFixtures();
   ownHook = await webhookToken(world.pmc);
   otherHook = await webhookToken(world.otherPmc);
+  ownPortal = await openPortalSession(api, world.pmc);
+  readOnlyPortal = await openPortalSession(api, world.pmc, ['read']);
+  otherPortal = await openPortalSession(api, world.otherPmc);
   forged = await forgeTokens();
   writes = await recordWrites(api);
 }, 120_000);
@@ -611,7 +666,7 @@ describe('the webhook-scoped token', () => {
           failures.push(`${name}: answered ${answer.status} ${excerpt(answer.text)}`);
           return [];
         }
-        return (JSON.parse(answer.text) as { items: { id: number }[] }).items.map((item) => item.id);
+        return (JSON.parse(answer.text) as { items: { id: number | string }[] }).items.map((item) => item.id);
       };
       const victimRows = [fixtures.rows.get(operation.path), fixtures.spares.get(operation.path)];
       if (victimRows.includes(undefined)) failures.push(`${name}: no row of the victim to look for`);
@@ -632,6 +687,86 @@ describe('the webhook-scoped token', () => {
   }, 60_000);
 });
 
+const PORTAL_REFUSAL = 'A portal session token cannot call this operation';
+const portalRule = (operation: Operation) => PORTAL_ROUTE_RULES[portalRouteKey(routeFor(operation))];
+
+describe('the endpoint-portal token', () => {
+  it('of the victim party with every action: every operation the portal does not call is refused (403), and nothing is written', async () => {
+    const since = await startWindow();
+    const failures: string[] = [];
+    const outside = guarded.filter((operation) => !portalRule(operation));
+    expect(outside.length).toBeGreaterThan(200);
+    await inParallel(outside, async (operation) => {
+      const problem = notProblem(await send(operation, `Bearer ${ownPortal.token}`), 403, PORTAL_REFUSAL);
+      if (problem) failures.push(`${nameOf(operation)}: ${problem}`);
+    });
+    const written = await writesSince(since);
+    summary.push(
+      `  portal token of the victim: ${outside.length} operations outside the portal refused with 403; ` +
+        `writes: ${written.length ? written.join(', ') : 'none'}`,
+    );
+    expectNone(failures, 'answers against the conventions');
+    expect(written, 'writes of the portal token').toEqual([]);
+  }, 60_000);
+
+  it('of a read-only session: every portal operation of another action is refused (403 naming it), and nothing is written', async () => {
+    const since = await startWindow();
+    const failures: string[] = [];
+    const acting = guarded.filter(
+      (operation) => portalRule(operation) && portalRule(operation)!.action !== 'read',
+    );
+    expect(acting.length).toBeGreaterThanOrEqual(8);
+    await inParallel(acting, async (operation) => {
+      const detail = `This portal session does not allow the action "${portalRule(operation)!.action}"`;
+      const problem = notProblem(await send(operation, `Bearer ${readOnlyPortal.token}`), 403, detail);
+      if (problem) failures.push(`${nameOf(operation)}: ${problem}`);
+    });
+    const written = await writesSince(since);
+    expectNone(failures, 'answers against the conventions');
+    expect(written, 'writes of the read-only portal token').toEqual([]);
+  }, 60_000);
+
+  it('of another party: every portal operation naming the victim’s rows is a 404, no list holds them, and nothing is written', async () => {
+    const since = await startWindow();
+    const failures: string[] = [];
+    const inPortal = guarded.filter((operation) => portalRule(operation));
+    let notFound = 0;
+    let lists = 0;
+    await inParallel(inPortal, async (operation) => {
+      const name = nameOf(operation);
+      if (operation.pathParams.length) {
+        const problem = notProblem(await send(operation, `Bearer ${otherPortal.token}`), 404);
+        if (problem) failures.push(`${name}: ${problem}`);
+        else notFound++;
+        return;
+      }
+      const victimRow = fixtures.rows.get(operation.path);
+      if (!isRead(operation) || victimRow === undefined) return;
+      const answer = await send(operation, `Bearer ${otherPortal.token}`);
+      const own = await send(operation, `Bearer ${ownPortal.token}`);
+      if (answer.status !== 200 || own.status !== 200) {
+        failures.push(`${name}: answered ${answer.status} / ${own.status} to the portal tokens`);
+        return;
+      }
+      const ids = (text: string) =>
+        (JSON.parse(text) as { items: { id: unknown }[] }).items.map((item) => item.id);
+      if (!ids(own.text).includes(victimRow))
+        failures.push(`${name}: the victim's own portal misses its row`);
+      if (ids(answer.text).includes(victimRow))
+        failures.push(`${name}: another party's portal lists the victim's row`);
+      else lists++;
+    });
+    const written = await writesSince(since);
+    summary.push(
+      `  portal token of another party: ${notFound} portal operations by id answered 404, ${lists} lists without ` +
+        `the victim's rows; writes: ${written.length ? written.join(', ') : 'none'}`,
+    );
+    expect(notFound).toBeGreaterThanOrEqual(10);
+    expectNone(failures, 'answers against the conventions');
+    expect(written, 'writes of the other party’s portal token').toEqual([]);
+  }, 60_000);
+});
+
 describe('the control: the same requests under the genuine token of the claimed account', () => {
   it('pass every guard, and every write operation writes', async () => {
     const failures: string[] = [];
@@ -642,7 +777,13 @@ describe('the control: the same requests under the genuine token of the claimed 
       // an Admin-only operation (the MFA-skip setting) under the Admin's genuine token
       const { auth } = routeFor(operation);
       const adminOnly = auth !== 'public' && !auth.allow.includes(PartyType.PropertyManagementCompany);
-      const answer = await send(operation, `Bearer ${(adminOnly ? world.admin : world.pmc).full.token}`);
+      // an operation only a portal token may call (its session's read) under the victim's portal token
+      const portalOnly =
+        auth !== 'public' && auth.scopes?.length === 1 && auth.scopes[0] === TokenScope.Portal;
+      const answer = await send(
+        operation,
+        `Bearer ${portalOnly ? ownPortal.token : (adminOnly ? world.admin : world.pmc).full.token}`,
+      );
       const key = keyOf(operation);
       const written = await writes.take();
       if (answer.status < 200 || answer.status >= 300) {

@@ -30,8 +30,11 @@ export interface Operation {
   queryParams: Parameter[];
   /** The JSON or multipart request body, if the operation takes one. */
   body?: { mediaType: 'application/json' | 'multipart/form-data'; schema: Schema };
-  /** Public (no token) or who may call it. */
-  auth: 'public' | { allow: readonly number[] };
+  /**
+   * Public (no token) or who may call it: party types, and whether an endpoint-portal token may
+   * (`portal`: the route is in PORTAL_ROUTE_RULES; `portalOnly`: no other token may).
+   */
+  auth: 'public' | { allow: readonly number[]; portal?: boolean; portalOnly?: boolean };
   /** Answers `text/plain` and `text/json` too. */
   textual: boolean;
 }

@@ -28,7 +28,9 @@ import { percentEncode, type RawRequest } from './raw-http';
 export type Caller =
   | { kind: 'party'; partyType: number; holder: 'full' | 'bare'; other?: boolean }
   | { kind: 'none' }
-  | { kind: 'garbage'; header: string };
+  | { kind: 'garbage'; header: string }
+  /** The token of an endpoint-portal session of the PMC granted every action (docs/portal.md). */
+  | { kind: 'portal' };
 
 export type Body =
   | { kind: 'json'; value: JsonValue }
@@ -453,8 +455,12 @@ function callers(operation: Operation): { valid: fc.Arbitrary<Caller>; other: fc
     fc
       .constantFrom(...WORLD_TYPES)
       .map((partyType): Caller => ({ kind: 'party', partyType, holder: 'full' })),
+    // a portal token, on every operation: refused by all but the portal's routes
+    fc.constant<Caller>({ kind: 'portal' }),
   );
   if (operation.auth === 'public') return { valid: fc.constant({ kind: 'none' }), other };
+  const portal = fc.constant<Caller>({ kind: 'portal' });
+  if (operation.auth.portalOnly) return { valid: portal, other };
   const allowed = operation.auth.allow.filter((type) => (WORLD_TYPES as readonly number[]).includes(type));
   const valid = fc.tuple(fc.constantFrom(...allowed), fc.boolean()).map(([partyType, other]): Caller => ({
     kind: 'party',
@@ -462,7 +468,7 @@ function callers(operation: Operation): { valid: fc.Arbitrary<Caller>; other: fc
     holder: 'full',
     other: other || undefined,
   }));
-  return { valid, other };
+  return { valid: operation.auth.portal ? fc.oneof(valid, portal) : valid, other };
 }
 
 /** Requests for `operation`: schema-valid ones and hostile ones, about two to three. */
@@ -597,7 +603,9 @@ export function boundaryCases(operation: Operation): FuzzCase[] {
   const caller: Caller =
     operation.auth === 'public'
       ? { kind: 'none' }
-      : { kind: 'party', partyType: operation.auth.allow[0] ?? 1, holder: 'full' };
+      : operation.auth.portalOnly
+        ? { kind: 'portal' }
+        : { kind: 'party', partyType: operation.auth.allow[0] ?? 1, holder: 'full' };
   const bodies: Body[] = [...BOUNDARY_BODIES];
   if (operation.body.mediaType === 'multipart/form-data') {
     bodies.push({

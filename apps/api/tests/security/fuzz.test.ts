@@ -33,6 +33,7 @@ import {
   captureLogger,
   describeWrite,
   documentedOperations,
+  openPortalSession,
   recordWrites,
   unexplainedCounts,
   type WriteRecord,
@@ -170,7 +171,11 @@ const { api, world } = useTestApi({ world: true, logger: logs.logger });
 const tallies = new Map<string, Tally>();
 const started = performance.now();
 
+/** The token of a portal session of the PMC granted every action (the `portal` caller). */
+let portalToken: string;
+
 beforeAll(async () => {
+  portalToken = (await openPortalSession(api, world.pmc)).token;
   writes = await recordWrites(api);
   client = rawClient(api.url, { maxSockets: BATCH });
 });
@@ -218,6 +223,7 @@ function partyOf(caller: Extract<Caller, { kind: 'party' }>): WorldParty {
 function authorization(caller: Caller): string | undefined {
   if (caller.kind === 'none') return undefined;
   if (caller.kind === 'garbage') return caller.header;
+  if (caller.kind === 'portal') return `Bearer ${portalToken}`;
   return `Bearer ${partyOf(caller)[caller.holder].token}`;
 }
 
@@ -258,6 +264,7 @@ function describeRequest(request: RawRequest, fuzzCase: FuzzCase): string {
   if (typeof headers.authorization === 'string' && fuzzCase.caller.kind === 'party') {
     headers.authorization = `Bearer <${fuzzCase.caller.holder} token of party type ${fuzzCase.caller.partyType}>`;
   }
+  if (fuzzCase.caller.kind === 'portal') headers.authorization = 'Bearer <portal token of the PMC>';
   const body = request.body ? excerpt(request.body.toString('utf8'), 400) : '(none)';
   return `${request.method} ${excerpt(request.path, 300)}\n  headers ${excerpt(JSON.stringify(headers), 400)}\n  body ${body}`;
 }

@@ -1,7 +1,8 @@
 import { signWebhookToken, type SigningKey } from '@platform/crypto';
-import type { PartyType } from '@platform/shared';
+import { PORTAL_ACTIONS, TokenScope, type PartyType, type PortalAction } from '@platform/shared';
 import { SignJWT, type JWTPayload } from 'jose';
 import pino, { type Logger } from 'pino';
+import { PORTAL_ROUTE_RULES, portalRouteKey } from '../../src/auth/portal-access';
 import { buildOpenApiDocument } from '../../src/http/openapi';
 import type { RouteDefinition } from '../../src/http/route';
 import { ROUTES, WEBHOOKS } from '../../src/routes';
@@ -151,7 +152,14 @@ export function documentedOperations() {
     const route = routeOf(method, path);
     if (!route) throw new Error(`${method} ${path} is in the document but not among the routes`);
     return {
-      auth: route.auth === 'public' ? 'public' : { allow: route.auth.allow },
+      auth:
+        route.auth === 'public'
+          ? 'public'
+          : {
+              allow: route.auth.allow,
+              portal: PORTAL_ROUTE_RULES[portalRouteKey(route)] !== undefined,
+              portalOnly: route.auth.scopes?.length === 1 && route.auth.scopes[0] === TokenScope.Portal,
+            },
       textual: route.textual ?? false,
     };
   });
@@ -221,4 +229,22 @@ export async function enableConferencesOfPmcs(api: TestApi, world: World): Promi
     .knex('parties')
     .whereIn('id', [world.pmc.id, world.otherPmc.id])
     .update({ conference_enabled: true });
+}
+
+/**
+ * Opens an endpoint-portal session (docs/portal.md) for `party` through the API, as its full
+ * account, granted `actions` (every one by default); answers its id and token.
+ */
+export async function openPortalSession(
+  api: TestApi,
+  party: WorldParty,
+  actions: readonly PortalAction[] = PORTAL_ACTIONS,
+): Promise<{ id: string; token: string }> {
+  const response = await api.fetch('/api/webhook-portal/sessions', {
+    method: 'POST',
+    token: party.full.token,
+    json: { partyId: party.id, actions, expiresIn: '24h', allowedOrigins: [] },
+  });
+  if (response.status !== 201) throw new Error(`portal session: ${response.status} ${await response.text()}`);
+  return (await response.json()) as { id: string; token: string };
 }

@@ -8,7 +8,7 @@ import type { Knex } from '@platform/db';
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal';
 import { paginate, PageQuery } from '../../http/pagination';
-import { scopeToParties, seesAllParties } from '../../http/scope';
+import { scopeToParties, scopeToRegistrations, seesAllParties } from '../../http/scope';
 import { wholeNumberText } from '../../http/validate';
 import { presentOperatorAction, type OperatorActionRow } from './operator-action-presenter';
 
@@ -47,7 +47,12 @@ export async function recordOperatorAction(
       filter: record.filter === undefined || record.filter === null ? null : JSON.stringify(record.filter),
       dry_run: record.dryRun ?? false,
       changed: record.changed === undefined ? null : record.changed,
-      detail: JSON.stringify(record.detail ?? {}),
+      // an action through an endpoint portal names its session: no account took it
+      detail: JSON.stringify(
+        principal.portal
+          ? { ...record.detail, portalSessionId: principal.portal.sessionId }
+          : (record.detail ?? {}),
+      ),
     })
     .returning('id')) as { id: number }[];
   return row!.id;
@@ -80,6 +85,8 @@ export function visibleOperatorActions(knex: Knex, principal: Principal): Knex.Q
     'o.registration_id',
   );
   if (seesAllParties(principal)) return query;
+  // a portal session sees only what was done to its own registrations (a recover it started)
+  if (principal.portal) return scopeToRegistrations(query, 'r', principal);
   return query.where((visible) =>
     visible
       .where((acting) => scopeToParties(acting, 'o.party_id', principal))

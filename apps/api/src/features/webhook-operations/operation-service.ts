@@ -7,7 +7,7 @@ import type {
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { AppError } from '../../http/errors';
-import { scopeToParties } from '../../http/scope';
+import { scopeToRegistrations } from '../../http/scope';
 import { visibleOperatorActions } from '../operator-actions/operator-action-service';
 import { visibleRegistrations } from '../webhook-registrations/webhook-registration-service';
 import { createOperation, type NewOperation } from './operation-runner';
@@ -64,9 +64,9 @@ export async function startBulk(
   request: WebhookBulkRequest,
 ): Promise<WebhookOperationRead> {
   if (request.filter.registrationId !== undefined) {
-    const found = await scopeToParties(
+    const found = await scopeToRegistrations(
       deps.knex('webhook_registrations as r').where('r.id', request.filter.registrationId),
-      'r.party_id',
+      'r',
       principal,
     ).first('r.id');
     if (!found)

@@ -1,7 +1,7 @@
 import { WebhookState, type BulkWebhookAction, type WebhookBulkFilter } from '@platform/shared';
 import { applyOperatorAction, type Knex } from '@platform/db';
 import type { Principal } from '../../auth/principal';
-import { scopeToParties } from '../../http/scope';
+import { scopeToRegistrations } from '../../http/scope';
 import { lastAttemptOf } from '../webhooks/webhook-presenter';
 import type { BatchResult, OperationKind, OperationRow } from './operation-kinds';
 
@@ -42,7 +42,7 @@ async function selectWebhooks(
     .join('webhook_registrations as r', 'r.id', 'w.registration_id')
     .select(trx.raw('?::bigint', [operation.id]), 'w.id');
   where(ids);
-  scopeToParties(ids, 'r.party_id', principal);
+  scopeToRegistrations(ids, 'r', principal);
   const inserted = await trx.raw(
     `insert into webhook_operation_items (operation_id, item_id) ${ids.toQuery()}`,
   );

@@ -28,7 +28,7 @@ import {
 } from '../../http/collection';
 import { AppError, fieldError } from '../../http/errors';
 import { paginate, type PageQuery } from '../../http/pagination';
-import { scopeToParties } from '../../http/scope';
+import { scopeToRegistrations, seesAllParties } from '../../http/scope';
 import { recordOperatorAction } from '../operator-actions/operator-action-service';
 import { retryOnDeadlock } from '../webhooks/deadlock-retry';
 import { runWrite } from '../../write-path';
@@ -71,7 +71,7 @@ export function visibleRegistrations(knex: Knex, principal: Principal): Knex.Que
     .join('parties as p', 'p.id', 'r.party_id')
     .select(REGISTRATION_COLUMNS)
     .whereNull('r.deleted');
-  return scopeToParties(query, 'r.party_id', principal);
+  return scopeToRegistrations(query, 'r', principal);
 }
 
 /** The read shapes of `rows`, each with its live events (one query for all of them). */
@@ -157,7 +157,7 @@ async function registeringParty(
   partyId: number | undefined,
 ): Promise<{ id: number; name: string }> {
   const own = partyId === undefined || partyId === principal.partyId;
-  if (!own && principal.partyType !== PartyType.Admin) {
+  if (!own && !seesAllParties(principal)) {
     throw fieldError('partyId', 'Only an Admin may register webhooks for another party');
   }
   const id = own ? principal.partyId : partyId;
@@ -216,7 +216,8 @@ export async function createRegistration(
         auth_type: write.targetAuthorization.type,
         auth_credentials: credentials === null ? null : deps.secrets.seal(credentials),
         signing_secret: deps.secrets.seal(signingSecret),
-        created_by_account_id: principal.accountId,
+        // a portal session (docs/portal.md) acts for no account
+        created_by_account_id: principal.accountId === 0 ? null : principal.accountId,
         created: now,
       })
       .returning([...REGISTRATION_FIELDS]);

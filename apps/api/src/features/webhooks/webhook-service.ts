@@ -22,7 +22,7 @@ import {
 import { AppError } from '../../http/errors';
 import type { PageQuery } from '../../http/pagination';
 import { paginate } from '../../http/pagination';
-import { scopeToParties } from '../../http/scope';
+import { scopeToRegistrations } from '../../http/scope';
 import { wholeNumberText } from '../../http/validate';
 import {
   presentAttempt,
@@ -110,7 +110,7 @@ export function visibleWebhooks(knex: Knex, principal: Principal): Knex.QueryBui
     .join('parties as p', 'p.id', 'r.party_id')
     .select(WEBHOOK_COLUMNS)
     .select(WEBHOOK_SUBQUERY_COLUMNS.map((column) => knex.raw(column)));
-  return scopeToParties(query, 'r.party_id', principal);
+  return scopeToRegistrations(query, 'r', principal);
 }
 
 /** A page of the visible webhooks matching the query's filters, sorted as asked. */

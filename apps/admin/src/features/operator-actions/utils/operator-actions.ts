@@ -17,6 +17,8 @@ export const OPERATOR_ACTION_LABELS: Readonly<Record<OperatorActionName, string>
   'registration.pause': 'Pause registration',
   'registration.resume': 'Resume registration',
   'account.mfa-skip': 'Account MFA skip',
+  'portal-session.create': 'Open portal session',
+  'portal-session.revoke': 'Revoke portal session',
 };
 
 export function operatorActionLabel(action: string): string {

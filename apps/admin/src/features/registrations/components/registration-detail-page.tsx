@@ -6,6 +6,7 @@ import { DateTime } from '../../../components/ui/date-time';
 import { ConfirmDialog } from '../../../components/ui/dialog';
 import { EmptyState, ErrorState, Loading, PageLoadError } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
+import { OpenPortalButton } from '../../../components/open-portal-button';
 import { RegistrationStatusBadge } from '../../../components/ui/registration-status-badge';
 import { StateBadge } from '../../../components/ui/state-badge';
 import { DataTable } from '../../../components/ui/table';
@@ -151,6 +152,7 @@ function RegistrationDetail({
         meta={<span className="cell--url">{data.targetUrl}</span>}
       >
         <RegistrationStatusActions registration={data} ask={status.ask} />
+        {mayUpdate && <OpenPortalButton partyId={data.partyId} />}
         {mayDelete && (
           <Button variant="danger" onClick={() => setConfirming(true)}>
             Delete registration

@@ -1,0 +1,194 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiClient, OPERATOR, expect, signIn, snap, test } from '../fixtures/test';
+
+/**
+ * The endpoint portal (docs/portal.md) as a platform's customer meets it: a page on another origin
+ * (a second 127.0.0.1 port) opens a portal session in an iframe. The customer sees only the
+ * registration the session names, sends a test event, recovers its Failed webhook, and cannot read
+ * another party's registration or webhook by changing ids; a read-only session shows no action
+ * and the API refuses the actions; a revoked session shows a clear message in the same frame.
+ */
+
+const FAILED = 4;
+const SUCCESSFUL = 3;
+
+/** The platform's own page, on another origin, framing `portalUrl`. */
+async function embeddingPage(): Promise<{ server: Server; origin: string; show(url: string): void }> {
+  let portalUrl = 'about:blank';
+  const server = createServer((_request, response) => {
+    response.setHeader('content-type', 'text/html; charset=utf-8');
+    response.end(
+      `<!doctype html><title>Customer platform</title><h1>Customer platform</h1>` +
+        `<iframe id="portal" src="${portalUrl}" style="width:1200px;height:700px;border:0"></iframe>`,
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { server, origin, show: (url) => void (portalUrl = url) };
+}
+
+interface Session {
+  id: string;
+  url: string;
+  token: string;
+}
+
+test('a customer uses its embedded portal, and only its own', async ({
+  page,
+  api,
+  target,
+  baseURL,
+}, testInfo) => {
+  const embed = await embeddingPage();
+  try {
+    // the customer's endpoint fails first: its webhook ends Failed
+    await target.behave({ status: 500 });
+    const own = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
+    await api.createProperty('Portalhof');
+    await api.waitForStates(own, [FAILED]);
+    const [failed] = await api.webhooksOf(own);
+    // another registration of the same party, outside the session, and another party's
+    const sibling = await api.createRegistration(`${target.url}/sibling`, [
+      { entityName: 'Property', type: 2 },
+    ]);
+    const admin = await ApiClient.login(baseURL!, 'admin@example.com', OPERATOR.password);
+    const foreign = await admin.createRegistration(`${target.url}/foreign`, [
+      { entityName: 'Property', type: 1 },
+    ]);
+    const me = await api.request<{ partyId: number }>('GET', '/api/accounts/myself');
+
+    const open = (actions: string[]) =>
+      api.request<Session>('POST', '/api/webhook-portal/sessions', {
+        partyId: me.partyId,
+        registrationIds: [own],
+        actions,
+        expiresIn: '1h',
+        allowedOrigins: [embed.origin],
+        theme: { mode: 'dark', primaryColor: '#0f766e', title: 'Your webhooks' },
+      });
+    const session = await open(['test', 'recover']);
+    embed.show(session.url);
+    await page.goto(embed.origin);
+    const portal = page.frameLocator('#portal');
+    await expect(portal.getByRole('heading', { name: 'Your webhooks' })).toBeVisible();
+    const registrations = portal.getByTestId('portal-registrations');
+    await expect(registrations).toContainText(target.url);
+    await expect(registrations).not.toContainText('/sibling');
+    await expect(registrations).not.toContainText('/foreign');
+    // no console navigation in the portal
+    await expect(portal.getByRole('link', { name: 'Overview' })).toHaveCount(0);
+    await snap(page, testInfo, 'portal-endpoints');
+
+    // its deliveries, with the body and the attempts
+    await registrations.getByRole('button', { name: target.url }).click();
+    await portal
+      .getByTestId('portal-webhooks')
+      .getByRole('button', { name: String(failed!.id) })
+      .click();
+    await expect(portal.getByTestId('portal-webhook-body')).toContainText('"entityName": "Property"');
+    await expect(portal.getByTestId('portal-webhook')).toContainText('Failed');
+    await portal.getByRole('button', { name: '← Back' }).click();
+
+    // the endpoint is fixed: a test event, then a recover of the Failed webhook
+    await target.behave({ status: 200 });
+    await portal.getByTestId('portal-test').click();
+    await expect(portal.getByTestId('portal-test-result')).toContainText('Delivered (200)');
+    await portal.getByTestId('portal-recover').click();
+    await expect(portal.getByTestId('portal-recover-result')).toContainText('Recovering');
+    await api.waitForStates(own, [SUCCESSFUL]);
+    await snap(page, testInfo, 'portal-recovered');
+
+    // changing ids in requests reaches nothing outside the session
+    const asPortal = (path: string, method = 'GET') =>
+      fetch(`${baseURL}${path}`, { method, headers: { authorization: `Bearer ${session.token}` } });
+    expect((await asPortal(`/api/webhook-registrations/${sibling}`)).status).toBe(404);
+    expect((await asPortal(`/api/webhook-registrations/${foreign}`)).status).toBe(404);
+    expect((await asPortal(`/api/webhook-registrations/${foreign}/test`, 'POST')).status).toBe(404);
+    expect((await asPortal('/api/webhook-groups?blocked=true')).status).toBe(403);
+
+    // a read-only session: no action buttons, and the API refuses the actions
+    const readOnly = await open([]);
+    embed.show(readOnly.url);
+    await page.goto(embed.origin);
+    await portal.getByTestId('portal-registrations').getByRole('button', { name: target.url }).click();
+    await expect(portal.getByTestId('portal-registration')).toBeVisible();
+    await expect(portal.getByTestId('portal-actions').getByRole('button')).toHaveCount(0);
+    const refused = await fetch(`${baseURL}/api/webhook-registrations/${own}/test`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${readOnly.token}` },
+    });
+    expect(refused.status).toBe(403);
+
+    // revoked: the same frame says the session ended
+    await api.request('DELETE', `/api/webhook-portal/sessions/${readOnly.id}`);
+    await page.goto(embed.origin);
+    await expect(portal.getByTestId('portal-ended')).toContainText('This webhook portal session has ended');
+    await snap(page, testInfo, 'portal-ended');
+    await admin.cleanUp();
+  } finally {
+    await new Promise((resolve) => embed.server.close(resolve));
+  }
+});
+
+test('an operator opens a party’s portal from its registration page; the console shows the event catalog', async ({
+  page,
+  api,
+  target,
+}, testInfo) => {
+  const id = await api.createRegistration(target.url, [{ entityName: 'Unit', type: 2 }]);
+  await signIn(page, `/admin/registrations/${id}`);
+  const opened = page.waitForEvent('popup');
+  await page.getByTestId('open-portal').click();
+  const portal = await opened;
+  // what the customer sees: its registrations, read-only
+  await expect(portal.getByTestId('portal-registrations')).toContainText(target.url);
+  await portal.getByTestId('portal-registrations').getByRole('button', { name: target.url }).click();
+  await expect(portal.getByTestId('portal-registration')).toBeVisible();
+  await expect(portal.getByTestId('portal-actions').getByRole('button')).toHaveCount(0);
+  await portal.getByRole('button', { name: 'Event catalog' }).click();
+  await expect(portal.getByTestId('event-type').first()).toBeVisible();
+  await portal.close();
+
+  await page.getByRole('link', { name: 'Event catalog' }).click();
+  const unitUpdated = page.getByTestId('event-type').filter({ hasText: 'Unit.Updated' });
+  await unitUpdated.locator('summary').click();
+  await expect(unitUpdated).toContainText('"entityName": "Unit"');
+  await snap(page, testInfo, 'console-event-catalog');
+});
+
+test('a session allowed to manage and rotate shows those actions, and they act on its registration', async ({
+  page,
+  api,
+  target,
+}) => {
+  const embed = await embeddingPage();
+  try {
+    const id = await api.createRegistration(target.url, [{ entityName: 'Property', type: 2 }]);
+    const me = await api.request<{ partyId: number }>('GET', '/api/accounts/myself');
+    const session = await api.request<Session>('POST', '/api/webhook-portal/sessions', {
+      partyId: me.partyId,
+      registrationIds: [id],
+      actions: ['rotate-secret', 'manage'],
+      expiresIn: '30m',
+      allowedOrigins: [embed.origin],
+    });
+    embed.show(session.url);
+    await page.goto(embed.origin);
+    const portal = page.frameLocator('#portal');
+    await portal.getByTestId('portal-registrations').getByRole('button', { name: target.url }).click();
+    const actions = portal.getByTestId('portal-actions');
+    await expect(actions.getByTestId('portal-test')).toHaveCount(0);
+    await expect(actions.getByTestId('portal-recover')).toHaveCount(0);
+    await actions.getByTestId('portal-rotate-secret').click();
+    await expect(portal.getByTestId('portal-new-secret')).toContainText('whsec_');
+    await actions.getByTestId('portal-pause').click();
+    await expect
+      .poll(
+        async () => (await api.request<{ status: string }>('GET', `/api/webhook-registrations/${id}`)).status,
+      )
+      .toBe('paused');
+  } finally {
+    await new Promise((resolve) => embed.server.close(resolve));
+  }
+});
