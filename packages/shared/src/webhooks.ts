@@ -461,6 +461,18 @@ export const WebhookRead = z
     lastAttemptAt: timestamp.nullable().meta({ description: 'When its last attempt started.' }),
     lastStatusCode: z.number().int().nullable().meta({ description: 'The status code of its last attempt.' }),
     lastErrorKind: z.string().nullable().meta({ description: 'Why its last attempt failed, when it did.' }),
+    lastRequest: z
+      .object({
+        at: timestamp,
+        statusCode: z.number().int().nullable(),
+        errorKind: z.string().nullable(),
+      })
+      .nullable()
+      .meta({
+        description:
+          'Its last attempt that sent a request (the last real answer of the target): differs from the last ' +
+          'attempt when that one was skipped (`circuit-open`, …); null when no attempt sent one.',
+      }),
     lastAction: WebhookLastAction.nullable().meta({
       description: 'The last operator action on it (who retried, aborted or resolved it, and when).',
     }),

@@ -95,16 +95,33 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
             value={formatPercent(stats.successRate)}
             tone={successRateTone(stats.successRate)}
             detail={
-              stats.attempts
-                ? `${formatCount(stats.attempts - stats.failures)} of ${formatCount(stats.attempts)} attempts`
-                : 'No attempts'
+              stats.requests
+                ? `${formatCount(stats.requests - stats.failures)} of ${formatCount(stats.requests)} requests`
+                : 'No requests'
+            }
+          />
+          <Metric
+            label="Requests · skipped"
+            testId="metric-requests"
+            value={
+              <>
+                <span data-testid="metric-requests-sent">{formatCount(stats.requests)}</span> ·{' '}
+                <span data-testid="metric-skipped">{formatCount(stats.skipped)}</span>
+              </>
+            }
+            detail={
+              stats.skipped === 0
+                ? 'Every attempt sent a request'
+                : `Skipped, no request sent: ${stats.skippedByReason
+                    .map(({ reason, count }) => `${formatCount(count)} ${reason}`)
+                    .join(', ')}`
             }
           />
           <Metric
             label="Latency p50 · p90 · p99"
             testId="metric-latency"
             value={formatLatencies([latencyMs.p50, latencyMs.p90, latencyMs.p99])}
-            detail="Duration of delivery attempts"
+            detail="Duration of the requests sent (skips left out)"
           />
           <Metric
             label="Due now"
@@ -136,7 +153,7 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
 
       <section aria-labelledby="chart-heading" className="section card">
         <h2 id="chart-heading" className="section__title">
-          Deliveries and failures per minute
+          Requests and failures per minute
         </h2>
         <AttemptsChart points={stats.attemptsPerMinute} />
       </section>

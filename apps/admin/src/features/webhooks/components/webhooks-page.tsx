@@ -1,4 +1,4 @@
-import type { Page, WebhookRead } from '@platform/shared';
+import { attemptSentRequest, type Page, type WebhookRead } from '@platform/shared';
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState } from 'react';
 import { missingPermissionReason } from '../../../components/ui/action-button';
@@ -125,8 +125,11 @@ function WebhookRow({
       <td data-label="Last attempt">
         <DateTime value={webhook.lastAttemptAt} />
       </td>
-      <td data-label="Last status" data-testid="webhook-last-status">
-        {webhook.lastStatusCode ?? <span className="muted">—</span>}
+      <td data-label="Last status">
+        <span data-testid="webhook-last-status">
+          {webhook.lastStatusCode ?? <span className="muted">—</span>}
+        </span>
+        <LastRealAnswer webhook={webhook} />
       </td>
       <td data-label="Last error" data-testid="webhook-last-error">
         {webhook.lastErrorKind ? <code>{webhook.lastErrorKind}</code> : <span className="muted">—</span>}
@@ -138,6 +141,22 @@ function WebhookRow({
         <DateTime value={webhook.created} />
       </td>
     </tr>
+  );
+}
+
+/**
+ * Beside a last attempt that sent no request (a `circuit-open` skip, …): the target's last real
+ * answer, so a Failed row shows the HTTP 500 that opened the breaker rather than only the skip.
+ */
+function LastRealAnswer({ webhook }: { webhook: WebhookRead }) {
+  if (webhook.lastAttemptAt === null || attemptSentRequest(webhook.lastErrorKind)) return null;
+  const last = webhook.lastRequest;
+  return (
+    <span className="muted small cell-note" data-testid="webhook-last-request">
+      {last === null
+        ? 'no request sent yet'
+        : `last answer: ${last.statusCode !== null ? `HTTP ${last.statusCode}` : (last.errorKind ?? 'OK')}`}
+    </span>
   );
 }
 
