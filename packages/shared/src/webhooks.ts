@@ -524,6 +524,38 @@ export const BlockedGroupRead = z
   .meta({ id: 'BlockedGroupRead' });
 export type BlockedGroupRead = z.infer<typeof BlockedGroupRead>;
 
+/** GET /api/webhook-groups/progress: where a released group stands, counted exactly. */
+export const WebhookGroupProgressRead = z
+  .object({
+    registrationId: z.number().int(),
+    groupKey: z.string(),
+    fromWebhookId: z.number().int().meta({
+      description:
+        'The released blocker: delivered, ended and held-again count its group from it on (ids >= it).',
+    }),
+    waiting: z.number().int().meta({ description: 'Pending webhooks of the group (behind its head).' }),
+    inDelivery: z
+      .number()
+      .int()
+      .meta({ description: 'Created, or Retrying that is due or held by a dispatcher.' }),
+    retrying: z.number().int().meta({ description: 'Retrying, not held, next attempt later.' }),
+    nextRetryAt: timestamp.nullable().meta({ description: 'The earliest next attempt of those.' }),
+    delivered: z.number().int().meta({ description: 'Successful, from the released blocker on.' }),
+    ended: z.number().int().meta({ description: 'Aborted or Resolved, from the released blocker on.' }),
+    heldBy: z
+      .number()
+      .int()
+      .nullable()
+      .meta({
+        description:
+          'The Failed webhook (the released blocker retried and failed again, or a later one) that holds ' +
+          'the group again; null while it is not held.',
+      }),
+    generatedAt: timestamp,
+  })
+  .meta({ id: 'WebhookGroupProgressRead' });
+export type WebhookGroupProgressRead = z.infer<typeof WebhookGroupProgressRead>;
+
 export const PaginatedListOfBlockedGroupRead = Page(BlockedGroupRead).meta({
   id: 'PaginatedListOfBlockedGroupRead',
 });
