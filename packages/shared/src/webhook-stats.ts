@@ -42,14 +42,18 @@ export const WebhookStatsRead = z
       .max(1)
       .nullable()
       .meta({ description: 'Share of the window’s requests that succeeded; null without requests.' }),
-    latencyMs: z
-      .object({ p50: milliseconds, p90: milliseconds, p99: milliseconds })
-      .meta({
-        description: 'Request duration percentiles in the window (skips left out); null without requests.',
-      }),
+    latencyMs: z.object({ p50: milliseconds, p90: milliseconds, p99: milliseconds }).meta({
+      description: 'Request duration percentiles in the window (skips left out); null without requests.',
+    }),
     dueBacklog: count.meta({
       description:
-        'Webhooks due for an attempt and not being delivered (Created or Retrying, due time passed).',
+        'Webhooks due for an attempt and not being delivered (Created or Retrying, due time passed) of active ' +
+        'registrations: what the dispatchers should be sending now.',
+    }),
+    dueHeld: z.object({ paused: count, disabled: count }).meta({
+      description:
+        'Webhooks that would be due but whose registration is paused or disabled: kept, sent once it is ' +
+        'resumed; not in dueBacklog (they do not mean a stalled dispatcher).',
     }),
     inFlight: count.meta({
       description:
@@ -62,11 +66,10 @@ export const WebhookStatsRead = z
     nextScheduledAt: timestamp.nullable().meta({
       description: 'When the earliest of the scheduled webhooks is due; null when none is scheduled.',
     }),
-    oldestDueSeconds: z
-      .number()
-      .min(0)
-      .nullable()
-      .meta({ description: 'How long the longest-waiting due webhook has been due; null when none is.' }),
+    oldestDueSeconds: z.number().min(0).nullable().meta({
+      description:
+        'How long the longest-waiting due webhook (of an active registration) has been due; null when none is.',
+    }),
     blockedGroups: count.meta({
       description: 'Groups held by a Failed webhook (as GET /api/webhook-groups?blocked=true lists them).',
     }),

@@ -47,14 +47,24 @@ export async function readWebhookStats(deps: AppDeps, principal: Principal): Pro
     const stateRows: { state: number; count: number }[] = await webhooks()
       .select('w.state', trx.raw('count(*)::int as count'))
       .groupBy('w.state');
-    const due: { due: number; oldest_due_seconds: number | null } = await webhooks()
+    // due means deliverable now: the webhooks of paused and disabled registrations wait for a
+    // resume, not for a dispatcher, so they are counted apart
+    const due: {
+      due: number;
+      oldest_due_seconds: number | null;
+      held_paused: number;
+      held_disabled: number;
+    } = await webhooks()
       .whereIn('w.state', [WebhookState.Created, WebhookState.Retrying])
       .where('w.next_attempt_at', '<=', now)
       .first(
-        trx.raw('count(*)::int as due'),
-        trx.raw('extract(epoch from ?::timestamptz - min(w.next_attempt_at))::float8 as oldest_due_seconds', [
-          now,
-        ]),
+        trx.raw(`(count(*) filter (where r.status = 'active'))::int as due`),
+        trx.raw(
+          `extract(epoch from ?::timestamptz - min(w.next_attempt_at) filter (where r.status = 'active'))::float8 as oldest_due_seconds`,
+          [now],
+        ),
+        trx.raw(`(count(*) filter (where r.status = 'paused'))::int as held_paused`),
+        trx.raw(`(count(*) filter (where r.status = 'disabled'))::int as held_disabled`),
       );
     // not due: leased by a dispatcher (in flight), or waiting for a later attempt (scheduled);
     // the `next_attempt_at > now` range of `webhooks_due`
@@ -142,6 +152,7 @@ export async function readWebhookStats(deps: AppDeps, principal: Principal): Pro
       successRate: summary.requests === 0 ? null : (summary.requests - summary.failures) / summary.requests,
       latencyMs: { p50: round(summary.p50), p90: round(summary.p90), p99: round(summary.p99) },
       dueBacklog: due.due,
+      dueHeld: { paused: due.held_paused, disabled: due.held_disabled },
       inFlight: notDue.in_flight,
       scheduled: notDue.scheduled,
       nextScheduledAt: notDue.next_scheduled_at ? notDue.next_scheduled_at.toISOString() : null,

@@ -80,6 +80,25 @@ function AwaitingMetric({ stats }: { stats: WebhookStatsRead }) {
   );
 }
 
+/**
+ * Webhooks that would be due but wait for their registration's resume: apart from "Due now",
+ * which counts only what the dispatchers should be sending, so a disabled registration's backlog
+ * does not read as a stalled dispatcher.
+ */
+function HeldDue({ held }: { held: WebhookStatsRead['dueHeld'] }) {
+  if (held.paused === 0 && held.disabled === 0) return null;
+  const parts = [
+    held.paused ? `${formatCount(held.paused)} of paused registrations` : '',
+    held.disabled ? `${formatCount(held.disabled)} of disabled registrations` : '',
+  ].filter(Boolean);
+  return (
+    <span className="metric__held" data-testid="metric-due-held">
+      {' '}
+      Not counted, held until resumed: {parts.join(', ')}.
+    </span>
+  );
+}
+
 function Figures({ stats }: { stats: WebhookStatsRead }) {
   const { latencyMs } = stats;
   return (
@@ -129,9 +148,12 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
             value={formatCount(stats.dueBacklog)}
             tone={stats.oldestDueSeconds !== null && stats.oldestDueSeconds > 60 ? 'warn' : undefined}
             detail={
-              stats.oldestDueSeconds === null
-                ? 'Nothing due now (see awaiting delivery)'
-                : `Oldest due for ${formatDuration(stats.oldestDueSeconds * 1000)}`
+              <>
+                {stats.oldestDueSeconds === null
+                  ? 'Nothing due now (see awaiting delivery)'
+                  : `Oldest due for ${formatDuration(stats.oldestDueSeconds * 1000)}`}
+                <HeldDue held={stats.dueHeld} />
+              </>
             }
           />
           <AwaitingMetric stats={stats} />
