@@ -16,6 +16,9 @@ export const OPERATOR_ACTION_NAMES = [
   'registration.rotate-secret',
   'registration.pause',
   'registration.resume',
+  'registration.create',
+  'registration.update-target',
+  'registration.delete',
   'account.mfa-skip',
 ] as const;
 export type OperatorActionName = (typeof OPERATOR_ACTION_NAMES)[number];

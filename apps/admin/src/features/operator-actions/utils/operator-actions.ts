@@ -16,6 +16,9 @@ export const OPERATOR_ACTION_LABELS: Readonly<Record<OperatorActionName, string>
   'registration.rotate-secret': 'Rotate secret',
   'registration.pause': 'Pause registration',
   'registration.resume': 'Resume registration',
+  'registration.create': 'Create registration',
+  'registration.update-target': 'Change target URL',
+  'registration.delete': 'Delete registration',
   'account.mfa-skip': 'Account MFA skip',
 };
 
