@@ -261,11 +261,17 @@ function WebhookList({
   selectedRun,
   setSelectedRun,
   onBulk,
+  onSelectionChange,
+  onRefresh,
 }: {
   filters: WebhookFilters;
   page: Page<WebhookRead>;
   placeholder: boolean;
   go: (next: WebhookFilters) => void;
+  /** How many rows are ticked: the page pauses its auto-refresh while any are. */
+  onSelectionChange: (count: number) => void;
+  /** Reads the page again now (the operator's own refresh while the auto-refresh is paused). */
+  onRefresh: () => void;
   /** The last run on selected rows: the page keeps it, so it outlives a list that empties. */
   selectedRun: OperationFigures | null;
   setSelectedRun: (figures: OperationFigures | null) => void;
@@ -277,17 +283,20 @@ function WebhookList({
   const [selected, setSelected] = useState<ReadonlyMap<number, SelectedWebhook>>(new Map());
   const [asked, setAsked] = useState<WebhookAction | null>(null);
 
-  // rows refetched in another state keep their selection, with the state they now show
+  // rows refetched in another state keep their selection, with the state they now show; a row no
+  // longer on the page (a refresh by hand moved it) leaves the selection: nothing is acted on unseen
   useEffect(() => {
     setSelected((current) => {
       if (current.size === 0) return current;
-      const next = new Map(current);
+      const next = new Map<number, SelectedWebhook>();
       for (const webhook of page.items) {
-        if (next.has(webhook.id)) next.set(webhook.id, { id: webhook.id, state: webhook.state });
+        if (current.has(webhook.id)) next.set(webhook.id, { id: webhook.id, state: webhook.state });
       }
       return next;
     });
   }, [page.items]);
+  useEffect(() => onSelectionChange(selected.size), [selected.size, onSelectionChange]);
+  useEffect(() => () => onSelectionChange(0), [onSelectionChange]);
 
   const select = (webhook: WebhookRead, on: boolean) =>
     setSelected((current) => {
@@ -330,6 +339,14 @@ function WebhookList({
         onSelected={setAsked}
         onBulk={onBulk}
       />
+      {selected.size > 0 && (
+        <p className="notice" role="status" data-testid="refresh-paused">
+          Auto-refresh is paused while rows are selected, so the rows you ticked stay in place.{' '}
+          <Button size="small" onClick={onRefresh}>
+            Refresh now
+          </Button>
+        </p>
+      )}
       <DataTable
         label="Webhooks"
         testId="webhooks-table"
@@ -385,7 +402,8 @@ function WebhookList({
 export function WebhooksPage() {
   const { search } = useLocation();
   const filters = filtersFromSearch(new URLSearchParams(search));
-  const webhooks = useWebhooks(filters);
+  const [selectionCount, setSelectionCount] = useState(0);
+  const webhooks = useWebhooks(filters, { paused: selectionCount > 0 });
   const go = (next: WebhookFilters) => navigate(`/webhooks${filtersToSearch(next)}`);
   const filterCount = activeFilterCount(filters);
   const sortField = filters.sort ?? 'id';
@@ -445,6 +463,8 @@ export function WebhooksPage() {
             selectedRun={selectedRun}
             setSelectedRun={setSelectedRun}
             onBulk={openBulk}
+            onSelectionChange={setSelectionCount}
+            onRefresh={() => void webhooks.refetch()}
           />
           <div className="list-footer">
             <Pagination
