@@ -145,15 +145,9 @@ function OperationSteps<Request>({
             ) : dryRun.data?.state === 'failed' && !dryRunShown ? (
               <OperationProgress operation={dryRun.data} label="Dry run: what would change" />
             ) : countDone ? (
-              <>
-                <p className="operation-dialog__count">
-                  <strong>{countText(countDone)}</strong>
-                </p>
-                <p className="muted small" data-testid="operation-exact-note">
-                  Confirming acts on exactly the {formatCount(countDone.total)} counted now (the dry run’s
-                  selection), not on what matches later; any whose state moves on meanwhile is skipped.
-                </p>
-              </>
+              <p className="operation-dialog__count">
+                <strong>{countText(countDone)}</strong>
+              </p>
             ) : counting ? (
               !dryRunShown && <Loading label="Counting what would change (a dry run: nothing changes)…" />
             ) : (
@@ -164,6 +158,12 @@ function OperationSteps<Request>({
               )
             )}
           </div>
+          {countDone && request.problem === undefined && (
+            <p className="muted small" data-testid="operation-exact-note">
+              Confirming acts on exactly the {formatCount(countDone.total)} counted now (the dry run’s
+              selection), not on what matches later; any whose state moves on meanwhile is skipped.
+            </p>
+          )}
           {runOptions && (
             <fieldset className="operation-dialog__fields" disabled={startRun.isPending}>
               {runOptions}
