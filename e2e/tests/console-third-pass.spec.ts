@@ -65,3 +65,31 @@ test('a bulk action says it acts on exactly what its dry run counted', async ({
   });
   await expect.poll(() => api.statesOf(registrationId)).toEqual([FAILED, 5, 5]);
 });
+
+test('a bad link says what it could not read, and a page past the end says so', async ({
+  page,
+  api,
+  target,
+}, testInfo) => {
+  await target.behave({ status: 200 });
+  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
+  await api.createProperty(`Linked House ${Date.now()}`);
+  await api.waitForStates(registrationId, [SUCCESSFUL]);
+
+  await signIn(page, '/admin/webhooks?state=99&createdFrom=notadate&entityId=abc&sort=bogus');
+  const notice = page.getByTestId('bad-link');
+  await expect(notice).toContainText('state "99"');
+  await expect(notice).toContainText('createdFrom "notadate"');
+  await expect(notice).toContainText('entityId "abc"');
+  await expect(notice).toContainText('sort "bogus"');
+  await snap(page, testInfo, 'bad-link');
+  await page.goto('/admin/webhooks?state=abc');
+  await expect(page.getByTestId('bad-link')).toContainText('state "abc"');
+
+  await page.goto(`/admin/webhooks?registrationId=${registrationId}&page=99999`);
+  const beyond = page.getByTestId('page-out-of-range');
+  await expect(beyond).toContainText('Page 99,999 does not exist: 1 webhook fills 1 page.');
+  await expect(page.getByTestId('bad-link')).toHaveCount(0);
+  await beyond.getByRole('link', { name: 'Go to the last page' }).click();
+  await expect(page.getByTestId('webhook-row')).toHaveCount(1);
+});

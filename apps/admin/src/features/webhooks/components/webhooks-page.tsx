@@ -26,6 +26,7 @@ import {
   ariaSort,
   describeFilters,
   filtersFromSearch,
+  ignoredParams,
   filtersToBulkFilter,
   filtersToSearch,
   PAGE_SIZES,
@@ -402,6 +403,7 @@ function WebhookList({
 export function WebhooksPage() {
   const { search } = useLocation();
   const filters = filtersFromSearch(new URLSearchParams(search));
+  const ignored = ignoredParams(new URLSearchParams(search));
   const [selectionCount, setSelectionCount] = useState(0);
   const webhooks = useWebhooks(filters, { paused: selectionCount > 0 });
   const go = (next: WebhookFilters) => navigate(`/webhooks${filtersToSearch(next)}`);
@@ -427,6 +429,27 @@ export function WebhooksPage() {
       />
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <WebhookFiltersForm key={search} filters={filters} onApply={go} />
+      {ignored.length > 0 && (
+        <div className="notice notice--warn" role="alert" data-testid="bad-link">
+          <p>
+            This address asks for what the console cannot read, so it was left out and the list is not
+            filtered by it: {ignored.join('; ')}.
+          </p>
+          <Link to={`/webhooks${filtersToSearch(filters)}`}>Show the address as read</Link>
+        </div>
+      )}
+      {webhooks.data && webhooks.data.totalCount > 0 && filters.page > webhooks.data.totalPages && (
+        <div className="notice notice--warn" role="alert" data-testid="page-out-of-range">
+          <p>
+            Page {formatCount(filters.page)} does not exist: {formatCount(webhooks.data.totalCount)}{' '}
+            {webhooks.data.totalCount === 1 ? 'webhook fills' : 'webhooks fill'}{' '}
+            {formatCount(webhooks.data.totalPages)} page{webhooks.data.totalPages === 1 ? '' : 's'}.
+          </p>
+          <Link to={`/webhooks${filtersToSearch({ ...filters, page: webhooks.data.totalPages })}`}>
+            Go to the last page
+          </Link>
+        </div>
+      )}
       {/* the page keeps the last runs across lists (a list that empties goes) */}
       <OperationsPanel
         selectedRun={selectedRun}
