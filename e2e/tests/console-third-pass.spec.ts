@@ -93,3 +93,25 @@ test('a bad link says what it could not read, and a page past the end says so', 
   await beyond.getByRole('link', { name: 'Go to the last page' }).click();
   await expect(page.getByTestId('webhook-row')).toHaveCount(1);
 });
+
+test('"Due now" leaves out the webhooks a paused registration keeps, and names them apart', async ({
+  page,
+  api,
+  target,
+}, testInfo) => {
+  await target.behave({ status: 200 });
+  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
+  await api.request('POST', `/api/webhook-registrations/${registrationId}/pause`);
+  await api.createProperty(`Paused House ${Date.now()}`);
+  await expect.poll(() => api.statesOf(registrationId)).toEqual([1]);
+
+  await signIn(page, '/admin/');
+  await expect(page.getByTestId('metric-due-held')).toContainText(
+    'Not counted, held until resumed: 1 of paused registrations.',
+  );
+  await snap(page, testInfo, 'due-held');
+  // resumed, it is delivered and nothing is held any more
+  await api.request('POST', `/api/webhook-registrations/${registrationId}/resume`);
+  await api.waitForStates(registrationId, [SUCCESSFUL]);
+  await expect(page.getByTestId('metric-due-held')).toHaveCount(0, { timeout: 20_000 });
+});
