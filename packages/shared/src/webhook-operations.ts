@@ -102,12 +102,30 @@ export const WebhookBulkRequest = z
     action: z.enum(BULK_WEBHOOK_ACTIONS, { error: 'action must be one of retry, abort, resolve' }),
     filter: WebhookBulkFilter,
     dryRun: z.boolean().optional().meta({ description: 'Count what would change; change nothing.' }),
+    fromDryRun: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .meta({
+        description:
+          'The id of a finished dry run of the same request: act on exactly the rows it selected (what the ' +
+          'operator confirmed), not on what the filter matches now. Rows whose state moved on meanwhile are ' +
+          'skipped. A dry run lends its selection once, within an hour.',
+      }),
     freshSchedule: z
       .boolean()
       .optional()
       .meta({ description: 'retry only: start the 7-attempt schedule again instead of one more attempt.' }),
   })
   .superRefine((request, ctx) => {
+    if (request.fromDryRun !== undefined && request.dryRun) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fromDryRun'],
+        message: 'fromDryRun is for the real run, not a dry run',
+      });
+    }
     if (request.freshSchedule && request.action !== 'retry') {
       ctx.addIssue({
         code: 'custom',
@@ -125,8 +143,26 @@ export const WebhookWindowRequest = z
     since: timestampIn('since'),
     until: timestampIn('until').optional().meta({ description: 'Exclusive; now when absent.' }),
     dryRun: z.boolean().optional().meta({ description: 'Count what would change; change nothing.' }),
+    fromDryRun: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .meta({
+        description:
+          'The id of a finished dry run of the same request: act on exactly the rows it selected (what the ' +
+          'operator confirmed), not on what the filter matches now. Rows whose state moved on meanwhile are ' +
+          'skipped. A dry run lends its selection once, within an hour.',
+      }),
   })
   .superRefine((window, ctx) => {
+    if (window.fromDryRun !== undefined && window.dryRun) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fromDryRun'],
+        message: 'fromDryRun is for the real run, not a dry run',
+      });
+    }
     if (window.until && Date.parse(window.since) >= Date.parse(window.until)) {
       ctx.addIssue({ code: 'custom', path: ['until'], message: 'until must be after since' });
     }

@@ -14,23 +14,46 @@ export const WebhookStatsRead = z
     window: z
       .object({ from: timestamp, to: timestamp, minutes: z.number().int() })
       .meta({ description: 'The attempt figures below cover [from, to): the last hour, whole minutes.' }),
-    attemptsPerMinute: z.array(z.object({ minute: timestamp, attempts: count, failures: count })).meta({
-      description: 'Delivery attempts and failed attempts per minute, oldest first, one entry per minute.',
+    attemptsPerMinute: z
+      .array(
+        z.object({ minute: timestamp, attempts: count, requests: count, failures: count, skipped: count }),
+      )
+      .meta({
+        description:
+          'Per minute, oldest first, one entry per minute: attempts, of them the requests sent to targets and ' +
+          'the failed requests, and the attempts that sent no request (skipped).',
+      }),
+    attempts: count.meta({ description: 'Delivery attempts in the window: requests + skipped.' }),
+    requests: count.meta({
+      description: 'Attempts in the window that sent a request to the target (what receivers can count).',
     }),
-    attempts: count.meta({ description: 'Delivery attempts in the window.' }),
-    failures: count.meta({ description: 'Attempts in the window that failed (not a 2xx).' }),
+    failures: count.meta({ description: 'Requests in the window that failed (no 2xx, or no answer).' }),
+    skipped: count.meta({
+      description:
+        'Attempts in the window that sent no request: `circuit-open` (the breaker was open), `interrupted`, ' +
+        '`internal`, `private-address`, `invalid-url`.',
+    }),
+    skippedByReason: z
+      .array(z.object({ reason: z.string(), count }))
+      .meta({ description: 'The skipped attempts by error kind, most first.' }),
     successRate: z
       .number()
       .min(0)
       .max(1)
       .nullable()
-      .meta({ description: 'Share of the window’s attempts that succeeded; null without attempts.' }),
-    latencyMs: z
-      .object({ p50: milliseconds, p90: milliseconds, p99: milliseconds })
-      .meta({ description: 'Attempt duration percentiles in the window; null without attempts.' }),
+      .meta({ description: 'Share of the window’s requests that succeeded; null without requests.' }),
+    latencyMs: z.object({ p50: milliseconds, p90: milliseconds, p99: milliseconds }).meta({
+      description: 'Request duration percentiles in the window (skips left out); null without requests.',
+    }),
     dueBacklog: count.meta({
       description:
-        'Webhooks due for an attempt and not being delivered (Created or Retrying, due time passed).',
+        'Webhooks due for an attempt and not being delivered (Created or Retrying, due time passed) of active ' +
+        'registrations: what the dispatchers should be sending now.',
+    }),
+    dueHeld: z.object({ paused: count, disabled: count }).meta({
+      description:
+        'Webhooks that would be due but whose registration is paused or disabled: kept, sent once it is ' +
+        'resumed; not in dueBacklog (they do not mean a stalled dispatcher).',
     }),
     inFlight: count.meta({
       description:
@@ -43,11 +66,10 @@ export const WebhookStatsRead = z
     nextScheduledAt: timestamp.nullable().meta({
       description: 'When the earliest of the scheduled webhooks is due; null when none is scheduled.',
     }),
-    oldestDueSeconds: z
-      .number()
-      .min(0)
-      .nullable()
-      .meta({ description: 'How long the longest-waiting due webhook has been due; null when none is.' }),
+    oldestDueSeconds: z.number().min(0).nullable().meta({
+      description:
+        'How long the longest-waiting due webhook (of an active registration) has been due; null when none is.',
+    }),
     blockedGroups: count.meta({
       description: 'Groups held by a Failed webhook (as GET /api/webhook-groups?blocked=true lists them).',
     }),

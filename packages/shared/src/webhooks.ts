@@ -486,6 +486,18 @@ export const WebhookRead = z
     lastAttemptAt: timestamp.nullable().meta({ description: 'When its last attempt started.' }),
     lastStatusCode: z.number().int().nullable().meta({ description: 'The status code of its last attempt.' }),
     lastErrorKind: z.string().nullable().meta({ description: 'Why its last attempt failed, when it did.' }),
+    lastRequest: z
+      .object({
+        at: timestamp,
+        statusCode: z.number().int().nullable(),
+        errorKind: z.string().nullable(),
+      })
+      .nullable()
+      .meta({
+        description:
+          'Its last attempt that sent a request (the last real answer of the target): differs from the last ' +
+          'attempt when that one was skipped (`circuit-open`, …); null when no attempt sent one.',
+      }),
     lastAction: WebhookLastAction.nullable().meta({
       description: 'The last operator action on it (who retried, aborted or resolved it, and when).',
     }),
@@ -536,6 +548,38 @@ export const BlockedGroupRead = z
   })
   .meta({ id: 'BlockedGroupRead' });
 export type BlockedGroupRead = z.infer<typeof BlockedGroupRead>;
+
+/** GET /api/webhook-groups/progress: where a released group stands, counted exactly. */
+export const WebhookGroupProgressRead = z
+  .object({
+    registrationId: z.number().int(),
+    groupKey: z.string(),
+    fromWebhookId: z.number().int().meta({
+      description:
+        'The released blocker: delivered, ended and held-again count its group from it on (ids >= it).',
+    }),
+    waiting: z.number().int().meta({ description: 'Pending webhooks of the group (behind its head).' }),
+    inDelivery: z
+      .number()
+      .int()
+      .meta({ description: 'Created, or Retrying that is due or held by a dispatcher.' }),
+    retrying: z.number().int().meta({ description: 'Retrying, not held, next attempt later.' }),
+    nextRetryAt: timestamp.nullable().meta({ description: 'The earliest next attempt of those.' }),
+    delivered: z.number().int().meta({ description: 'Successful, from the released blocker on.' }),
+    ended: z.number().int().meta({ description: 'Aborted or Resolved, from the released blocker on.' }),
+    heldBy: z
+      .number()
+      .int()
+      .nullable()
+      .meta({
+        description:
+          'The Failed webhook (the released blocker retried and failed again, or a later one) that holds ' +
+          'the group again; null while it is not held.',
+      }),
+    generatedAt: timestamp,
+  })
+  .meta({ id: 'WebhookGroupProgressRead' });
+export type WebhookGroupProgressRead = z.infer<typeof WebhookGroupProgressRead>;
 
 export const PaginatedListOfBlockedGroupRead = Page(BlockedGroupRead).meta({
   id: 'PaginatedListOfBlockedGroupRead',

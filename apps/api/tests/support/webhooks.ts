@@ -112,3 +112,15 @@ export function act(
 ): Promise<Response> {
   return api.fetch(`/api/webhooks/${id}/${action}`, { method: 'POST', token });
 }
+
+/** The audit actions of a registration's own lifecycle, which setting up a test writes. */
+export const REGISTRATION_LIFECYCLE_ACTIONS = [
+  'registration.create',
+  'registration.update-target',
+  'registration.delete',
+] as const;
+
+/** The audit rows (`operator_actions`) other than the registrations' lifecycle, for tests of other actions. */
+export function auditExceptLifecycle(api: Pick<TestApi, 'db'>) {
+  return api.db.knex('operator_actions').whereNotIn('action', REGISTRATION_LIFECYCLE_ACTIONS);
+}

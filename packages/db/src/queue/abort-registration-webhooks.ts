@@ -7,19 +7,21 @@ import { UNDELIVERED_WEBHOOK_STATES, WebhookState } from '@platform/shared';
  * the webhooks (the order enqueue and release use), so a grouped change committed meanwhile is
  * seen and aborted. A change whose enqueue statement began before this commit can still add a
  * webhook afterwards (enqueue does not lock registrations): the claim aborts those instead of
- * delivering them.
+ * delivering them. `lastActionId`: the audit row of the delete, recorded as their last action.
+ * Answers how many it aborted.
  */
 export async function abortRegistrationWebhooks(
   trx: Knex.Transaction,
   registrationId: number,
   now: Date,
-): Promise<void> {
+  lastActionId?: number,
+): Promise<number> {
   await trx('webhook_groups')
     .where({ registration_id: registrationId })
     .orderBy('group_key')
     .forUpdate()
     .select('group_key');
-  await trx('webhooks')
+  const aborted = await trx('webhooks')
     .where({ registration_id: registrationId })
     .whereIn('state', UNDELIVERED_WEBHOOK_STATES)
     .update({
@@ -28,6 +30,8 @@ export async function abortRegistrationWebhooks(
       last_modified: now,
       // a dispatcher holding one of them can no longer complete it (its update checks the lease)
       locked_by: null,
+      ...(lastActionId !== undefined && { last_action_id: lastActionId }),
     });
   await trx('webhook_groups').where({ registration_id: registrationId }).update({ open_count: 0 });
+  return aborted;
 }

@@ -12,6 +12,8 @@ import { sqlList } from './sql';
 /** The delivery figures of one window of a registration's health. */
 export interface HealthWindowFigures {
   attempts: number;
+  /** Attempts that sent no request (latency bucket -1: `ATTEMPT_KINDS_WITHOUT_REQUEST`). */
+  skipped: number;
   successes: number;
   /** The median duration of the requests sent, as its latency bucket's upper bound (ms). */
   p50_ms: number | null;
@@ -70,7 +72,7 @@ export const HEALTH_COUNT_CAP = 10_000;
  * - the party's other live registrations on the same endpoint (same party, same normalised URL:
  *   one receiver, one breaker), one probe of the index `webhook_registrations_target`;
  * - per window (the last hour, the last day) the sums of `webhook_attempt_stats` over the minutes
- *   in it, and the p50 and p95 latency: the bucket where the running count of the requests sent
+ *   in it, the attempts without a request (bucket -1) apart, and the p50 and p95 latency: the bucket where the running count of the requests sent
  *   (bucket >= 0; -1 is an attempt without a request) reaches 50 % / 95 %, answered as that
  *   bucket's upper bound 1.1^(b+1) - 1 ms (the bucket `webhooks_complete` writes), to 0.1 ms;
  * - its awaiting webhooks (Created, Retrying, Pending), read from the partial index
@@ -101,7 +103,8 @@ export const REGISTRATION_HEALTH_SQL = `
                                 ('last_day', b.day_attempts, b.day_successes)) as w(name, attempts, successes)
   ),
   figures as (
-    select name, sum(attempts)::int as attempts, sum(successes)::int as successes,
+    select name, sum(attempts)::int as attempts, (sum(attempts) filter (where bucket < 0))::int as skipped,
+           sum(successes)::int as successes,
            min(bucket) filter (where bucket >= 0 and attempts > 0 and sent_upto >= 0.50 * sent) as p50_bucket,
            min(bucket) filter (where bucket >= 0 and attempts > 0 and sent_upto >= 0.95 * sent) as p95_bucket
       from running
@@ -110,6 +113,7 @@ export const REGISTRATION_HEALTH_SQL = `
   windowed as (
     select json_object_agg(w.name, json_build_object(
              'attempts', coalesce(f.attempts, 0),
+             'skipped', coalesce(f.skipped, 0),
              'successes', coalesce(f.successes, 0),
              'p50_ms', round((power(1.1, f.p50_bucket + 1) - 1)::numeric, 1)::float8,
              'p95_ms', round((power(1.1, f.p95_bucket + 1) - 1)::numeric, 1)::float8)) as figures

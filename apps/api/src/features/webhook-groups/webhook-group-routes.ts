@@ -1,6 +1,11 @@
-import { PaginatedListOfBlockedGroupRead, PartyType } from '@platform/shared';
+import { PaginatedListOfBlockedGroupRead, PartyType, WebhookGroupProgressRead } from '@platform/shared';
 import { defineRoute, type RouteDefinition } from '../../http/route';
-import { BlockedGroupQuery, listBlockedGroups } from './webhook-group-service';
+import {
+  BlockedGroupQuery,
+  GroupProgressQuery,
+  listBlockedGroups,
+  readGroupProgress,
+} from './webhook-group-service';
 
 export const webhookGroupRoutes: RouteDefinition[] = [
   defineRoute({
@@ -16,5 +21,20 @@ export const webhookGroupRoutes: RouteDefinition[] = [
     response: { description: 'A page of blocked groups', schema: PaginatedListOfBlockedGroupRead },
     textual: true,
     handler: ({ deps, principal, query }) => listBlockedGroups(deps, principal, query),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/webhook-groups/progress',
+    summary: 'Where a released group stands, counted exactly',
+    description:
+      'After its blocker (fromWebhookId) was retried, resolved or aborted: how many of the group wait, are ' +
+      'in delivery or Retrying later, were delivered or ended from the blocker on, and which Failed webhook ' +
+      'holds it again, if one does. One aggregate over the whole group, however many webhooks it has.',
+    tags: ['Webhook'],
+    auth: { allow: [PartyType.Admin, PartyType.PropertyManagementCompany], permission: 'Webhook.Read' },
+    query: GroupProgressQuery,
+    response: { description: 'The group’s progress', schema: WebhookGroupProgressRead },
+    errors: [404],
+    handler: ({ deps, principal, query }) => readGroupProgress(deps, principal, query),
   }),
 ];

@@ -38,7 +38,7 @@ export const operationRoutes: RouteDefinition[] = [
     body: WebhookBulkRequest,
     status: 202,
     response: operationAnswer,
-    errors: [404],
+    errors: [404, 409],
     handler: ({ deps, principal, body }) => startBulk(deps, principal, body),
   }),
   defineRoute({
@@ -69,7 +69,7 @@ export const operationRoutes: RouteDefinition[] = [
     body: WebhookWindowRequest,
     status: 202,
     response: operationAnswer,
-    errors: [404],
+    errors: [404, 409],
     handler: ({ deps, principal, params, body }) =>
       startWindowOperation(deps, principal, 'recover', params.id, body),
   }),

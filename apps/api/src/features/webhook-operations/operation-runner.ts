@@ -3,6 +3,7 @@ import type { OperationSkipReason, WebhookOperationAction } from '@platform/shar
 import { pgErrorCode, type Knex } from '@platform/db';
 import type { Logger } from 'pino';
 import type { Principal } from '../../auth/principal';
+import { AppError, fieldError } from '../../http/errors';
 import type { Operations } from '../../deps';
 import { recordOperatorAction, type OperatorActionRecord } from '../operator-actions/operator-action-service';
 import { DEADLOCK_DETECTED, retryOnDeadlock } from '../webhooks/deadlock-retry';
@@ -44,7 +45,52 @@ export interface NewOperation {
   filter: Record<string, unknown>;
   dryRun?: boolean;
   freshSchedule?: boolean;
+  /** Act on the selection of this finished dry run (`fromDryRun`) instead of selecting anew. */
+  fromDryRun?: number;
   audit: OperatorActionRecord['action'];
+}
+
+/** How long a finished dry run keeps its selection for the real run that confirms it. */
+const DRY_RUN_SELECTION_KEPT = '1 hour';
+
+/**
+ * Moves the selection of dry run `fromId` to `operation` (the real run the operator confirmed
+ * with its count), so the real run acts on exactly those rows. The dry run must be the caller's
+ * party's, finished, of the same action and registration; it lends its selection once (moved, not
+ * copied). Returns how many rows.
+ */
+async function takeDryRunSelection(
+  trx: Knex.Transaction,
+  operation: OperationRow,
+  fromId: number,
+  principal: Principal,
+): Promise<number> {
+  const dry = (await trx('webhook_operations').where({ id: fromId }).forUpdate().first()) as
+    (OperationRow & { principal: { partyId: number } }) | undefined;
+  if (!dry || dry.principal.partyId !== principal.partyId) {
+    throw new AppError('NotFound', `Dry run ${fromId} was not found`);
+  }
+  if (!dry.dry_run) throw fieldError('fromDryRun', `operation ${fromId} is not a dry run`);
+  if (dry.action !== operation.action || dry.registration_id !== operation.registration_id) {
+    throw fieldError('fromDryRun', `dry run ${fromId} counted another action or registration`);
+  }
+  if (dry.state !== 'done') {
+    throw new AppError('Conflict', `Dry run ${fromId} has not finished counting; wait for it, then confirm.`);
+  }
+  const moved = await trx.raw(
+    `with taken as (delete from webhook_operation_items where operation_id = ? returning item_id)
+     insert into webhook_operation_items (operation_id, item_id) select ?, item_id from taken`,
+    [fromId, operation.id],
+  );
+  const count = (moved as { rowCount: number }).rowCount;
+  if (count === 0 && dry.total > 0) {
+    throw new AppError(
+      'Conflict',
+      `Dry run ${fromId} no longer holds its selection (it was confirmed already, or is older than ` +
+        `${DRY_RUN_SELECTION_KEPT}); count again.`,
+    );
+  }
+  return count;
 }
 
 const DEFAULT_BATCH = 500;
@@ -96,6 +142,7 @@ export async function createOperation(
     filter: request.filter,
     dryRun: request.dryRun ?? false,
     changed: null,
+    ...(request.fromDryRun !== undefined && { detail: { fromDryRun: request.fromDryRun } }),
   });
   const [operation] = (await trx('webhook_operations')
     .insert({
@@ -111,7 +158,16 @@ export async function createOperation(
       lease_until: trx.raw(`now() + make_interval(secs => ?)`, [runner.leaseMs / 1000]),
     })
     .returning('*')) as OperationRow[];
-  const total = await kind.select(trx, operation!, principal);
+  // dry runs keep their selection for the real run for a while (takeDryRunSelection); older ones go
+  await trx.raw(
+    `delete from webhook_operation_items i using webhook_operations o
+      where i.operation_id = o.id and o.dry_run and o.state <> 'running'
+        and o.finished_at < now() - interval '${DRY_RUN_SELECTION_KEPT}'`,
+  );
+  const total =
+    request.fromDryRun === undefined
+      ? await kind.select(trx, operation!, principal)
+      : await takeDryRunSelection(trx, operation!, request.fromDryRun, principal);
   await trx('operator_actions').where({ id: auditId }).update({ operation_id: operation!.id });
   const [counted] = (await trx('webhook_operations')
     .where({ id: operation!.id })
@@ -273,7 +329,8 @@ export class OperationRunner implements Operations {
           .pluck('item_id')) as (number | string)[]
       ).map(Number);
       if (items.length === 0) {
-        await trx('webhook_operation_items').where({ operation_id: id }).delete();
+        // a dry run keeps its selection: the real run that confirms it acts on exactly these rows
+        if (!operation.dry_run) await trx('webhook_operation_items').where({ operation_id: id }).delete();
         await trx('webhook_operations')
           .where({ id })
           .update({ state: 'done', finished_at: trx.fn.now(), runner: null, lease_until: null });

@@ -78,6 +78,7 @@ export async function startBulk(
     filter: request.filter,
     dryRun: request.dryRun ?? false,
     freshSchedule: request.freshSchedule ?? false,
+    fromDryRun: request.fromDryRun,
     audit: `webhooks.bulk-${request.action}` satisfies OperatorActionName,
   });
 }
@@ -119,6 +120,7 @@ export async function startWindowOperation(
     filter: { since: window.since, ...(window.until === undefined ? {} : { until: window.until }) },
     dryRun: window.dryRun ?? false,
     freshSchedule: action === 'recover',
+    fromDryRun: window.fromDryRun,
     audit: `registration.${action}`,
   });
 }

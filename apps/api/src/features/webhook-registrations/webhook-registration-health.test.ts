@@ -43,7 +43,15 @@ async function stats(
 describe('GET /api/webhook-registrations/{id}/health', () => {
   it('answers zeros and nulls for a registration that never delivered', async () => {
     const created = await register(api, world.pmc.full.token);
-    const emptyWindow = { attempts: 0, successes: 0, successRate: null, p50Ms: null, p95Ms: null };
+    const emptyWindow = {
+      attempts: 0,
+      requests: 0,
+      skipped: 0,
+      successes: 0,
+      successRate: null,
+      p50Ms: null,
+      p95Ms: null,
+    };
     const endpoint = await targetOf(api, created.id).first();
     expect(await health(created.id)).toEqual({
       registrationId: created.id,
@@ -185,25 +193,38 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
 
     const figures = await health(created.id);
     // p50 of 10 requests: the 5th is in bucket 10 (1.1^11 - 1 = 1.85 ms); p95: the 10th, in bucket 40
+    // the success rate is of the requests: the skips asked the receiver nothing
     expect(figures.lastHour).toEqual({
       attempts: 40,
+      requests: 10,
+      skipped: 30,
       successes: 8,
-      successRate: 8 / 40,
+      successRate: 8 / 10,
       p50Ms: 1.9,
       p95Ms: 48.8,
     });
     // of 20 requests, the 10th and the 19th are in bucket 30 (1.1^31 - 1 = 18.19 ms)
     expect(figures.lastDay).toEqual({
       attempts: 50,
+      requests: 20,
+      skipped: 30,
       successes: 18,
-      successRate: 18 / 50,
+      successRate: 18 / 20,
       p50Ms: 18.2,
       p95Ms: 18.2,
     });
 
     expect(await health(other.id)).toMatchObject({
-      lastHour: { attempts: 0, successes: 0, successRate: null, p50Ms: null, p95Ms: null },
-      lastDay: { attempts: 4, successes: 0, successRate: 0, p50Ms: null, p95Ms: null },
+      lastHour: { attempts: 0, requests: 0, skipped: 0, successes: 0, successRate: null, p50Ms: null },
+      lastDay: {
+        attempts: 4,
+        requests: 0,
+        skipped: 4,
+        successes: 0,
+        successRate: null,
+        p50Ms: null,
+        p95Ms: null,
+      },
     });
   });
 

@@ -8,10 +8,14 @@ import { visibleRegistrations } from './webhook-registration-service';
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
 
 function presentWindow(figures: HealthWindowFigures): WebhookRegistrationHealth['lastHour'] {
+  // a success rate of requests: an attempt the breaker skipped asked the receiver nothing
+  const requests = figures.attempts - figures.skipped;
   return {
     attempts: figures.attempts,
+    requests,
+    skipped: figures.skipped,
     successes: figures.successes,
-    successRate: figures.attempts === 0 ? null : figures.successes / figures.attempts,
+    successRate: requests === 0 ? null : figures.successes / requests,
     p50Ms: figures.p50_ms,
     p95Ms: figures.p95_ms,
   };

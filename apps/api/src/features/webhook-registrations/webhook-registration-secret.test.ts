@@ -12,7 +12,12 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildAccount, buildParty, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
-import { createProperty, patchProperty, register } from '../../../tests/support/webhooks';
+import {
+  auditExceptLifecycle,
+  createProperty,
+  patchProperty,
+  register,
+} from '../../../tests/support/webhooks';
 
 // POST /api/webhook-registrations/{id}/rotate-secret, and the signatures the real dispatcher
 // process sends during and after the overlap, checked with the `standardwebhooks` library.
@@ -23,7 +28,7 @@ const SECRET_KEY = randomBytes(32).toString('base64');
 const { api, world } = useTestApi({ world: true, config: { SECRET_ENCRYPTION_KEY: SECRET_KEY } });
 
 beforeEach(async () => {
-  await api.db.knex('operator_actions').del();
+  await auditExceptLifecycle(api).del();
 });
 
 async function rotate(id: number, body?: unknown, token = world.pmc.full.token): Promise<RotateSecretResult> {
@@ -73,7 +78,7 @@ describe('POST /api/webhook-registrations/{id}/rotate-secret', () => {
     const read = await api.fetch(`/api/webhook-registrations/${created.id}`, { token: world.pmc.full.token });
     expect(await read.text()).not.toContain('whsec_');
 
-    const audit = await api.db.knex('operator_actions');
+    const audit = await auditExceptLifecycle(api);
     expect(audit).toEqual([
       expect.objectContaining({
         action: 'registration.rotate-secret',
@@ -106,7 +111,7 @@ describe('POST /api/webhook-registrations/{id}/rotate-secret', () => {
       previous: null,
       expiresAt: null,
     });
-    expect((await api.db.knex('operator_actions').orderBy('id')).map((row) => row.detail.overlap)).toEqual([
+    expect((await auditExceptLifecycle(api).orderBy('id')).map((row) => row.detail.overlap)).toEqual([
       '7d',
       '30m',
       '0m',
@@ -132,7 +137,7 @@ describe('POST /api/webhook-registrations/{id}/rotate-secret', () => {
       expect(problem.errors?.overlap).toContain(message);
     }
     expect(await secretsOf(created.id)).toMatchObject({ current: created.signingSecret, previous: null });
-    expect(await api.db.knex('operator_actions')).toEqual([]);
+    expect(await auditExceptLifecycle(api)).toEqual([]);
   });
 
   it('answers 404 for another party’s, a deleted or an unknown registration, and changes nothing', async () => {
@@ -156,7 +161,7 @@ describe('POST /api/webhook-registrations/{id}/rotate-secret', () => {
       );
     }
     expect(await secretsOf(foreign.id)).toMatchObject({ current: foreign.signingSecret, previous: null });
-    expect(await api.db.knex('operator_actions')).toEqual([]);
+    expect(await auditExceptLifecycle(api)).toEqual([]);
     // an Admin sees every party's registrations
     await rotate(foreign.id, undefined, world.admin.full.token);
   });

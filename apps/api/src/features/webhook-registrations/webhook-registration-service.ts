@@ -233,6 +233,12 @@ export async function createRegistration(
       )
       .returning('*');
     events.sort((a, b) => a.id - b.id);
+    await recordOperatorAction(trx, principal, {
+      action: 'registration.create',
+      registrationId: registration.id,
+      changed: 1,
+      detail: { targetUrl: write.targetUrl, partyId: party.id },
+    });
     return { ...presentRegistration({ ...registration, party_name: party.name }, events), signingSecret };
   });
 }
@@ -257,6 +263,12 @@ export async function updateRegistration(
       })
       .where({ id })
       .returning([...REGISTRATION_FIELDS]);
+    await recordOperatorAction(trx, principal, {
+      action: 'registration.update-target',
+      registrationId: id,
+      changed: current.target_url === patch.targetUrl ? 0 : 1,
+      detail: { previousTargetUrl: current.target_url, targetUrl: patch.targetUrl },
+    });
     return (await withEvents(trx, [{ ...row!, party_name: current.party_name }]))[0]!;
   });
 }
@@ -300,13 +312,20 @@ export function setDeliveryStatus(
 export function deleteRegistration(deps: AppDeps, principal: Principal, id: number): Promise<void> {
   return retryOnDeadlock(() =>
     runWrite(deps, principal, async ({ trx, now }) => {
-      await lockVisibleRegistration(trx, principal, id);
+      const current = await lockVisibleRegistration(trx, principal, id);
       await trx('webhook_registrations').where({ id }).update({ deleted: now, last_modified: now });
       await trx('webhook_events')
         .where({ registration_id: id })
         .whereNull('deleted')
         .update({ deleted: now, last_modified: now });
-      await abortRegistrationWebhooks(trx, id, now);
+      // audited with what it aborted, and each aborted webhook names the delete as its last action
+      const actionId = await recordOperatorAction(trx, principal, {
+        action: 'registration.delete',
+        registrationId: id,
+        detail: { targetUrl: current.target_url },
+      });
+      const aborted = await abortRegistrationWebhooks(trx, id, now, actionId);
+      await trx('operator_actions').where({ id: actionId }).update({ changed: aborted });
     }),
   );
 }

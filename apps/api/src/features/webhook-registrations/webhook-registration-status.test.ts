@@ -3,7 +3,7 @@ import type { WebhookRegistrationRead } from '@platform/shared';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildAccount, expectAccessRules, login, useTestApi } from '../../../tests/support/api';
-import { register, targetOf } from '../../../tests/support/webhooks';
+import { auditExceptLifecycle, register, targetOf } from '../../../tests/support/webhooks';
 
 const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
 
@@ -125,13 +125,13 @@ describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
   });
 
   it('audits every pause and resume in its transaction, also one that left the status as it was', async () => {
-    await api.db.knex('operator_actions').del();
+    await auditExceptLifecycle(api).del();
     const created = await register(api, world.pmc.full.token);
     await setStatus(created.id, 'pause');
     await setStatus(created.id, 'pause');
     await setStatus(created.id, 'resume');
     await setStatus(created.id, 'resume', world.admin.full.token);
-    const audit = await api.db.knex('operator_actions').orderBy('id');
+    const audit = await auditExceptLifecycle(api).orderBy('id');
     expect(
       audit.map(({ action, account_id, party_id, registration_id, changed, detail, dry_run }) => ({
         action,
@@ -181,14 +181,14 @@ describe('POST /api/webhook-registrations/{id}/pause and /resume', () => {
       },
     ]);
     // refused calls leave no trace
-    await api.db.knex('operator_actions').del();
+    await auditExceptLifecycle(api).del();
     const foreign = await register(api, world.otherPmc.full.token);
     const refused = await api.fetch(`/api/webhook-registrations/${foreign.id}/pause`, {
       method: 'POST',
       token: world.pmc.full.token,
     });
     expect(refused.status).toBe(404);
-    expect(await api.db.knex('operator_actions')).toEqual([]);
+    expect(await auditExceptLifecycle(api)).toEqual([]);
   });
 
   it('answers 404 for another party’s or a deleted registration and leaves it alone', async () => {

@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { buildAccount, expectAccessRules, login, type TestApi, useTestApi } from '../../../tests/support/api';
-import { register, targetOf } from '../../../tests/support/webhooks';
+import { auditExceptLifecycle, register, targetOf } from '../../../tests/support/webhooks';
 
 // POST /api/webhook-registrations/{id}/test: one delivery now, from the API, to real targets on
 // 127.0.0.1, built and sent by the dispatcher's code (@platform/delivery).
@@ -26,7 +26,7 @@ afterAll(async () => {
   await target?.close();
 });
 beforeEach(async () => {
-  await api.db.knex('operator_actions').del();
+  await auditExceptLifecycle(api).del();
   target.script = () => ({});
   target.requests.length = 0;
 });
@@ -54,7 +54,7 @@ const verifies = (secret: string, request: { body: string; headers: Record<strin
   }
 };
 
-const auditRows = () => api.db.knex('operator_actions').orderBy('id');
+const auditRows = () => auditExceptLifecycle(api).orderBy('id');
 
 describe('POST /api/webhook-registrations/{id}/test', () => {
   it('delivers one signed test event to the target, marked x-webhook-test: 1, and answers how it went', async () => {
@@ -370,7 +370,7 @@ describe('private targets (ALLOW_PRIVATE_TARGETS=false)', () => {
       responseExcerpt: null,
     });
     expect(target.requests).toHaveLength(0);
-    expect(await strict.db.knex('operator_actions').where({ registration_id: created.id })).toEqual([
+    expect(await auditExceptLifecycle(strict).where({ registration_id: created.id })).toEqual([
       expect.objectContaining({
         action: 'registration.test',
         detail: expect.objectContaining({ statusCode: null, errorKind: 'private-address' }),

@@ -1,4 +1,4 @@
-import { WebhookState, type WebhookStatsRead } from '@platform/shared';
+import { ATTEMPT_KINDS_WITHOUT_REQUEST, WebhookState, type WebhookStatsRead } from '@platform/shared';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { scopeToParties } from '../../http/scope';
@@ -7,6 +7,9 @@ import { scopeToParties } from '../../http/scope';
 export const STATS_WINDOW_MINUTES = 60;
 
 const ALL_STATES = Object.values(WebhookState);
+
+/** An attempt that sent a request (`attemptSentRequest` of packages/shared, in SQL). */
+const SENT = `(a.error_kind is null or a.error_kind not in (${ATTEMPT_KINDS_WITHOUT_REQUEST.map((kind) => `'${kind}'`).join(', ')}))`;
 
 /**
  * The overview figures of the webhooks the caller may see (Admin: all; others their party's),
@@ -44,14 +47,24 @@ export async function readWebhookStats(deps: AppDeps, principal: Principal): Pro
     const stateRows: { state: number; count: number }[] = await webhooks()
       .select('w.state', trx.raw('count(*)::int as count'))
       .groupBy('w.state');
-    const due: { due: number; oldest_due_seconds: number | null } = await webhooks()
+    // due means deliverable now: the webhooks of paused and disabled registrations wait for a
+    // resume, not for a dispatcher, so they are counted apart
+    const due: {
+      due: number;
+      oldest_due_seconds: number | null;
+      held_paused: number;
+      held_disabled: number;
+    } = await webhooks()
       .whereIn('w.state', [WebhookState.Created, WebhookState.Retrying])
       .where('w.next_attempt_at', '<=', now)
       .first(
-        trx.raw('count(*)::int as due'),
-        trx.raw('extract(epoch from ?::timestamptz - min(w.next_attempt_at))::float8 as oldest_due_seconds', [
-          now,
-        ]),
+        trx.raw(`(count(*) filter (where r.status = 'active'))::int as due`),
+        trx.raw(
+          `extract(epoch from ?::timestamptz - min(w.next_attempt_at) filter (where r.status = 'active'))::float8 as oldest_due_seconds`,
+          [now],
+        ),
+        trx.raw(`(count(*) filter (where r.status = 'paused'))::int as held_paused`),
+        trx.raw(`(count(*) filter (where r.status = 'disabled'))::int as held_disabled`),
       );
     // not due: leased by a dispatcher (in flight), or waiting for a later attempt (scheduled);
     // the `next_attempt_at > now` range of `webhooks_due`
@@ -70,32 +83,55 @@ export async function readWebhookStats(deps: AppDeps, principal: Principal): Pro
       .where('r.should_group_continue_after_fail', false)
       .whereNull('r.deleted')
       .first(trx.raw('count(*)::int as count'));
-    const minuteRows: { minute: Date; attempts: number; failures: number }[] = await attempts()
-      .select(
-        trx.raw(`date_trunc('minute', a.created) as minute`),
-        trx.raw('count(*)::int as attempts'),
-        trx.raw('(count(*) filter (where a.error_kind is not null))::int as failures'),
-      )
-      .groupByRaw(`date_trunc('minute', a.created)`);
+    const minuteRows: { minute: Date; attempts: number; requests: number; failures: number }[] =
+      await attempts()
+        .select(
+          trx.raw(`date_trunc('minute', a.created) as minute`),
+          trx.raw('count(*)::int as attempts'),
+          trx.raw(`(count(*) filter (where ${SENT}))::int as requests`),
+          trx.raw(`(count(*) filter (where ${SENT} and a.error_kind is not null))::int as failures`),
+        )
+        .groupByRaw(`date_trunc('minute', a.created)`);
+    // latency and failures of the requests only: a skip took no time and asked nobody
     const summary: {
       attempts: number;
+      requests: number;
       failures: number;
       p50: number | null;
       p90: number | null;
       p99: number | null;
     } = await attempts().first(
       trx.raw('count(*)::int as attempts'),
-      trx.raw('(count(*) filter (where a.error_kind is not null))::int as failures'),
+      trx.raw(`(count(*) filter (where ${SENT}))::int as requests`),
+      trx.raw(`(count(*) filter (where ${SENT} and a.error_kind is not null))::int as failures`),
       ...[50, 90, 99].map((p) =>
-        trx.raw(`percentile_cont(${p / 100}) within group (order by a.duration_ms)::float8 as p${p}`),
+        trx.raw(
+          `(percentile_cont(${p / 100}) within group (order by a.duration_ms) filter (where ${SENT}))::float8 as p${p}`,
+        ),
       ),
     );
+    const skipRows: { reason: string; count: number }[] = await attempts()
+      .whereRaw(`not ${SENT}`)
+      .select('a.error_kind as reason', trx.raw('count(*)::int as count'))
+      .groupBy('a.error_kind')
+      .orderBy([
+        { column: 'count', order: 'desc' },
+        { column: 'reason', order: 'asc' },
+      ]);
 
     const byMinute = new Map(minuteRows.map((row) => [row.minute.getTime(), row]));
     const attemptsPerMinute = Array.from({ length: STATS_WINDOW_MINUTES }, (_, index) => {
       const minute = new Date(windowStart.getTime() + index * 60_000);
       const row = byMinute.get(minute.getTime());
-      return { minute: minute.toISOString(), attempts: row?.attempts ?? 0, failures: row?.failures ?? 0 };
+      const attempts = row?.attempts ?? 0;
+      const requests = row?.requests ?? 0;
+      return {
+        minute: minute.toISOString(),
+        attempts,
+        requests,
+        failures: row?.failures ?? 0,
+        skipped: attempts - requests,
+      };
     });
     const byState = new Map(stateRows.map((row) => [Number(row.state), row.count]));
     const round = (ms: number | null) => (ms === null ? null : Math.round(ms * 10) / 10);
@@ -109,10 +145,14 @@ export async function readWebhookStats(deps: AppDeps, principal: Principal): Pro
       },
       attemptsPerMinute,
       attempts: summary.attempts,
+      requests: summary.requests,
       failures: summary.failures,
-      successRate: summary.attempts === 0 ? null : (summary.attempts - summary.failures) / summary.attempts,
+      skipped: summary.attempts - summary.requests,
+      skippedByReason: skipRows,
+      successRate: summary.requests === 0 ? null : (summary.requests - summary.failures) / summary.requests,
       latencyMs: { p50: round(summary.p50), p90: round(summary.p90), p99: round(summary.p99) },
       dueBacklog: due.due,
+      dueHeld: { paused: due.held_paused, disabled: due.held_disabled },
       inFlight: notDue.in_flight,
       scheduled: notDue.scheduled,
       nextScheduledAt: notDue.next_scheduled_at ? notDue.next_scheduled_at.toISOString() : null,

@@ -169,6 +169,44 @@ describe('GET /api/webhook-stats', () => {
     expect(countOf(figures, Retrying)).toBe(2);
   });
 
+  it('counts the due webhooks of paused and disabled registrations apart from the due backlog', async () => {
+    // the finding: "Due now 1,293 · oldest due for 21 min" counted only a disabled registration's webhooks
+    const token = world.pmc.full.token;
+    const active = await register(api, token);
+    const paused = await register(api, token, { targetUrl: 'https://paused.example.com/x' });
+    const disabled = await register(api, token, { targetUrl: 'https://disabled.example.com/x' });
+    await createProperty(api, token);
+    await createProperty(api, token);
+    await api.db.knex('webhook_registrations').where({ id: paused.id }).update({ status: 'paused' });
+    await api.db
+      .knex('webhook_registrations')
+      .where({ id: disabled.id })
+      .update({ status: 'disabled', disabled_reason: 'gone' });
+    // everything due; the disabled registration's webhooks for 21 minutes, the active one's for 5 s
+    await api.db
+      .knex('webhooks')
+      .whereIn('registration_id', [paused.id, disabled.id])
+      .update({ next_attempt_at: api.db.knex.raw(`now() - interval '21 minutes'`) });
+    await api.db
+      .knex('webhooks')
+      .where({ registration_id: active.id })
+      .update({ next_attempt_at: api.db.knex.raw(`now() - interval '5 seconds'`) });
+
+    const figures = await stats(token);
+    expect(figures.dueBacklog).toBe(2);
+    expect(figures.oldestDueSeconds).toBeGreaterThanOrEqual(5);
+    expect(figures.oldestDueSeconds).toBeLessThan(60);
+    expect(figures.dueHeld).toEqual({ paused: 2, disabled: 2 });
+
+    await api.db.knex('webhook_registrations').where({ id: active.id }).update({ status: 'paused' });
+    const allHeld = await stats(token);
+    expect(allHeld).toMatchObject({
+      dueBacklog: 0,
+      oldestDueSeconds: null,
+      dueHeld: { paused: 4, disabled: 2 },
+    });
+  });
+
   it('counts only the webhooks of the caller’s party; Admin counts every party', async () => {
     const mine = await register(api, world.pmc.full.token);
     const foreign = await register(api, world.otherPmc.full.token);

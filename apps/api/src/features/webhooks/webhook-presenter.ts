@@ -1,4 +1,5 @@
 import {
+  ATTEMPT_KINDS_WITHOUT_REQUEST,
   WebhookState,
   type OperatorActionName,
   type WebhookAttemptRead,
@@ -46,10 +47,22 @@ export const WEBHOOK_COLUMNS = [
 export const lastAttemptOf = (columns: string): string =>
   `(select ${columns} from webhook_attempts a where a.webhook_id = w.id order by a.id desc limit 1)`;
 
+/**
+ * The last attempt of `w` that sent a request: its last real answer, read back past the skips
+ * (a webhook has at most its schedule's attempts per cycle; same index).
+ */
+const lastRequestOf = (columns: string): string =>
+  `(select ${columns} from webhook_attempts a where a.webhook_id = w.id
+      and (a.error_kind is null or a.error_kind not in (${ATTEMPT_KINDS_WITHOUT_REQUEST.map((kind) => `'${kind}'`).join(', ')}))
+    order by a.id desc limit 1)`;
+
 export const WEBHOOK_SUBQUERY_COLUMNS = [
   `${lastAttemptOf(
     `json_build_object('at', a.started_at, 'statusCode', a.status_code, 'errorKind', a.error_kind)`,
   )} as last_attempt`,
+  `${lastRequestOf(
+    `json_build_object('at', a.started_at, 'statusCode', a.status_code, 'errorKind', a.error_kind)`,
+  )} as last_request`,
   `(select json_build_object('id', o.id, 'action', o.action, 'accountId', o.account_id, 'at', o.created)
       from operator_actions o where o.id = w.last_action_id) as last_action`,
   `(select ip.name from parties ip where ip.id = c.initiator_party_id) as initiator_party_name`,
@@ -78,6 +91,7 @@ export interface WebhookRow {
   initiator_account_id: number | null;
   target_url: string;
   last_attempt: { at: string; statusCode: number | null; errorKind: string | null } | null;
+  last_request: { at: string; statusCode: number | null; errorKind: string | null } | null;
   last_action: { id: number; action: OperatorActionName; accountId: number | null; at: string } | null;
 }
 
@@ -112,6 +126,11 @@ export function presentWebhook(row: WebhookRow): WebhookRead {
     lastAttemptAt: row.last_attempt ? new Date(row.last_attempt.at).toISOString() : null,
     lastStatusCode: row.last_attempt?.statusCode ?? null,
     lastErrorKind: row.last_attempt?.errorKind ?? null,
+    lastRequest: row.last_request && {
+      at: new Date(row.last_request.at).toISOString(),
+      statusCode: row.last_request.statusCode,
+      errorKind: row.last_request.errorKind,
+    },
     lastAction: row.last_action && { ...row.last_action, at: new Date(row.last_action.at).toISOString() },
   };
 }

@@ -6,18 +6,20 @@ const HEIGHT = 160;
 
 /** A text summary of the chart, for its accessible name and for readers who skip the picture. */
 export function chartSummary(points: readonly ChartPoint[]): string {
-  const attempts = points.reduce((sum, p) => sum + p.attempts, 0);
+  const requests = points.reduce((sum, p) => sum + p.requests, 0);
   const failures = points.reduce((sum, p) => sum + p.failures, 0);
-  if (attempts === 0) return `No delivery attempts in the last ${points.length} minutes.`;
-  const busiest = points.reduce((best, p) => (p.attempts > best.attempts ? p : best), points[0]!);
+  const skipped = points.reduce((sum, p) => sum + p.skipped, 0);
+  const skips = skipped === 0 ? '' : ` ${formatCount(skipped)} attempts skipped (no request sent).`;
+  if (requests === 0) return `No requests sent in the last ${points.length} minutes.${skips}`;
+  const busiest = points.reduce((best, p) => (p.requests > best.requests ? p : best), points[0]!);
   return (
-    `${formatCount(attempts)} delivery attempts in the last ${points.length} minutes, ${formatCount(failures)} failed; ` +
-    `busiest minute ${formatClock(busiest.minute)} with ${formatCount(busiest.attempts)}.`
+    `${formatCount(requests)} requests in the last ${points.length} minutes, ${formatCount(failures)} failed; ` +
+    `busiest minute ${formatClock(busiest.minute)} with ${formatCount(busiest.requests)}.${skips}`
   );
 }
 
 /**
- * Delivery attempts per minute, successes and failures stacked. The bars are an SVG stretched to
+ * Requests sent per minute, successes and failures stacked (skips only in the summary). The bars are an SVG stretched to
  * the width available; the axis labels are HTML, so they stay legible on a narrow screen.
  */
 export function AttemptsChart({ points }: { points: readonly ChartPoint[] }) {

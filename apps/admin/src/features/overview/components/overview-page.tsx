@@ -80,6 +80,25 @@ function AwaitingMetric({ stats }: { stats: WebhookStatsRead }) {
   );
 }
 
+/**
+ * Webhooks that would be due but wait for their registration's resume: apart from "Due now",
+ * which counts only what the dispatchers should be sending, so a disabled registration's backlog
+ * does not read as a stalled dispatcher.
+ */
+function HeldDue({ held }: { held: WebhookStatsRead['dueHeld'] }) {
+  if (held.paused === 0 && held.disabled === 0) return null;
+  const parts = [
+    held.paused ? `${formatCount(held.paused)} of paused registrations` : '',
+    held.disabled ? `${formatCount(held.disabled)} of disabled registrations` : '',
+  ].filter(Boolean);
+  return (
+    <span className="metric__held" data-testid="metric-due-held">
+      {' '}
+      Not counted, held until resumed: {parts.join(', ')}.
+    </span>
+  );
+}
+
 function Figures({ stats }: { stats: WebhookStatsRead }) {
   const { latencyMs } = stats;
   return (
@@ -95,16 +114,33 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
             value={formatPercent(stats.successRate)}
             tone={successRateTone(stats.successRate)}
             detail={
-              stats.attempts
-                ? `${formatCount(stats.attempts - stats.failures)} of ${formatCount(stats.attempts)} attempts`
-                : 'No attempts'
+              stats.requests
+                ? `${formatCount(stats.requests - stats.failures)} of ${formatCount(stats.requests)} requests`
+                : 'No requests'
+            }
+          />
+          <Metric
+            label="Requests · skipped"
+            testId="metric-requests"
+            value={
+              <>
+                <span data-testid="metric-requests-sent">{formatCount(stats.requests)}</span> ·{' '}
+                <span data-testid="metric-skipped">{formatCount(stats.skipped)}</span>
+              </>
+            }
+            detail={
+              stats.skipped === 0
+                ? 'Every attempt sent a request'
+                : `Skipped, no request sent: ${stats.skippedByReason
+                    .map(({ reason, count }) => `${formatCount(count)} ${reason}`)
+                    .join(', ')}`
             }
           />
           <Metric
             label="Latency p50 · p90 · p99"
             testId="metric-latency"
             value={formatLatencies([latencyMs.p50, latencyMs.p90, latencyMs.p99])}
-            detail="Duration of delivery attempts"
+            detail="Duration of the requests sent (skips left out)"
           />
           <Metric
             label="Due now"
@@ -112,9 +148,12 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
             value={formatCount(stats.dueBacklog)}
             tone={stats.oldestDueSeconds !== null && stats.oldestDueSeconds > 60 ? 'warn' : undefined}
             detail={
-              stats.oldestDueSeconds === null
-                ? 'Nothing due now (see awaiting delivery)'
-                : `Oldest due for ${formatDuration(stats.oldestDueSeconds * 1000)}`
+              <>
+                {stats.oldestDueSeconds === null
+                  ? 'Nothing due now (see awaiting delivery)'
+                  : `Oldest due for ${formatDuration(stats.oldestDueSeconds * 1000)}`}
+                <HeldDue held={stats.dueHeld} />
+              </>
             }
           />
           <AwaitingMetric stats={stats} />
@@ -136,7 +175,7 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
 
       <section aria-labelledby="chart-heading" className="section card">
         <h2 id="chart-heading" className="section__title">
-          Deliveries and failures per minute
+          Requests and failures per minute
         </h2>
         <AttemptsChart points={stats.attemptsPerMinute} />
       </section>

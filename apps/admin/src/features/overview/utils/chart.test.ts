@@ -6,10 +6,10 @@ describe('attempts chart', () => {
     expect([0, 1, 3, 7, 10, 11, 84, 250, 999].map(niceMax)).toEqual([1, 1, 5, 10, 10, 20, 100, 500, 1000]);
   });
 
-  it('stacks failures on successes, scaled to the axis', () => {
+  it('stacks failed requests on successful ones, scaled to the axis; skips draw no bar', () => {
     const points = [
-      { minute: 'a', attempts: 0, failures: 0 },
-      { minute: 'b', attempts: 10, failures: 4 },
+      { minute: 'a', requests: 0, failures: 0, skipped: 0 },
+      { minute: 'b', requests: 10, failures: 4, skipped: 500 },
     ];
     const { bars, max, ticks } = layoutAttemptBars(points, 200, 100);
     expect(max).toBe(10);
@@ -21,8 +21,8 @@ describe('attempts chart', () => {
     expect(bars[1]!.x + bars[1]!.width).toBeLessThanOrEqual(200);
   });
 
-  it('never draws more failures than attempts', () => {
-    const { bars } = layoutAttemptBars([{ minute: 'a', attempts: 2, failures: 5 }], 10, 10);
+  it('never draws more failures than requests', () => {
+    const { bars } = layoutAttemptBars([{ minute: 'a', requests: 2, failures: 5, skipped: 0 }], 10, 10);
     expect(bars[0]!.failure.height + bars[0]!.success.height).toBe(10);
   });
 });

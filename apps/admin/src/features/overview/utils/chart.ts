@@ -1,8 +1,13 @@
-/** One minute of the attempts chart. */
+/**
+ * One minute of the attempts chart: the requests sent and of them the failed ones. Attempts that
+ * sent no request (skipped: circuit-open, …) are not bars (a few real requests would vanish beside
+ * thousands of skips); the summary counts them apart.
+ */
 export interface ChartPoint {
   minute: string;
-  attempts: number;
+  requests: number;
   failures: number;
+  skipped: number;
 }
 
 export interface ChartBar {
@@ -31,18 +36,18 @@ export function niceMax(value: number): number {
 }
 
 /**
- * Stacked bars (successes below, failures on top) of attempts per minute, in an area of
+ * Stacked bars (successes below, failures on top) of requests per minute, in an area of
  * `width` × `height` user units whose bottom edge is the zero line.
  */
 export function layoutAttemptBars(points: readonly ChartPoint[], width: number, height: number): ChartLayout {
-  const busiest = Math.max(0, ...points.map((p) => p.attempts));
+  const busiest = Math.max(0, ...points.map((p) => p.requests));
   const max = niceMax(busiest);
   const slot = points.length ? width / points.length : width;
   const gap = Math.min(2, slot * 0.2);
   const scale = (value: number) => (value / max) * height;
   const bars = points.map((point, index) => {
-    const failures = Math.min(point.failures, point.attempts);
-    const successHeight = scale(point.attempts - failures);
+    const failures = Math.min(point.failures, point.requests);
+    const successHeight = scale(point.requests - failures);
     const failureHeight = scale(failures);
     return {
       minute: point.minute,

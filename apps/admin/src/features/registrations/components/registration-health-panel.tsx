@@ -15,9 +15,12 @@ type Window = WebhookRegistrationHealth['lastHour'];
 
 function windowSummary(window: Window): string {
   if (window.attempts === 0) return 'No attempts';
+  // requests (what the receiver saw) and skips (attempts the breaker recorded without one) apart
+  const skipped = window.skipped === 0 ? '' : ` · ${formatCount(window.skipped)} skipped (no request sent)`;
+  if (window.requests === 0) return `No requests${skipped}`;
   return (
-    `${formatPercent(window.successRate)} · ${formatCount(window.successes)} of ${formatCount(window.attempts)} ` +
-    `attempts · p50 ${formatDuration(window.p50Ms)} · p95 ${formatDuration(window.p95Ms)}`
+    `${formatPercent(window.successRate)} · ${formatCount(window.successes)} of ${formatCount(window.requests)} ` +
+    `requests${skipped} · p50 ${formatDuration(window.p50Ms)} · p95 ${formatDuration(window.p95Ms)}`
   );
 }
 

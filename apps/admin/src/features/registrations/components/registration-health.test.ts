@@ -28,8 +28,24 @@ const health: WebhookRegistrationHealth = {
   breaker: { state: 'open', openUntil: '2026-11-26T10:01:00Z', consecutiveFailures: 5 },
   holdUntil: null,
   rateLimit: null,
-  lastHour: { attempts: 8, successes: 2, successRate: 0.25, p50Ms: 120, p95Ms: 2000 },
-  lastDay: { attempts: 400, successes: 394, successRate: 0.985, p50Ms: 80, p95Ms: 300 },
+  lastHour: {
+    attempts: 20,
+    requests: 8,
+    skipped: 12,
+    successes: 2,
+    successRate: 0.25,
+    p50Ms: 120,
+    p95Ms: 2000,
+  },
+  lastDay: {
+    attempts: 400,
+    requests: 400,
+    skipped: 0,
+    successes: 394,
+    successRate: 0.985,
+    p50Ms: 80,
+    p95Ms: 300,
+  },
   dueCount: 12,
   dueCountCapped: false,
   oldestDueAt: '2026-11-26T09:00:00Z',
@@ -84,9 +100,11 @@ describe('registration health components', () => {
     const html = renderToStaticMarkup(createElement(HealthFigures, { health }));
     const read = text(html);
     expect(read).toContain('Open until');
-    expect(read).toContain('5 consecutive failures');
-    expect(read).toContain('25.0 % · 2 of 8 attempts · p50 120 ms · p95 2.0 s');
-    expect(read).toContain('98.5 % · 394 of 400 attempts');
+    expect(read).toContain('5 consecutive failures · endpoint https://hooks.example.com/a');
+    expect(read).toContain(
+      '25.0 % · 2 of 8 requests · 12 skipped (no request sent) · p50 120 ms · p95 2.0 s',
+    );
+    expect(read).toContain('98.5 % · 394 of 400 requests · p50');
     expect(read).toMatch(/Awaiting delivery12/);
     expect(read).toMatch(/In flight1/);
     expect(html).toContain('data-testid="health-chart"');

@@ -89,7 +89,9 @@ export function WindowOperationDialog({
       open={open}
       title={copy.title(registrationId)}
       request={request}
-      start={(window, dryRun) => startWindowOperation(registrationId, kind, { ...window, dryRun })}
+      start={(window, dryRun, fromDryRun) =>
+        startWindowOperation(registrationId, kind, { ...window, dryRun, fromDryRun })
+      }
       countText={copy.countText}
       confirmLabel={copy.confirmLabel}
       progressLabel={`${kind === 'recover' ? 'Recover' : 'Replay'} of registration ${registrationId}`}

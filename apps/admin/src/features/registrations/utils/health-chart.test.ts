@@ -1,10 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { healthChartRows } from './health-chart';
 
-const window = (attempts: number, successes: number, p50Ms: number | null, p95Ms: number | null) => ({
+const window = (
+  attempts: number,
+  successes: number,
+  p50Ms: number | null,
+  p95Ms: number | null,
+  skipped = 0,
+) => ({
   attempts,
+  requests: attempts - skipped,
+  skipped,
   successes,
-  successRate: attempts ? successes / attempts : null,
+  successRate: attempts - skipped ? successes / (attempts - skipped) : null,
   p50Ms,
   p95Ms,
 });
@@ -17,7 +25,7 @@ describe('health chart', () => {
     expect(success!.hour).toMatchObject({
       text: '75.0 %',
       fraction: 0.75,
-      detail: '3 of 4 attempts succeeded',
+      detail: '3 of 4 requests succeeded',
     });
     expect(success!.day).toMatchObject({ text: '99.0 %', fraction: 0.99 });
     expect(p50!.hour).toMatchObject({ text: '50 ms', fraction: 50 / 800 });
@@ -25,10 +33,29 @@ describe('health chart', () => {
     expect(p95!.day).toMatchObject({ text: '800 ms', fraction: 1 });
   });
 
+  it('counts the success rate of requests, skips apart', () => {
+    // the breaker skipped 11,388 attempts; the receiver saw 29 requests, 2 answered 2xx
+    const rows = healthChartRows({
+      lastHour: window(11_417, 2, 50, 90, 11_388),
+      lastDay: window(0, 0, null, null),
+    });
+    expect(rows[0]!.hour).toMatchObject({
+      text: '6.9 %',
+      detail: '2 of 29 requests succeeded; 11,388 attempts skipped (no request sent)',
+    });
+  });
+
   it('draws no bar for a window without attempts or without a request sent', () => {
     // every attempt of the hour was circuit-open: attempts, but no request and no latency
-    const rows = healthChartRows({ lastHour: window(3, 0, null, null), lastDay: window(0, 0, null, null) });
-    expect(rows[0]!.hour).toMatchObject({ text: '0 %', fraction: 0 });
+    const rows = healthChartRows({
+      lastHour: window(3, 0, null, null, 3),
+      lastDay: window(0, 0, null, null),
+    });
+    expect(rows[0]!.hour).toMatchObject({
+      text: 'No requests',
+      fraction: 0,
+      detail: '0 of 0 requests succeeded; 3 attempts skipped (no request sent)',
+    });
     expect(rows[0]!.day).toMatchObject({ text: 'No attempts', fraction: 0 });
     expect(rows[1]!.hour).toEqual({ text: '—', fraction: 0, detail: 'No request was sent' });
   });

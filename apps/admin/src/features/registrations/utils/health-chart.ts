@@ -20,11 +20,21 @@ export interface HealthChartRow {
 
 type Window = WebhookRegistrationHealth['lastHour'];
 
+/** What the window's skips add to a figure of its requests ("" without skips). */
+export function skippedNote(window: Window): string {
+  return window.skipped === 0 ? '' : `; ${formatCount(window.skipped)} attempts skipped (no request sent)`;
+}
+
 function successBar(window: Window): HealthBar {
   return {
-    text: window.attempts === 0 ? 'No attempts' : formatPercent(window.successRate),
+    text:
+      window.attempts === 0
+        ? 'No attempts'
+        : window.requests === 0
+          ? 'No requests'
+          : formatPercent(window.successRate),
     fraction: window.successRate ?? 0,
-    detail: `${formatCount(window.successes)} of ${formatCount(window.attempts)} attempts succeeded`,
+    detail: `${formatCount(window.successes)} of ${formatCount(window.requests)} requests succeeded${skippedNote(window)}`,
   };
 }
 

@@ -3,6 +3,8 @@ import { healthBadge, statusVersion } from './health-labels';
 
 const hour = (attempts: number, successes: number) => ({
   attempts,
+  requests: attempts,
+  skipped: 0,
   successes,
   successRate: attempts ? successes / attempts : null,
   p50Ms: null,
@@ -13,7 +15,7 @@ describe('health labels', () => {
   it('badges the last hour’s success rate, toned, and whether it is failing', () => {
     expect(healthBadge({ lastHour: hour(200, 199), failingSince: null })).toEqual({
       text: '99.5 %',
-      title: 'Last hour: 199 of 200 attempts succeeded.',
+      title: 'Last hour: 199 of 200 requests succeeded.',
       tone: 'good',
       failingSince: null,
     });

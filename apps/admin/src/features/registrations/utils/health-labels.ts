@@ -19,13 +19,14 @@ export function healthBadge(health: Pick<WebhookRegistrationHealth, 'lastHour' |
   tone: 'good' | 'warn' | 'bad' | undefined;
   failingSince: string | null;
 } {
-  const { attempts, successes, successRate } = health.lastHour;
+  const { attempts, requests, skipped, successes, successRate } = health.lastHour;
+  const skips = skipped === 0 ? '' : ` ${formatCount(skipped)} attempts skipped (no request sent).`;
   return {
-    text: attempts === 0 ? 'No attempts' : formatPercent(successRate),
+    text: attempts === 0 ? 'No attempts' : requests === 0 ? 'No requests' : formatPercent(successRate),
     title:
       attempts === 0
         ? 'No delivery attempts in the last hour.'
-        : `Last hour: ${formatCount(successes)} of ${formatCount(attempts)} attempts succeeded.`,
+        : `Last hour: ${formatCount(successes)} of ${formatCount(requests)} requests succeeded.${skips}`,
     tone: successRateTone(successRate),
     failingSince: health.failingSince,
   };

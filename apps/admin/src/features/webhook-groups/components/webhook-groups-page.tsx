@@ -28,7 +28,7 @@ import { actOnSelected } from '../../webhook-operations/utils/act-in-sequence';
 import { operationSummary, type OperationFigures } from '../../webhook-operations/utils/operation-progress';
 import { useEndBlocker, type BlockerAction } from '../api/end-blocker';
 import { BLOCKED_GROUPS_REFRESH_MS, useBlockedGroups } from '../api/get-blocked-groups';
-import { useGroupWebhooks } from '../api/get-group-webhooks';
+import { useGroupProgress } from '../api/get-group-progress';
 import { groupProgress } from '../utils/group-progress';
 
 interface Released {
@@ -50,16 +50,13 @@ const groupId = (group: { registrationId: number; groupKey: string }) =>
 
 /** A released group draining: its webhooks polled until nothing waits, is due or will be retried. */
 function DrainProgress({ released, onDismiss }: { released: Released; onDismiss: () => void }) {
-  const retried = released.action === 'retry';
-  const webhooks = useGroupWebhooks({ ...released, blockerRetried: retried });
+  const read = useGroupProgress(released);
   const now = useNow(5000);
-  const progress = webhooks.data
-    ? groupProgress(webhooks.data.items, released.blockerWebhookId, now, retried)
-    : undefined;
+  const progress = read.data ? groupProgress(read.data) : undefined;
   let status: string;
-  if (!progress) status = webhooks.isError ? 'Its webhooks could not be read.' : 'Reading its webhooks…';
+  if (!progress) status = read.isError ? 'Its progress could not be read.' : 'Reading its progress…';
   else if (progress.newBlockerId !== undefined && progress.inDelivery === 0 && progress.retrying === 0) {
-    status = `Held again: webhook ${progress.newBlockerId} failed.`;
+    status = `Held again: webhook ${progress.newBlockerId} failed; ${formatCount(progress.waiting)} waiting behind it.`;
   } else if (progress.drained) status = 'Drained: nothing waits any more.';
   else {
     const parts = [

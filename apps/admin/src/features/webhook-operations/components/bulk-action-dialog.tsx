@@ -70,11 +70,11 @@ export function BulkActionDialog({
       open={request !== null}
       title={request ? (request.title ?? copy.title) : ''}
       request={request ? { request: { action, filter: request.filter } } : { problem: 'Nothing asked.' }}
-      start={(bulk, dryRun) =>
+      start={(bulk, dryRun, fromDryRun) =>
         startBulk(
           dryRun
             ? { ...bulk, dryRun }
-            : { ...bulk, ...(action === 'retry' && freshSchedule ? { freshSchedule } : {}) },
+            : { ...bulk, fromDryRun, ...(action === 'retry' && freshSchedule ? { freshSchedule } : {}) },
         )
       }
       countAtOnce

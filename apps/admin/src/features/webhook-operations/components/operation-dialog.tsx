@@ -4,6 +4,7 @@ import { Button, type ButtonVariant } from '../../../components/ui/button';
 import { Modal } from '../../../components/ui/dialog';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
 import { errorMessage } from '../../../lib/api-client';
+import { formatCount } from '../../../lib/format';
 import { useOperation } from '../api/get-webhook-operation';
 import { useStartOperation } from '../api/start-webhook-operation';
 import { OperationProgress } from './operation-progress';
@@ -20,9 +21,10 @@ interface OperationDialogProps<Request> {
   request: OperationDialogRequest<Request>;
   /**
    * Starts the operation: a dry run first (`dryRun: true`), then, once confirmed, the real one.
-   * Choices that shape only the real run (`runOptions`) are added here when `dryRun` is false.
+   * Choices that shape only the real run (`runOptions`) are added here when `dryRun` is false. The
+   * real run carries the dry run's id (`fromDryRun`): it acts on exactly the rows that were counted.
    */
-  start: (request: Request, dryRun: boolean) => Promise<WebhookOperationRead>;
+  start: (request: Request, dryRun: boolean, fromDryRun?: number) => Promise<WebhookOperationRead>;
   /**
    * Count as soon as it opens, and show the dry run's progress while it counts: for a request
    * with nothing to fill in (a bulk action by a fixed filter). Otherwise the operator fills in
@@ -82,7 +84,9 @@ function OperationSteps<Request>({
   cancelRef,
 }: OperationDialogProps<Request> & { cancelRef: RefObject<HTMLButtonElement | null> }) {
   const startDryRun = useStartOperation(({ request }: { request: Request }) => start(request, true));
-  const startRun = useStartOperation(({ request }: { request: Request }) => start(request, false));
+  const startRun = useStartOperation(({ request, fromDryRun }: { request: Request; fromDryRun: number }) =>
+    start(request, false, fromDryRun),
+  );
   const [counted, setCounted] = useState<{ id: number; key: string } | undefined>(undefined);
   const progressRef = useRef<HTMLElement>(null);
 
@@ -91,6 +95,7 @@ function OperationSteps<Request>({
   const dryRun = useOperation(dryRunId);
   const run = useOperation(startRun.data?.id);
 
+  const countDone = dryRun.data?.state === 'done' ? dryRun.data : undefined;
   const count = () => {
     if (request.problem !== undefined) return;
     startDryRun.mutate(
@@ -99,8 +104,11 @@ function OperationSteps<Request>({
     );
   };
   const confirm = () => {
-    if (request.problem !== undefined) return;
-    startRun.mutate({ request: request.request }, { onSuccess: (operation) => onStarted?.(operation.id) });
+    if (request.problem !== undefined || countDone === undefined) return;
+    startRun.mutate(
+      { request: request.request, fromDryRun: countDone.id },
+      { onSuccess: (operation) => onStarted?.(operation.id) },
+    );
   };
 
   // once per opening (StrictMode runs effects twice in development)
@@ -118,7 +126,6 @@ function OperationSteps<Request>({
   }, [running]);
 
   const counting = startDryRun.isPending || dryRun.data?.state === 'running';
-  const countDone = dryRun.data?.state === 'done' ? dryRun.data : undefined;
   // counted at once, the dry run's progress shows above the count (its failure too)
   const dryRunShown = countAtOnce && dryRun.data !== undefined;
 
@@ -151,6 +158,12 @@ function OperationSteps<Request>({
               )
             )}
           </div>
+          {countDone && request.problem === undefined && (
+            <p className="muted small" data-testid="operation-exact-note">
+              Confirming acts on exactly the {formatCount(countDone.total)} counted now (the dry run’s
+              selection), not on what matches later; any whose state moves on meanwhile is skipped.
+            </p>
+          )}
           {runOptions && (
             <fieldset className="operation-dialog__fields" disabled={startRun.isPending}>
               {runOptions}

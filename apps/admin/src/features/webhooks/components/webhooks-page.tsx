@@ -1,4 +1,4 @@
-import type { Page, WebhookRead } from '@platform/shared';
+import { attemptSentRequest, type Page, type WebhookRead } from '@platform/shared';
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState } from 'react';
 import { missingPermissionReason } from '../../../components/ui/action-button';
@@ -26,6 +26,7 @@ import {
   ariaSort,
   describeFilters,
   filtersFromSearch,
+  ignoredParams,
   filtersToBulkFilter,
   filtersToSearch,
   PAGE_SIZES,
@@ -125,8 +126,11 @@ function WebhookRow({
       <td data-label="Last attempt">
         <DateTime value={webhook.lastAttemptAt} />
       </td>
-      <td data-label="Last status" data-testid="webhook-last-status">
-        {webhook.lastStatusCode ?? <span className="muted">—</span>}
+      <td data-label="Last status">
+        <span data-testid="webhook-last-status">
+          {webhook.lastStatusCode ?? <span className="muted">—</span>}
+        </span>
+        <LastRealAnswer webhook={webhook} />
       </td>
       <td data-label="Last error" data-testid="webhook-last-error">
         {webhook.lastErrorKind ? <code>{webhook.lastErrorKind}</code> : <span className="muted">—</span>}
@@ -138,6 +142,22 @@ function WebhookRow({
         <DateTime value={webhook.created} />
       </td>
     </tr>
+  );
+}
+
+/**
+ * Beside a last attempt that sent no request (a `circuit-open` skip, …): the target's last real
+ * answer, so a Failed row shows the HTTP 500 that opened the breaker rather than only the skip.
+ */
+function LastRealAnswer({ webhook }: { webhook: WebhookRead }) {
+  if (webhook.lastAttemptAt === null || attemptSentRequest(webhook.lastErrorKind)) return null;
+  const last = webhook.lastRequest;
+  return (
+    <span className="muted small cell-note" data-testid="webhook-last-request">
+      {last === null
+        ? 'no request sent yet'
+        : `last answer: ${last.statusCode !== null ? `HTTP ${last.statusCode}` : (last.errorKind ?? 'OK')}`}
+    </span>
   );
 }
 
@@ -242,11 +262,17 @@ function WebhookList({
   selectedRun,
   setSelectedRun,
   onBulk,
+  onSelectionChange,
+  onRefresh,
 }: {
   filters: WebhookFilters;
   page: Page<WebhookRead>;
   placeholder: boolean;
   go: (next: WebhookFilters) => void;
+  /** How many rows are ticked: the page pauses its auto-refresh while any are. */
+  onSelectionChange: (count: number) => void;
+  /** Reads the page again now (the operator's own refresh while the auto-refresh is paused). */
+  onRefresh: () => void;
   /** The last run on selected rows: the page keeps it, so it outlives a list that empties. */
   selectedRun: OperationFigures | null;
   setSelectedRun: (figures: OperationFigures | null) => void;
@@ -258,17 +284,20 @@ function WebhookList({
   const [selected, setSelected] = useState<ReadonlyMap<number, SelectedWebhook>>(new Map());
   const [asked, setAsked] = useState<WebhookAction | null>(null);
 
-  // rows refetched in another state keep their selection, with the state they now show
+  // rows refetched in another state keep their selection, with the state they now show; a row no
+  // longer on the page (a refresh by hand moved it) leaves the selection: nothing is acted on unseen
   useEffect(() => {
     setSelected((current) => {
       if (current.size === 0) return current;
-      const next = new Map(current);
+      const next = new Map<number, SelectedWebhook>();
       for (const webhook of page.items) {
-        if (next.has(webhook.id)) next.set(webhook.id, { id: webhook.id, state: webhook.state });
+        if (current.has(webhook.id)) next.set(webhook.id, { id: webhook.id, state: webhook.state });
       }
       return next;
     });
   }, [page.items]);
+  useEffect(() => onSelectionChange(selected.size), [selected.size, onSelectionChange]);
+  useEffect(() => () => onSelectionChange(0), [onSelectionChange]);
 
   const select = (webhook: WebhookRead, on: boolean) =>
     setSelected((current) => {
@@ -311,6 +340,14 @@ function WebhookList({
         onSelected={setAsked}
         onBulk={onBulk}
       />
+      {selected.size > 0 && (
+        <p className="notice" role="status" data-testid="refresh-paused">
+          Auto-refresh is paused while rows are selected, so the rows you ticked stay in place.{' '}
+          <Button size="small" onClick={onRefresh}>
+            Refresh now
+          </Button>
+        </p>
+      )}
       <DataTable
         label="Webhooks"
         testId="webhooks-table"
@@ -366,7 +403,9 @@ function WebhookList({
 export function WebhooksPage() {
   const { search } = useLocation();
   const filters = filtersFromSearch(new URLSearchParams(search));
-  const webhooks = useWebhooks(filters);
+  const ignored = ignoredParams(new URLSearchParams(search));
+  const [selectionCount, setSelectionCount] = useState(0);
+  const webhooks = useWebhooks(filters, { paused: selectionCount > 0 });
   const go = (next: WebhookFilters) => navigate(`/webhooks${filtersToSearch(next)}`);
   const filterCount = activeFilterCount(filters);
   const sortField = filters.sort ?? 'id';
@@ -390,6 +429,27 @@ export function WebhooksPage() {
       />
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <WebhookFiltersForm key={search} filters={filters} onApply={go} />
+      {ignored.length > 0 && (
+        <div className="notice notice--warn" role="alert" data-testid="bad-link">
+          <p>
+            This address asks for what the console cannot read, so it was left out and the list is not
+            filtered by it: {ignored.join('; ')}.
+          </p>
+          <Link to={`/webhooks${filtersToSearch(filters)}`}>Show the address as read</Link>
+        </div>
+      )}
+      {webhooks.data && webhooks.data.totalCount > 0 && filters.page > webhooks.data.totalPages && (
+        <div className="notice notice--warn" role="alert" data-testid="page-out-of-range">
+          <p>
+            Page {formatCount(filters.page)} does not exist: {formatCount(webhooks.data.totalCount)}{' '}
+            {webhooks.data.totalCount === 1 ? 'webhook fills' : 'webhooks fill'}{' '}
+            {formatCount(webhooks.data.totalPages)} page{webhooks.data.totalPages === 1 ? '' : 's'}.
+          </p>
+          <Link to={`/webhooks${filtersToSearch({ ...filters, page: webhooks.data.totalPages })}`}>
+            Go to the last page
+          </Link>
+        </div>
+      )}
       {/* the page keeps the last runs across lists (a list that empties goes) */}
       <OperationsPanel
         selectedRun={selectedRun}
@@ -426,6 +486,8 @@ export function WebhooksPage() {
             selectedRun={selectedRun}
             setSelectedRun={setSelectedRun}
             onBulk={openBulk}
+            onSelectionChange={setSelectionCount}
+            onRefresh={() => void webhooks.refetch()}
           />
           <div className="list-footer">
             <Pagination

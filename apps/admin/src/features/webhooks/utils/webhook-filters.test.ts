@@ -8,11 +8,34 @@ import {
   filtersToApiQuery,
   filtersToBulkFilter,
   filtersToSearch,
+  ignoredParams,
   timeRangeProblem,
   toggleSort,
 } from './webhook-filters';
 
 describe('webhook filters', () => {
+  it('names every parameter of a bad link it had to ignore, and none of a good one', () => {
+    const bad = (search: string) => ignoredParams(new URLSearchParams(search));
+    expect(bad('?state=99')).toEqual(['state "99" (not a state: 1 Created … 7 Resolved)']);
+    expect(bad('?state=abc&createdFrom=notadate&entityId=abc&sort=bogus')).toEqual([
+      'state "abc" (not a state: 1 Created … 7 Resolved)',
+      'entityId "abc" (not an entity id)',
+      'createdFrom "notadate" (not a date and time)',
+      expect.stringMatching(/^sort "bogus" \(not a column to sort by: /),
+    ]);
+    expect(bad('?page=0&pageSize=7&order=up')).toEqual([
+      'order "up" (asc or desc)',
+      'page "0" (not a page number)',
+      'pageSize "7" (one of 20, 50, 100)',
+    ]);
+    expect(
+      bad(
+        `?state=${WebhookState.Failed}&registrationId=3&entityName=Property&sort=created&order=asc&page=2&pageSize=50`,
+      ),
+    ).toEqual([]);
+    expect(bad('?state=&page=')).toEqual([]);
+  });
+
   it('reads the filters from the address and writes them back', () => {
     const search = `?state=${WebhookState.Failed}&registrationId=3&entityName=Property&entityId=42&createdFrom=2026-11-22T10%3A00%3A00.000Z&page=2&pageSize=50`;
     const filters = filtersFromSearch(new URLSearchParams(search));

@@ -68,6 +68,43 @@ export function filtersFromSearch(params: URLSearchParams): WebhookFilters {
   };
 }
 
+/**
+ * What the address asks that `filtersFromSearch` had to ignore, one phrase per parameter (empty
+ * when it read everything): a link with `?state=99` or `?createdFrom=notadate` would otherwise
+ * show every webhook as if unfiltered, without a word.
+ */
+export function ignoredParams(params: URLSearchParams): string[] {
+  const filters = filtersFromSearch(params);
+  const given = (name: string) => {
+    const value = params.get(name);
+    return value === null || value === '' ? undefined : value;
+  };
+  const problems: string[] = [];
+  const check = (name: string, read: boolean, rule: string) => {
+    const value = given(name);
+    if (value !== undefined && !read) problems.push(`${name} "${value}" (${rule})`);
+  };
+  check('state', filters.state !== undefined, `not a state: 1 Created … ${WebhookState.Resolved} Resolved`);
+  check('registrationId', filters.registrationId !== undefined, 'not a registration id');
+  check('entityName', filters.entityName !== undefined, 'not an entity webhooks are sent for');
+  check('entityId', filters.entityId !== undefined, 'not an entity id');
+  check('createdFrom', filters.createdFrom !== undefined, 'not a date and time');
+  check('createdTo', filters.createdTo !== undefined, 'not a date and time');
+  check(
+    'sort',
+    isSortField(given('sort') ?? null),
+    `not a column to sort by: ${Object.keys(WEBHOOK_SORT_FIELDS).join(', ')}`,
+  );
+  check('order', ['asc', 'desc'].includes(given('order') ?? ''), 'asc or desc');
+  check('page', positiveInt(given('page') ?? null, 1_000_000) !== undefined, 'not a page number');
+  check(
+    'pageSize',
+    PAGE_SIZES.some((size) => String(size) === given('pageSize')),
+    `one of ${PAGE_SIZES.join(', ')}`,
+  );
+  return problems;
+}
+
 /** The query string (with `?`, or empty) of filters; defaults are left out. */
 export function filtersToSearch(filters: WebhookFilters): string {
   const params = new URLSearchParams();
