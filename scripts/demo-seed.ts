@@ -16,6 +16,15 @@ export const DEFAULT_DEMO_PASSWORD = 'Demo-Password-1!';
 export const DEMO_RETRY_SCHEDULE = '0s,5s,5s,5s,5s,5s,5s';
 
 /**
+ * The breaker threshold of the demo start (unless DISPATCHER_BREAKER_FAILURES is set): one more
+ * than the schedule's attempts, so the failing registration's endpoint (an endpoint of its own)
+ * spends all seven as real requests and "Retry blocker" is answered 200 at once. At the default
+ * (5) its breaker would open after five, the last two attempts would be `circuit-open`, and the
+ * echo target would still owe two failures to the retry (docs/decisions.md › The demo).
+ */
+export const DEMO_BREAKER_FAILURES = String(DEMO_RETRY_SCHEDULE.split(',').length + 1);
+
+/**
  * Whether `pnpm start` runs the demo (echo target, demo registrations, the trickle of changes):
  * never with NODE_ENV=production, otherwise unless DEMO=false.
  */

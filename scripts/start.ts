@@ -13,6 +13,7 @@ import {
   DEFAULT_DEMO_PASSWORD,
   DEMO_ACCOUNTS,
   DEMO_REGISTRATIONS,
+  DEMO_BREAKER_FAILURES,
   DEMO_RETRY_SCHEDULE,
   demoEnabled,
   seedDemoData,
@@ -258,7 +259,13 @@ async function main(): Promise<void> {
   startChild('api', childEnv);
   startChild(
     'dispatcher',
-    settings.demo ? { ...childEnv, WEBHOOK_RETRY_SCHEDULE: demoSchedule() } : childEnv,
+    settings.demo
+      ? {
+          ...childEnv,
+          WEBHOOK_RETRY_SCHEDULE: demoSchedule(),
+          DISPATCHER_BREAKER_FAILURES: env.DISPATCHER_BREAKER_FAILURES || DEMO_BREAKER_FAILURES,
+        }
+      : childEnv,
   );
   if (settings.demo) {
     const echoEnv = {
