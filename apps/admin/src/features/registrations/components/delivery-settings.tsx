@@ -117,19 +117,11 @@ export function DeliverySettings({
               spellCheck={false}
             />
           </Field>
-          <Field
-            label="Rate limit (optional)"
+          <RateLimitField
+            value={form.rateLimit}
             errors={errors.rateLimit}
-            hint="Deliveries per second at most, across every dispatcher; empty for no limit. Registrations of one URL share the lowest limit."
-          >
-            <input
-              name="rateLimit"
-              inputMode="numeric"
-              value={form.rateLimit}
-              onChange={(e) => setForm({ ...form, rateLimit: e.target.value.trim() })}
-              placeholder="unlimited"
-            />
-          </Field>
+            onChange={(rateLimit) => setForm({ ...form, rateLimit })}
+          />
           <div className="form__actions">
             <Button type="submit" variant="primary" disabled={update.isPending}>
               {update.isPending ? 'Saving…' : 'Save'}
@@ -141,5 +133,32 @@ export function DeliverySettings({
         </form>
       </dd>
     </div>
+  );
+}
+
+/** The rate limit input, as the create form and the settings edit show it. */
+export function RateLimitField({
+  value,
+  errors,
+  onChange,
+}: {
+  value: string;
+  errors: readonly string[] | undefined;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <Field
+      label="Rate limit (optional)"
+      errors={errors}
+      hint="Deliveries per second at most, across every dispatcher; empty for no limit. Registrations of one URL share the lowest limit."
+    >
+      <input
+        name="rateLimit"
+        inputMode="numeric"
+        value={value}
+        onChange={(e) => onChange(e.target.value.trim())}
+        placeholder="unlimited"
+      />
+    </Field>
   );
 }

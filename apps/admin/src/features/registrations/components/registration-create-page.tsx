@@ -16,6 +16,7 @@ import {
   type FormErrors,
   type RegistrationForm,
 } from '../utils/registration-form';
+import { RateLimitField } from './delivery-settings';
 import { EventsPicker } from './events-picker';
 import { SigningSecretPanel } from './signing-secret-panel';
 
@@ -195,19 +196,11 @@ export function RegistrationCreatePage() {
           )}
         </fieldset>
 
-        <Field
-          label="Rate limit (optional)"
+        <RateLimitField
+          value={form.rateLimit}
           errors={errors.rateLimit}
-          hint="Deliveries per second at most, across every dispatcher; empty for no limit. Registrations of one URL share the lowest limit."
-        >
-          <input
-            name="rateLimit"
-            inputMode="numeric"
-            value={form.rateLimit}
-            onChange={(e) => update('rateLimit', e.target.value.trim())}
-            placeholder="unlimited"
-          />
-        </Field>
+          onChange={(rateLimit) => update('rateLimit', rateLimit)}
+        />
 
         {isAdmin && (
           <Field
