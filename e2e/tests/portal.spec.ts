@@ -120,6 +120,21 @@ test('a customer uses its embedded portal, and only its own', async ({
     });
     expect(refused.status).toBe(403);
 
+    expect(await portal.getByRole('button', { name: 'Edit URL and rate limit' }).count()).toBe(0);
+
+    // a session that may manage edits the endpoint's rate limit in place
+    const managing = await open(['manage']);
+    embed.show(managing.url);
+    await page.goto(embed.origin);
+    await portal.getByTestId('portal-registrations').getByRole('button', { name: target.url }).click();
+    await portal.getByRole('button', { name: 'Edit URL and rate limit' }).click();
+    await portal.getByLabel('Rate limit (optional)').fill('5');
+    await portal.getByRole('button', { name: 'Save' }).click();
+    await expect(portal.getByTestId('registration-rate-limit')).toHaveText('At most 5/s');
+    expect(
+      (await api.request<{ rateLimit: number | null }>('GET', `/api/webhook-registrations/${own}`)).rateLimit,
+    ).toBe(5);
+
     // revoked: the same frame says the session ended
     await api.request('DELETE', `/api/webhook-portal/sessions/${readOnly.id}`);
     await page.goto(embed.origin);
@@ -188,6 +203,49 @@ test('a session allowed to manage and rotate shows those actions, and they act o
         async () => (await api.request<{ status: string }>('GET', `/api/webhook-registrations/${id}`)).status,
       )
       .toBe('paused');
+  } finally {
+    await new Promise((resolve) => embed.server.close(resolve));
+  }
+});
+
+test('an expired portal session shows the same clear message in its frame, and its token is refused', async ({
+  page,
+  api,
+  target,
+  baseURL,
+}, testInfo) => {
+  test.setTimeout(150_000);
+  const embed = await embeddingPage();
+  try {
+    const own = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
+    const me = await api.request<{ partyId: number }>('GET', '/api/accounts/myself');
+    // the shortest session there is: one minute
+    const session = await api.request<Session & { expiresAt: string }>(
+      'POST',
+      '/api/webhook-portal/sessions',
+      {
+        partyId: me.partyId,
+        registrationIds: [own],
+        actions: ['read'],
+        expiresIn: '1m',
+        allowedOrigins: [embed.origin],
+      },
+    );
+    embed.show(session.url);
+    await page.goto(embed.origin);
+    const portal = page.frameLocator('#portal');
+    await expect(portal.getByTestId('portal-registrations')).toContainText(target.url);
+
+    // past its end, nobody having revoked it
+    const left = Date.parse(session.expiresAt) - Date.now();
+    await page.waitForTimeout(Math.max(left, 0) + 1_500);
+    const refused = await fetch(`${baseURL}/api/webhook-registrations/${own}`, {
+      headers: { authorization: `Bearer ${session.token}` },
+    });
+    expect(refused.status).toBe(401);
+    await page.goto(embed.origin);
+    await expect(portal.getByTestId('portal-ended')).toContainText('This webhook portal session has ended');
+    await snap(page, testInfo, 'portal-expired');
   } finally {
     await new Promise((resolve) => embed.server.close(resolve));
   }

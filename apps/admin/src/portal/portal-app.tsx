@@ -16,6 +16,7 @@ import { DataTable } from '../components/ui/table';
 import { ToastProvider } from '../components/ui/toast';
 import { EventCatalog } from '../features/event-catalog/components/event-catalog';
 import { useRegistrationWebhooks } from '../features/registrations/api/get-registration-webhooks';
+import { DeliverySettings } from '../features/registrations/components/delivery-settings';
 import { useRegistrations } from '../features/registrations/api/get-registrations';
 import { useRotateSecret } from '../features/registrations/api/rotate-secret';
 import { useSendTestEvent } from '../features/registrations/api/send-test-event';
@@ -244,6 +245,9 @@ function RegistrationDetail({
         {actions.has('rotate-secret') && <RotateSecretButton registrationId={registration.id} />}
         {actions.has('manage') && <PauseResumeButton registration={registration} />}
       </div>
+      <dl className="details" data-testid="portal-settings">
+        <DeliverySettings registration={registration} mayUpdate={actions.has('manage')} />
+      </dl>
       <h3>Recent deliveries</h3>
       {webhooks.isPending && <Loading />}
       {webhooks.isError && <ErrorState error={webhooks.error} />}

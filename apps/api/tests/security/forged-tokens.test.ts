@@ -300,7 +300,10 @@ async function buildFixtures(): Promise<Fixtures> {
       'post /api/webhooks/{id}/retry': failed,
     },
     bodies,
-    queries: { 'get /api/webhook-groups': 'blocked=true' },
+    queries: {
+      'get /api/webhook-groups': 'blocked=true',
+      'get /api/webhook-groups/progress': `registrationId=${registration.id}&groupKey=forged&fromWebhookId=${failed}`,
+    },
   };
 }
 

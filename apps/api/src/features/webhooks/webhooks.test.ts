@@ -130,6 +130,7 @@ describe('reading webhooks', () => {
       lastAttemptAt: null,
       lastStatusCode: null,
       lastErrorKind: null,
+      lastRequest: null,
       lastAction: null,
       payload: deliveryBody(change, event),
     });
