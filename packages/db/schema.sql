@@ -989,7 +989,7 @@ function time_partitions_ensure(p_table text, p_day date, p_ahead integer) retur
 
 function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[], p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language sql stable
-  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef 1720b9be8b48c100735e4e08e8c2d440;
+  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef fcede5c4547970e2a81ea5fa7da96300;
 
 function webhook_endpoint_url(p_url text) returns text
   language sql immutable
@@ -1029,7 +1029,7 @@ function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 1d0f8e8757b566dc53f1b6f2123ff633;
+  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef a7947a68800461e06ee0a997353d3fbf;
 
 function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone) returns TABLE(webhook_id bigint, outcome text)
   language plpgsql volatile

@@ -1,5 +1,5 @@
 /**
- * What the deliveries of webhooks need, as a JSON array (times as ISO strings): the claim's and
+ * What the deliveries of webhooks need, as a JSON array in the order of p_ids (times as ISO strings): the claim's and
  * the completion's answer (`ClaimedWebhook`), with the endpoint and its origin. p_interrupted: ids whose previous lease ran out
  * without a result (interrupted: true). p_bare: ids recorded without a request (an open breaker's
  * `circuit-open`): like interrupted ones, they come without their entity (null), the one large
@@ -29,6 +29,7 @@ export const WEBHOOK_DELIVERIES_FUNCTION = `
           join entity_changes c on c.id = w.entity_change_id
           join webhook_events e on e.id = w.event_id
          where w.id = any(p_ids)
+         order by array_position(p_ids, w.id)
       ) d
     $$;
 `;

@@ -33,7 +33,11 @@ export const WEBHOOKS_LEASE_FUNCTION = `
         returning w.id
       )
       select array_agg(id) into leased from updated;
-      return webhook_deliveries(leased, interrupted, p_bare);
+      -- in the order of p_ids (the claim's: endpoints interleaved, each endpoint's rows due first
+      -- first), which the dispatcher launches in
+      return webhook_deliveries(
+        array(select u.id from unnest(p_ids) with ordinality u(id, n) where u.id = any(leased) order by u.n),
+        interrupted, p_bare);
     end
     $$;
 `;
