@@ -137,6 +137,7 @@ test('a customer uses its embedded portal, and only its own', async ({
 
     // revoked: the same frame says the session ended
     await api.request('DELETE', `/api/webhook-portal/sessions/${readOnly.id}`);
+    embed.show(readOnly.url);
     await page.goto(embed.origin);
     await expect(portal.getByTestId('portal-ended')).toContainText('This webhook portal session has ended');
     await snap(page, testInfo, 'portal-ended');
