@@ -97,35 +97,43 @@ export const WebhookBulkFilter = z
 export type WebhookBulkFilter = z.infer<typeof WebhookBulkFilter>;
 
 /** `POST /api/webhooks/bulk`. */
+/** `fromDryRun` of a bulk action, recover or replay: the real run takes its dry run's selection. */
+const FromDryRun = z
+  .number()
+  .int()
+  .positive()
+  .optional()
+  .meta({
+    description:
+      'The id of a finished dry run of the same request: act on exactly the rows it selected (what the ' +
+      'operator confirmed), not on what the filter matches now. Rows whose state moved on meanwhile are ' +
+      'skipped. A dry run lends its selection once, within an hour.',
+  });
+
+/** A dry run cannot itself take another dry run's selection. */
+function refuseDryRunFromDryRun(body: { fromDryRun?: number; dryRun?: boolean }, ctx: z.RefinementCtx): void {
+  if (body.fromDryRun !== undefined && body.dryRun) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['fromDryRun'],
+      message: 'fromDryRun is for the real run, not a dry run',
+    });
+  }
+}
+
 export const WebhookBulkRequest = z
   .strictObject({
     action: z.enum(BULK_WEBHOOK_ACTIONS, { error: 'action must be one of retry, abort, resolve' }),
     filter: WebhookBulkFilter,
     dryRun: z.boolean().optional().meta({ description: 'Count what would change; change nothing.' }),
-    fromDryRun: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .meta({
-        description:
-          'The id of a finished dry run of the same request: act on exactly the rows it selected (what the ' +
-          'operator confirmed), not on what the filter matches now. Rows whose state moved on meanwhile are ' +
-          'skipped. A dry run lends its selection once, within an hour.',
-      }),
+    fromDryRun: FromDryRun,
     freshSchedule: z
       .boolean()
       .optional()
       .meta({ description: 'retry only: start the 7-attempt schedule again instead of one more attempt.' }),
   })
   .superRefine((request, ctx) => {
-    if (request.fromDryRun !== undefined && request.dryRun) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['fromDryRun'],
-        message: 'fromDryRun is for the real run, not a dry run',
-      });
-    }
+    refuseDryRunFromDryRun(request, ctx);
     if (request.freshSchedule && request.action !== 'retry') {
       ctx.addIssue({
         code: 'custom',
@@ -143,26 +151,10 @@ export const WebhookWindowRequest = z
     since: timestampIn('since'),
     until: timestampIn('until').optional().meta({ description: 'Exclusive; now when absent.' }),
     dryRun: z.boolean().optional().meta({ description: 'Count what would change; change nothing.' }),
-    fromDryRun: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .meta({
-        description:
-          'The id of a finished dry run of the same request: act on exactly the rows it selected (what the ' +
-          'operator confirmed), not on what the filter matches now. Rows whose state moved on meanwhile are ' +
-          'skipped. A dry run lends its selection once, within an hour.',
-      }),
+    fromDryRun: FromDryRun,
   })
   .superRefine((window, ctx) => {
-    if (window.fromDryRun !== undefined && window.dryRun) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['fromDryRun'],
-        message: 'fromDryRun is for the real run, not a dry run',
-      });
-    }
+    refuseDryRunFromDryRun(window, ctx);
     if (window.until && Date.parse(window.since) >= Date.parse(window.until)) {
       ctx.addIssue({ code: 'custom', path: ['until'], message: 'until must be after since' });
     }
