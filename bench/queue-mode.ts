@@ -87,6 +87,9 @@ async function drainWithoutHttp(knex: Knex, total: number) {
   let done = 0;
   let claims = 0;
   let completions = 0;
+  // wall time spent in each statement (one connection: its round trip and the backend's work)
+  let claimMs = 0;
+  let completeMs = 0;
   const { rows } = await knex.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
   const backend = rows[0]!.pid;
   const backendBefore = await processCpuMs(backend);
@@ -94,12 +97,16 @@ async function drainWithoutHttp(knex: Knex, total: number) {
   const started = performance.now();
   while (done < total) {
     if (buffer.length < CLAIM / 2) {
+      const claimStarted = performance.now();
       buffer.push(...(await claimAsBench(knex, CLAIM - buffer.length)));
+      claimMs += performance.now() - claimStarted;
       claims++;
     }
     const batch = buffer.splice(0, FLUSH);
     if (batch.length === 0) throw new Error(`nothing left to claim after ${done} of ${total}`);
+    const completeStarted = performance.now();
     const { applied, leased } = await recordSuccesses(knex, batch);
+    completeMs += performance.now() - completeStarted;
     completions++;
     done += applied.length;
     buffer.push(...leased);
@@ -113,6 +120,8 @@ async function drainWithoutHttp(knex: Knex, total: number) {
     statements: {
       claims,
       completions,
+      claimMsPerWebhook: round(claimMs / done, 4),
+      completeMsPerWebhook: round(completeMs / done, 4),
       // CPU per webhook: less sensitive to other load than the rate. The backend's CPU is read
       // from /proc, so it is NaN when the database runs on another machine.
       backendCpuMsPerWebhook: round(backendMs / done, 4),
