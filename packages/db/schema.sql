@@ -672,6 +672,7 @@ create table webhook_attempt_stats (
   bucket smallint not null,
   attempts integer not null,
   successes integer not null,
+  target_failures integer default 0 not null,
   constraint webhook_attempt_stats_pkey PRIMARY KEY (registration_id, minute, bucket),
   constraint webhook_attempt_stats_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id)
 );
@@ -1025,7 +1026,7 @@ function webhook_targets_rate_limit() returns trigger
 
 function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 89421c50149ac6947cba08b80e65c3c0;
+  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 54cd19172a328702b9e9b64044434c6b;
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile

@@ -76,3 +76,55 @@ export const WebhookStatsRead = z
   })
   .meta({ id: 'WebhookStatsRead' });
 export type WebhookStatsRead = z.infer<typeof WebhookStatsRead>;
+
+/** The ranges the time series offers, each with its step: at most 240 points (`seriesStep`). */
+export const SERIES_STEPS_MINUTES = [1, 5, 15, 60] as const;
+/** How far back the per-minute figures reach: the dispatcher's prune keeps them this long (`ATTEMPT_STATS_RETENTION_MS`). */
+export const SERIES_MAX_HOURS = 48;
+const SERIES_MAX_POINTS = 240;
+
+/** The step of a series over `minutes`: the finest of SERIES_STEPS_MINUTES that keeps it to 240 points. */
+export function seriesStep(minutes: number): number {
+  return SERIES_STEPS_MINUTES.find((step) => minutes / step <= SERIES_MAX_POINTS) ?? 60;
+}
+
+/** GET /api/webhook-stats/series: deliveries over a chosen range, per step, from the per-minute figures. */
+export const WebhookStatsSeriesRead = z
+  .object({
+    from: timestamp.meta({ description: 'Start of the first step (whole minutes).' }),
+    to: timestamp.meta({ description: 'End of the last step.' }),
+    stepMinutes: z.number().int().meta({ description: 'The length of each step: 1, 5, 15 or 60 minutes.' }),
+    registrationId: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'The registration, or null for all visible.' }),
+    points: z
+      .array(
+        z.object({
+          at: timestamp.meta({ description: 'Start of the step.' }),
+          requests: count.meta({ description: 'Attempts that sent a request to the target.' }),
+          successes: count.meta({ description: 'Requests answered with a 2xx.' }),
+          targetFailures: count.meta({
+            description:
+              'Requests that failed on the target’s side: a 5xx, a timeout, a connection or TLS error.',
+          }),
+          otherFailures: count.meta({
+            description:
+              'Requests answered but refused: a 4xx or a redirect (requests − successes − targetFailures).',
+          }),
+          skipped: count.meta({
+            description: 'Attempts that sent no request (circuit-open, interrupted, private-address, …).',
+          }),
+          p50Ms: milliseconds.meta({
+            description: 'Median request duration (upper bound of its bucket); null without requests.',
+          }),
+          p95Ms: milliseconds.meta({
+            description: '95th percentile request duration; null without requests.',
+          }),
+        }),
+      )
+      .meta({ description: 'One point per step, oldest first, steps without attempts included as zeros.' }),
+  })
+  .meta({ id: 'WebhookStatsSeriesRead' });
+export type WebhookStatsSeriesRead = z.infer<typeof WebhookStatsSeriesRead>;

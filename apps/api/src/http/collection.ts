@@ -140,6 +140,13 @@ const ISO_TIMESTAMP =
  * parses what passes, unlike `Date.parse`, which takes `"1"` or `2020-02-30` and would leave
  * Postgres to fail on them.
  */
+/** A query value that must be an ISO 8601 timestamp (`isIsoTimestamp`), rendered as a date-time in OpenAPI. */
+export const timestampText = (name: string) =>
+  z
+    .string()
+    .refine(isIsoTimestamp, `${name} must be an ISO 8601 timestamp`)
+    .meta({ type: 'string', format: 'date-time' });
+
 export function isIsoTimestamp(text: string): boolean {
   const match = ISO_TIMESTAMP.exec(text);
   if (!match) return false;

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { FINAL_WEBHOOK_STATES } from '@platform/shared';
+import { FINAL_WEBHOOK_STATES, SERIES_MAX_HOURS } from '@platform/shared';
 import { PgErrorCode, pgErrorCode } from '../errors';
 import { sqlList } from './sql';
 
@@ -26,11 +26,11 @@ export interface PruneStep {
 
 /**
  * How long the per-minute attempt figures are kept: `GET .../health` reads the last day at most,
- * and a day more leaves room for a console that looks at yesterday. Their own period, not
+ * and the console's time series (`GET /api/webhook-stats/series`) the last SERIES_MAX_HOURS. Their own period, not
  * WEBHOOK_ATTEMPT_RETENTION: a busy registration writes a row per minute and latency bucket, and
  * a month of those would be most of the table for nothing.
  */
-export const ATTEMPT_STATS_RETENTION_MS = 2 * 86_400_000;
+export const ATTEMPT_STATS_RETENTION_MS = SERIES_MAX_HOURS * 3_600_000;
 
 /**
  * Deletes up to `limit` rows of `webhook_attempt_stats` whose minute is more than `olderThanMs`

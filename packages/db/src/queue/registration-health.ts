@@ -61,6 +61,13 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 const AWAITING = sqlList([...CLAIMABLE_WEBHOOK_STATES, WebhookState.Pending]);
 
 /**
+ * The duration a latency bucket of `webhook_attempt_stats` stands for, in SQL: its upper bound
+ * 1.1^(b+1) - 1 ms, to 0.1 ms (`webhooks_complete` writes bucket floor(ln(ms + 1) / ln(1.1))).
+ */
+export const latencyBucketUpperMs = (bucket: string) =>
+  `round((power(1.1, ${bucket} + 1) - 1)::numeric, 1)::float8`;
+
+/**
  * How many awaiting webhooks the health read counts at most: beyond it the count says "at least
  * this many" (`due_count_capped`). Counting a million rows would cost the read 250 to 400 ms.
  */
@@ -115,8 +122,8 @@ export const REGISTRATION_HEALTH_SQL = `
              'attempts', coalesce(f.attempts, 0),
              'skipped', coalesce(f.skipped, 0),
              'successes', coalesce(f.successes, 0),
-             'p50_ms', round((power(1.1, f.p50_bucket + 1) - 1)::numeric, 1)::float8,
-             'p95_ms', round((power(1.1, f.p95_bucket + 1) - 1)::numeric, 1)::float8)) as figures
+             'p50_ms', ${latencyBucketUpperMs('f.p50_bucket')},
+             'p95_ms', ${latencyBucketUpperMs('f.p95_bucket')})) as figures
       from (values ('last_hour'), ('last_day')) as w(name) left join figures f using (name)
   ),
   awaiting as materialized (

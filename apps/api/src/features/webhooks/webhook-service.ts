@@ -7,15 +7,15 @@ import {
   type WebhookRead,
 } from '@platform/shared';
 import { deliveryBody, type DeliveryChangeRow, type DeliveryEventRow, type Knex } from '@platform/db';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import {
   applyFilters,
   applyListSort,
   applySort,
-  isIsoTimestamp,
   listQuery,
+  timestampText,
   type CollectionSpec,
   type SearchBody,
 } from '../../http/collection';
@@ -68,12 +68,6 @@ export const WEBHOOK_COLLECTION: CollectionSpec = {
 
 /** Ids of webhooks, attempts and changes are bigserial: any safe integer, not just int32. */
 export const webhookId = wholeNumberText('', 1, Number.MAX_SAFE_INTEGER);
-
-const timestampText = (name: string) =>
-  z
-    .string()
-    .refine(isIsoTimestamp, `${name} must be an ISO 8601 timestamp`)
-    .meta({ type: 'string', format: 'date-time' });
 
 /** GET /api/webhooks: paging and sorting, plus one optional filter per query parameter. */
 export const WebhookListQuery = listQuery(WEBHOOK_COLLECTION)

@@ -114,19 +114,22 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                as r(id, attempt, started_at, duration_ms, status_code, error_kind, response_body)
        where r.id = any(applied);
 
-      -- per-minute figures for GET .../health; a latency bucket only for a request that was sent
-      insert into webhook_attempt_stats as s (registration_id, minute, bucket, attempts, successes)
+      -- per-minute figures for GET .../health and the time series; a latency bucket only for a
+      -- request that was sent
+      insert into webhook_attempt_stats as s (registration_id, minute, bucket, attempts, successes, target_failures)
       select r.registration_id, date_trunc('minute', now()),
              case when r.status_code is not null or r.outcome = ${TARGET_FAILURE}
                   then floor(ln(greatest(r.duration_ms, 0) + 1) / ln(1.1))::smallint else -1 end as bucket,
-             count(*), count(*) filter (where r.outcome = ${SUCCESS})
+             count(*), count(*) filter (where r.outcome = ${SUCCESS}),
+             count(*) filter (where r.outcome = ${TARGET_FAILURE})
         from unnest(p_ids, p_registration_ids, p_outcomes, p_durations_ms, p_status_codes)
                as r(id, registration_id, outcome, duration_ms, status_code)
        where r.id = any(applied)
        group by 1, 2, 3
        order by 1, 2, 3
       on conflict (registration_id, minute, bucket)
-        do update set attempts = s.attempts + excluded.attempts, successes = s.successes + excluded.successes;
+        do update set attempts = s.attempts + excluded.attempts, successes = s.successes + excluded.successes,
+                      target_failures = s.target_failures + excluded.target_failures;
 
       -- the breakers: per target, the results in the order they finished. A run of target failures
       -- (timeouts, connection errors, 5xx) opens it; any answer but a 5xx (a 2xx, a 4xx, a
