@@ -16,6 +16,7 @@ import {
 import { WEBHOOK_STATE_DESCRIPTIONS, webhookStateName } from '../../../lib/webhook-states';
 import { STATS_REFRESH_MS, useWebhookStats } from '../api/get-webhook-stats';
 import { AttemptsChart } from './attempts-chart';
+import { DeliverySeries } from './delivery-series';
 import { EndpointAttentionSection } from './endpoint-attention-section';
 
 function Metric({
@@ -179,6 +180,8 @@ function Figures({ stats }: { stats: WebhookStatsRead }) {
         </h2>
         <AttemptsChart points={stats.attemptsPerMinute} />
       </section>
+
+      <DeliverySeries />
 
       <section aria-labelledby="states-heading" className="section">
         <h2 id="states-heading" className="section__title">

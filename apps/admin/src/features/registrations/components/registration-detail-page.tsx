@@ -29,6 +29,7 @@ import {
   StatusBanner,
   useRegistrationStatusConfirmation,
 } from './registration-status-actions';
+import { DeliverySeries } from '../../overview/components/delivery-series';
 
 function RecentWebhooks({ registrationId }: { registrationId: number }) {
   const webhooks = useRegistrationWebhooks(registrationId);
@@ -163,6 +164,8 @@ function RegistrationDetail({
       <StatusBanner registration={data} mayReEnable={mayUpdate} onReEnable={() => status.ask('resume')} />
 
       <RegistrationHealthPanel health={health} />
+
+      <DeliverySeries registrationId={data.id} />
 
       <RecoverySection registration={data} mayUpdate={mayUpdate} failingSince={health.data?.failingSince} />
 
