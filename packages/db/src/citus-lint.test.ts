@@ -25,22 +25,53 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const rulesOf = (sql: string): CitusRule[] => lintCitus([{ name: 'case', sql }], options).map((v) => v.rule);
+const rulesOf = (sql: string, ...functions: string[]): CitusRule[] =>
+  lintCitus([{ name: 'case', sql }, ...functions.map((f) => ({ name: 'helper', sql: f }))], options).map(
+    (v) => v.rule,
+  );
+
+/**
+ * What the queue's SQL still holds that Citus refuses, each waiting for its change: the claim
+ * calls `webhooks_lease` from the statement that picks the rows (issue 31 point 1; docs/scaling.md,
+ * the claim as `webhooks_claim`, statements of its own). A violation fixed must leave this list too.
+ */
+const KNOWN: { unit: string; rule: CitusRule }[] = [{ unit: 'claim', rule: 'nested-distributed-query' }];
 
 describe('the queue SQL Citus would run', () => {
-  it('holds none of the constructs Citus refuses (docs/scaling.md › The lint)', () => {
+  it('holds none of the constructs Citus refuses but the KNOWN ones (docs/scaling.md › The lint)', () => {
     const units = [
       ...DATABASE_FUNCTIONS.map((sql) => ({ name: /function (\w+)/.exec(sql)![1]!, sql })),
       ...HOT_STATEMENTS,
     ];
-    const violations = lintCitus(units, options).map(
-      (v) => `${v.unit}: ${v.rule}: ${v.detail}\n    in ${v.statement}`,
-    );
-    expect(violations).toEqual([]);
+    const violations = lintCitus(units, options);
+    const unknown = violations
+      .filter((v) => !KNOWN.some((k) => k.unit === v.unit && k.rule === v.rule))
+      .map((v) => `${v.unit}: ${v.rule}: ${v.detail}\n    in ${v.statement}`);
+    expect(unknown).toEqual([]);
+    // a violation fixed leaves KNOWN too
+    expect(KNOWN.filter((k) => !violations.some((v) => k.unit === v.unit && k.rule === v.rule))).toEqual([]);
   });
 });
 
 describe('each rule', () => {
+  it('nested-distributed-query: a function that reads a table, called from a statement over a table', () => {
+    const reader = `create function reads(p_ids bigint[]) returns json language sql as $$
+      select json_agg(w) from webhooks w where w.id = any(p_ids) $$`;
+    expect(
+      rulesOf(
+        `with chosen as (select id from webhooks limit 5) select reads(array(select id from chosen))`,
+        reader,
+      ),
+    ).toEqual(['nested-distributed-query']);
+    expect(
+      rulesOf(
+        `create function f(p_ids bigint[]) returns json language plpgsql as $$
+           declare v bigint[]; begin v := array(select id from webhooks where id = any(p_ids)); return reads(v); end $$`,
+        reader,
+      ),
+    ).toEqual([]);
+  });
+
   it('case-mutable: now() inside CASE or COALESCE in an UPDATE, not a variable', () => {
     expect(
       rulesOf(`update webhooks set completed_at = case when state = 3 then now() end where id = $1`),

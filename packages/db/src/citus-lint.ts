@@ -8,6 +8,7 @@ import { loadModule, parsePlPgSQLSync, parseSync } from 'libpg-query';
  */
 
 export type CitusRule =
+  | 'nested-distributed-query'
   | 'case-mutable'
   | 'stable-on-column'
   | 'volatile-in-modification'
@@ -17,6 +18,9 @@ export type CitusRule =
 
 /** What each rule refuses, and the Citus check (citusdata/citus) that refuses it. */
 export const CITUS_RULES: Record<CitusRule, string> = {
+  'nested-distributed-query':
+    'R3: a function that reads or writes a table, called from a statement that reads a table ("cannot ' +
+    'execute a distributed query from a query on a shard", EnsureTaskExecutionAllowed, executor/multi_executor.c)',
   'case-mutable':
     'R4: a CASE or COALESCE holding a non-immutable function in an UPDATE/DELETE/ON CONFLICT clause ' +
     '("non-IMMUTABLE functions are not allowed in CASE or COALESCE statements", ' +
@@ -330,58 +334,122 @@ export function knexToSql(sql: string): string {
     .replace(/(?<![:\w]):([A-Za-z]\w*)/g, () => `$${++n}`);
 }
 
+interface UnitStatement {
+  sql: string;
+  variables: ReadonlySet<string>;
+  context: Context;
+}
+
+/** The statements of a unit: itself (a statement knex sends), or a function's body, statement by statement. */
+function statementsOf(unit: LintUnit): UnitStatement[] {
+  if (!/^\s*create\s+(or\s+replace\s+)?function\b/i.test(unit.sql)) {
+    return [
+      {
+        sql: knexToSql(unit.sql),
+        variables: new Set(),
+        context: { perform: false, guarded: false, functionName: null },
+      },
+    ];
+  }
+  const { stmts } = parseSync(unit.sql) as { stmts: { stmt: Node }[] };
+  const create = stmts[0]!.stmt.CreateFunctionStmt as Node;
+  const functionName = names(create.funcname).at(-1)!;
+  const option = (name: string) =>
+    (create.options as { DefElem: { defname: string; arg: unknown } }[]).find(
+      (o) => o.DefElem.defname === name,
+    )?.DefElem.arg;
+  const language = (option('language') as { String: { sval: string } }).String.sval;
+  if (language === 'plpgsql') {
+    const parsed = parsePlPgSQLSync(unit.sql) as { plpgsql_funcs: { PLpgSQL_function: Node }[] };
+    const fn = parsed.plpgsql_funcs[0]!.PLpgSQL_function;
+    const variables = new Set<string>();
+    walk(fn.datums, (type, body) => {
+      if (type.startsWith('PLpgSQL_') && typeof body.refname === 'string') variables.add(body.refname);
+    });
+    const expressions: PlExpression[] = [];
+    plExpressions(fn.datums, false, expressions);
+    plExpressions(fn.action, false, expressions);
+    return expressions.map((expression) => ({
+      sql: asStatement(expression),
+      variables,
+      context: { perform: expression.perform, guarded: expression.guarded, functionName },
+    }));
+  }
+  if (language === 'sql') {
+    const body = (option('as') as { List: { items: { String: { sval: string } }[] } }).List.items[0]!.String
+      .sval;
+    const parameters = new Set(
+      ((create.parameters as { FunctionParameter: { name?: string } }[] | undefined) ?? [])
+        .map((p) => p.FunctionParameter.name)
+        .filter((name): name is string => !!name),
+    );
+    return [{ sql: body, variables: parameters, context: { perform: false, guarded: false, functionName } }];
+  }
+  return [];
+}
+
+/** The tables a statement names (CTE names left out), and the functions it calls. */
+function referencesOf(sql: string): { tables: Set<string>; calls: Set<string> } {
+  const { stmts } = parseSync(sql) as { stmts: { stmt: Node }[] };
+  const tables = new Set<string>();
+  const ctes = new Set<string>();
+  const calls = new Set<string>();
+  walk(stmts, (type, body) => {
+    if (type === 'RangeVar') tables.add(String(body.relname));
+    if (type === 'CommonTableExpr') ctes.add(String(body.ctename));
+    if (type === 'FuncCall') calls.add(names(body.funcname).at(-1)!);
+  });
+  for (const cte of ctes) tables.delete(cte);
+  return { tables, calls };
+}
+
+/**
+ * The units' functions that read or write a table, themselves or through a function they call:
+ * what Citus would run as a distributed query from inside the statement that calls them (R3).
+ */
+function tableFunctions(units: readonly LintUnit[]): Set<string> {
+  const direct = new Map<string, { tables: boolean; calls: Set<string> }>();
+  for (const unit of units) {
+    for (const { sql, context } of statementsOf(unit)) {
+      if (!context.functionName) continue;
+      const entry = direct.get(context.functionName) ?? { tables: false, calls: new Set<string>() };
+      const refs = referencesOf(sql);
+      entry.tables ||= refs.tables.size > 0;
+      for (const call of refs.calls) entry.calls.add(call);
+      direct.set(context.functionName, entry);
+    }
+  }
+  const result = new Set([...direct].filter(([, entry]) => entry.tables).map(([name]) => name));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [name, entry] of direct) {
+      if (!result.has(name) && [...entry.calls].some((call) => result.has(call))) {
+        result.add(name);
+        grew = true;
+      }
+    }
+  }
+  return result;
+}
+
 /** Lints each unit: a `create function` statement (its body too) or a statement knex sends. */
 export function lintCitus(units: readonly LintUnit[], options: LintOptions): Violation[] {
   const violations: Violation[] = [];
+  const readers = tableFunctions(units);
   for (const unit of units) {
     const report = (rule: CitusRule, statement: string, detail: string) =>
       violations.push({ unit: unit.name, rule, statement, detail });
-    if (!/^\s*create\s+(or\s+replace\s+)?function\b/i.test(unit.sql)) {
-      lintStatement(
-        knexToSql(unit.sql),
-        new Set(),
-        { perform: false, guarded: false, functionName: null },
-        options,
-        report,
-      );
-      continue;
-    }
-    const { stmts } = parseSync(unit.sql) as { stmts: { stmt: Node }[] };
-    const create = stmts[0]!.stmt.CreateFunctionStmt as Node;
-    const functionName = names(create.funcname).at(-1)!;
-    const option = (name: string) =>
-      (create.options as { DefElem: { defname: string; arg: unknown } }[]).find(
-        (o) => o.DefElem.defname === name,
-      )?.DefElem.arg;
-    const language = (option('language') as { String: { sval: string } }).String.sval;
-    if (language === 'plpgsql') {
-      const parsed = parsePlPgSQLSync(unit.sql) as { plpgsql_funcs: { PLpgSQL_function: Node }[] };
-      const fn = parsed.plpgsql_funcs[0]!.PLpgSQL_function;
-      const variables = new Set<string>();
-      walk(fn.datums, (type, body) => {
-        if (type.startsWith('PLpgSQL_') && typeof body.refname === 'string') variables.add(body.refname);
-      });
-      const expressions: PlExpression[] = [];
-      plExpressions(fn.datums, false, expressions);
-      plExpressions(fn.action, false, expressions);
-      for (const expression of expressions) {
-        lintStatement(
-          asStatement(expression),
-          variables,
-          { perform: expression.perform, guarded: expression.guarded, functionName },
-          options,
-          report,
+    for (const { sql, variables, context } of statementsOf(unit)) {
+      lintStatement(sql, variables, context, options, report);
+      const refs = referencesOf(sql);
+      const nested = [...refs.calls].filter((call) => readers.has(call));
+      if (refs.tables.size > 0 && nested.length > 0) {
+        report(
+          'nested-distributed-query',
+          sql.replace(/\s+/g, ' ').trim().slice(0, 160),
+          `${nested.join(', ')} called from a statement over ${[...refs.tables].join(', ')}`,
         );
       }
-    } else if (language === 'sql') {
-      const body = (option('as') as { List: { items: { String: { sval: string } }[] } }).List.items[0]!.String
-        .sval;
-      const parameters = new Set(
-        ((create.parameters as { FunctionParameter: { name?: string } }[] | undefined) ?? [])
-          .map((p) => p.FunctionParameter.name)
-          .filter((name): name is string => !!name),
-      );
-      lintStatement(body, parameters, { perform: false, guarded: false, functionName }, options, report);
     }
   }
   return violations;
