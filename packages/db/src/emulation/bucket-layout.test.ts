@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { enqueueEntityChange } from '../queue/enqueue';
-import { unitChange } from '../../tests/queue';
-import { BUCKET_TABLES, buildBucketLayout } from './bucket-layout';
+import { attemptResult, claim, TEST_HEALTH_POLICY, unitChange } from '../../tests/queue';
+import { WebhookState } from '@platform/shared';
+import { completeWebhooks } from '../queue/complete';
+import { releaseClaims } from '../queue/release-claims';
+import type { ClaimedWebhook } from '../queue/claim';
+import { BUCKET_TABLES, buildBucketLayout, moveTenant } from './bucket-layout';
 
 const PARTITIONS = 8;
 const BUCKETS = 256;
@@ -37,6 +41,12 @@ beforeAll(async () => {
     await registration(id, false);
     for (let n = 0; n < 3; n++) {
       await db.knex.transaction((trx) => enqueueEntityChange(trx, unitChange(id, n % 2)));
+    }
+    if (i === 0) {
+      // the tenant that moves: chains of four in two groups
+      for (let n = 0; n < 5; n++) {
+        await db.knex.transaction((trx) => enqueueEntityChange(trx, unitChange(id, n % 2)));
+      }
     }
   }
   await buildBucketLayout(db.knex, { partitions: PARTITIONS, buckets: BUCKETS });
@@ -92,7 +102,7 @@ describe('the queue tables partitioned by tenant bucket (the Citus emulation, fi
     expect([...placements.keys()].sort()).toEqual([...parties].sort());
     for (const party of parties) expect(placements.get(party)!.size).toBe(1);
     const { rows } = await db.knex.raw<{ rows: { n: number }[] }>(`select count(*)::int as n from webhooks`);
-    expect(rows[0]!.n).toBe(parties.length * 3 * 2);
+    expect(rows[0]!.n).toBe((parties.length * 3 + 5) * 2);
   });
 
   it('reads one partition per table for a statement that pins the bucket', async () => {
@@ -127,5 +137,92 @@ describe('the queue tables partitioned by tenant bucket (the Citus emulation, fi
     await expect(
       db.knex.transaction((trx) => enqueueEntityChange(trx, unitChange(parties[0]!, 1))),
     ).rejects.toThrow(/ON CONFLICT specification|"bucket"/);
+  });
+
+  it('moves a tenant to a bucket in another partition between deliveries, and every group keeps its order', async () => {
+    const party = parties[0]!;
+    const policy = { dispatcherId: 'emulation', leaseMs: 60_000, policy: TEST_HEALTH_POLICY };
+    const delivered: ClaimedWebhook[] = [];
+    /** One claim, its results recorded, and the heads its completions lease recorded in turn; answers how many. */
+    async function deliverRound(handBack: boolean): Promise<number> {
+      let batch = await claim(db.knex, { batch: 64, leaseMs: 60_000, dispatcherId: 'emulation' });
+      const count = batch.length;
+      while (batch.length > 0) {
+        delivered.push(...batch);
+        const { leased } = await completeWebhooks(
+          db.knex,
+          policy,
+          batch.map((w) => attemptResult(w)),
+        );
+        if (handBack) {
+          // the move waits until nothing of the tenant is leased: the dispatcher hands its leases back
+          await releaseClaims(
+            db.knex,
+            'emulation',
+            leased.map((w) => w.id),
+          );
+          break;
+        }
+        batch = leased;
+      }
+      return count;
+    }
+    expect(await deliverRound(true)).toBeGreaterThan(0);
+
+    const from = party % BUCKETS;
+    const { rows } = await db.knex.raw<{ rows: { to: number }[] }>(
+      `select b as to from generate_series(0, ${BUCKETS - 1}) b
+        where not satisfies_hash_partition('webhooks'::regclass, ${PARTITIONS},
+                (select substring(tableoid::regclass::text from '_b([0-9]+)$')::int from webhooks where bucket = ? limit 1), b)
+        limit 1`,
+      [from],
+    );
+    const to = rows[0]!.to;
+    const before = await db
+      .knex('webhooks')
+      .whereIn('registration_id', db.knex('webhook_registrations').where({ party_id: party }).select('id'))
+      .orderBy('id')
+      .select('id', 'state', 'group_key', 'group_seq');
+    await moveTenant(db.knex, party, to);
+    const after = await db
+      .knex('webhooks')
+      .whereIn('registration_id', db.knex('webhook_registrations').where({ party_id: party }).select('id'))
+      .orderBy('id')
+      .select('id', 'state', 'group_key', 'group_seq', 'bucket');
+    expect(after.map(({ bucket: _bucket, ...row }) => row)).toEqual(before);
+    expect(new Set(after.map((row) => row.bucket))).toEqual(new Set([to]));
+    for (const { table } of BUCKET_TABLES) {
+      const { rows: left } = await db.knex.raw<{ rows: { n: number }[] }>(
+        `select count(*)::int as n from ${table} where bucket = ? and ${
+          table === 'webhook_targets' || table === 'webhook_registrations'
+            ? 'party_id = ?'
+            : 'registration_id in (select id from webhook_registrations where party_id = ?)'
+        }`,
+        [from, party],
+      );
+      expect(left[0]!.n).toBe(0);
+    }
+
+    while ((await deliverRound(false)) > 0);
+    const { rows: states } = await db.knex.raw<{ rows: { state: number; n: number }[] }>(
+      `select state, count(*)::int as n from webhooks group by state`,
+    );
+    expect(states).toEqual([{ state: WebhookState.Successful, n: (parties.length * 3 + 5) * 2 }]);
+    // each group delivered in group_seq order, each webhook once
+    const seqs = new Map<string, number[]>();
+    const seqOf = new Map(
+      (await db.knex('webhooks').select('id', 'group_seq')).map(
+        (w: { id: string; group_seq: string | null }) => [Number(w.id), Number(w.group_seq)],
+      ),
+    );
+    for (const w of delivered) {
+      if (w.group_key === null) continue;
+      const key = `${w.registration_id}/${w.group_key}`;
+      seqs.set(key, [...(seqs.get(key) ?? []), seqOf.get(Number(w.id))!]);
+    }
+    expect(seqs.size).toBeGreaterThan(0);
+    for (const [, order] of seqs)
+      expect(order).toEqual([...order].sort((a, b) => a - b).map((_, i) => i + 1));
+    expect(new Set(delivered.map((w) => w.id)).size).toBe(delivered.length);
   });
 });

@@ -134,3 +134,40 @@ export async function buildBucketLayout(knex: Knex, options: BucketLayoutOptions
       await trx.raw(`drop table ?? cascade`, [`${table}_flat`]);
   });
 }
+
+/** Which of a tenant's rows a table holds: by its party, or by its registration's. */
+const OWNED_BY: Record<string, string> = {
+  webhook_targets: 'party_id = :party',
+  webhook_registrations: 'party_id = :party',
+  webhook_events: 'registration_id in (select id from webhook_registrations where party_id = :party)',
+  webhook_groups: 'registration_id in (select id from webhook_registrations where party_id = :party)',
+  webhooks: 'registration_id in (select id from webhook_registrations where party_id = :party)',
+};
+
+/**
+ * Moves tenant `party` to bucket `to` (docs/scaling.md › Moving a tenant to another bucket, steps 3
+ * and 4, with the writes already frozen and nothing leased): in one transaction, copies its rows of
+ * every table into the new bucket as they are (ids, states, `next_seq`, `group_seq`, leases),
+ * referenced tables first, then deletes the old ones, referencing tables first. A copy and a delete,
+ * not an update of the bucket: Citus does not let an `UPDATE` change the distribution column.
+ */
+export async function moveTenant(knex: Knex, party: number, to: number): Promise<void> {
+  await knex.transaction(async (trx) => {
+    for (const { table } of BUCKET_TABLES) {
+      const { rows } = await trx.raw<{ rows: { column: string }[] }>(
+        `select attname as column from pg_attribute
+          where attrelid = ?::regclass and attnum > 0 and not attisdropped and attname <> 'bucket' order by attnum`,
+        [table],
+      );
+      const columns = rows.map((r) => `"${r.column}"`).join(', ');
+      await trx.raw(
+        `insert into ${table} (${columns}, bucket)
+         select ${columns}, :to from ${table} where bucket <> :to and ${OWNED_BY[table]}`,
+        { party, to },
+      );
+    }
+    for (const { table } of [...BUCKET_TABLES].reverse()) {
+      await trx.raw(`delete from ${table} where bucket <> :to and ${OWNED_BY[table]}`, { party, to });
+    }
+  });
+}
