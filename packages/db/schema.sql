@@ -998,7 +998,7 @@ function webhook_endpoint_url(p_url text) returns text
 
 function webhook_groups_release(p_registration_ids integer[], p_group_keys text[], p_lease_to text DEFAULT NULL::text, p_lease_ms double precision DEFAULT NULL::double precision) returns SETOF bigint
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 48aefe724a715813782ae98900a204cd;
+  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 8ee559c63497772cf2495a41fd508f1e;
 
 function webhook_previous_secret(p_secret text, p_expires_at timestamp with time zone) returns text
   language sql stable
@@ -1026,12 +1026,16 @@ function webhook_targets_rate_limit() returns trigger
 
 function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 54cd19172a328702b9e9b64044434c6b;
+  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 1c8301b020a340a3ce957fd53633f81c;
+
+function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallint, p_entity_id integer, p_entity jsonb, p_party_id integer, p_account_id integer, p_group_key text, p_action_id bigint, p_only_registration integer DEFAULT NULL::integer, p_trace_context jsonb DEFAULT NULL::jsonb, p_notify boolean DEFAULT true) returns integer
+  language plpgsql volatile
+  -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef cd6aec4a1e221a59f00b35db318faa8a;
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef a7947a68800461e06ee0a997353d3fbf;
+  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 5d453d0b69fefb027fc12c0167cadfad;
 
-function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone) returns TABLE(webhook_id bigint, outcome text)
+function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone, p_notify boolean DEFAULT true) returns TABLE(webhook_id bigint, outcome text)
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-operator-apply.ts, md5 of pg_get_functiondef 281404a5362ebfcc33ac31c6a5dd9eba;
+  -- defined in packages/db/src/queue/functions/webhooks-operator-apply.ts, md5 of pg_get_functiondef 1ce236b9ec141abe8c9514acdd5c6b64;

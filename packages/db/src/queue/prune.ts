@@ -32,6 +32,16 @@ export interface PruneStep {
  */
 export const ATTEMPT_STATS_RETENTION_MS = SERIES_MAX_HOURS * 3_600_000;
 
+/** The statement of `pruneAttemptStats` (bindings: olderThanMs, limit). */
+export const PRUNE_ATTEMPT_STATS_SQL = `with doomed as (
+   select registration_id, minute, bucket from webhook_attempt_stats
+    where minute < now() - make_interval(secs => ? / 1000.0)
+    order by minute
+    limit ?
+ )
+ delete from webhook_attempt_stats s using doomed d
+  where (s.registration_id, s.minute, s.bucket) = (d.registration_id, d.minute, d.bucket)`;
+
 /**
  * Deletes up to `limit` rows of `webhook_attempt_stats` whose minute is more than `olderThanMs`
  * ago, oldest first, through its index on `minute`. Returns how many were deleted: fewer than
@@ -41,17 +51,7 @@ export async function pruneAttemptStats(
   knex: Knex,
   options: { olderThanMs: number; limit: number },
 ): Promise<number> {
-  const result = await knex.raw(
-    `with doomed as (
-       select registration_id, minute, bucket from webhook_attempt_stats
-        where minute < now() - make_interval(secs => ? / 1000.0)
-        order by minute
-        limit ?
-     )
-     delete from webhook_attempt_stats s using doomed d
-      where (s.registration_id, s.minute, s.bucket) = (d.registration_id, d.minute, d.bucket)`,
-    [options.olderThanMs, options.limit],
-  );
+  const result = await knex.raw(PRUNE_ATTEMPT_STATS_SQL, [options.olderThanMs, options.limit]);
   return (result as { rowCount: number }).rowCount;
 }
 
@@ -95,6 +95,22 @@ export async function pruneExpired(
   return (result as { rowCount: number }).rowCount;
 }
 
+/** The statement of `pruneWebhooksStep` (bindings: olderThanMs, after, scan). */
+export const PRUNE_WEBHOOKS_STEP_SQL = `with cutoff as (select now() - make_interval(secs => ? / 1000.0) as at),
+ scanned as materialized (
+   select id, created from webhooks where id > ? order by id limit ?
+ ),
+ deleted as (
+   -- the state and completed_at of the row as it is now (a final state never changes again)
+   delete from webhooks w using scanned s, cutoff
+    where w.id = s.id and w.state in (${sqlList(FINAL_WEBHOOK_STATES)}) and w.completed_at < cutoff.at
+   returning w.id
+ )
+ select (select count(*) from deleted)::int as deleted,
+        (select max(id) from scanned) as last_id,
+        (select count(*) from scanned)::int as scanned,
+        coalesce((select max(created) from scanned) >= (select at from cutoff), false) as recent`;
+
 /**
  * One step of pruning finished webhooks (Successful 3, Aborted 5, Resolved 7) completed more than
  * `olderThanMs` ago: looks at the next `scan` webhooks after id `after`, in id order, and deletes
@@ -113,23 +129,7 @@ export async function pruneWebhooksStep(
 ): Promise<PruneStep> {
   const { rows } = await knex.raw<{
     rows: { deleted: number; last_id: number | null; scanned: number; recent: boolean }[];
-  }>(
-    `with cutoff as (select now() - make_interval(secs => ? / 1000.0) as at),
-     scanned as materialized (
-       select id, created from webhooks where id > ? order by id limit ?
-     ),
-     deleted as (
-       -- the state and completed_at of the row as it is now (a final state never changes again)
-       delete from webhooks w using scanned s, cutoff
-        where w.id = s.id and w.state in (${sqlList(FINAL_WEBHOOK_STATES)}) and w.completed_at < cutoff.at
-       returning w.id
-     )
-     select (select count(*) from deleted)::int as deleted,
-            (select max(id) from scanned) as last_id,
-            (select count(*) from scanned)::int as scanned,
-            coalesce((select max(created) from scanned) >= (select at from cutoff), false) as recent`,
-    [options.olderThanMs, options.after, options.scan],
-  );
+  }>(PRUNE_WEBHOOKS_STEP_SQL, [options.olderThanMs, options.after, options.scan]);
   const row = rows[0]!;
   return {
     deleted: row.deleted,

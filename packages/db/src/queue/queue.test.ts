@@ -2,12 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookState } from '@platform/shared';
 import { createTestDatabase, setWebhookState, type TestDatabase } from '@platform/testkit';
 import { completeWebhooks } from './complete';
-import { enqueueEntityChange, type EntityChangeInput } from './enqueue';
+import { enqueueEntityChange, groupKeyOf, type EntityChangeInput } from './enqueue';
 import { applyOperatorAction } from './operator-apply';
 import { attemptResult, claim, listenForWakeUps, TEST_HEALTH_POLICY, unitChange } from '../../tests/queue';
 import { releaseGroups } from './release-groups';
 
-const { Created, Retrying, Successful, Aborted, Pending } = WebhookState;
+const { Created, Retrying, Successful, Failed, Aborted, Pending } = WebhookState;
 
 let db: TestDatabase;
 let partyId: number;
@@ -133,6 +133,36 @@ describe('enqueueEntityChange', () => {
       // no subscribed registration: no webhook, no wake-up
       await db.knex.transaction((trx) => enqueueEntityChange(trx, change({ entityName: 'Notice' })));
       expect(await settle()).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('sends no NOTIFY when its caller says the transaction may commit on two nodes (p_notify false, docs/scaling.md R6)', async () => {
+    const registrationId = await registration(partyId);
+    const { settle, close } = await listenForWakeUps(db.knex);
+    try {
+      const c = change();
+      await db.knex.raw(
+        `select webhooks_enqueue(null, ?, ?::smallint, ?, ?::jsonb, ?, null, ?, null, p_notify => false)`,
+        [c.entityName, c.type, c.entityId, JSON.stringify(c.entity), partyId, groupKeyOf(c)],
+      );
+      const [webhook] = await webhooksOf(registrationId);
+      expect(webhook).toMatchObject({ state: Created });
+      expect(await settle()).toEqual([]);
+      // the operator's retry of a Failed webhook makes it due: woken only when the caller allows it
+      await db.knex.transaction((trx) => setWebhookState(trx, webhook!.id, Failed));
+      await db.knex.raw(
+        `select * from webhooks_operator_apply('retry', ?::bigint[], false, null, now(), false)`,
+        [[webhook!.id]],
+      );
+      expect(await webhooksOf(registrationId)).toMatchObject([{ state: Retrying }]);
+      expect(await settle()).toEqual([]);
+      await db.knex.transaction((trx) => setWebhookState(trx, webhook!.id, Failed));
+      await db.knex.raw(`select * from webhooks_operator_apply('retry', ?::bigint[], false, null, now())`, [
+        [webhook!.id],
+      ]);
+      expect(await settle()).toEqual(['webhook_due']);
     } finally {
       await close();
     }

@@ -2,8 +2,11 @@ import type { Knex } from 'knex';
 import { CLAIMABLE_WEBHOOK_STATES } from '@platform/shared';
 import { arrays, sqlList } from './sql';
 
-const RELEASE_CLAIMS = `update webhooks
-        set next_attempt_at = case when attempt_count = 1 then least(created, now()) else now() end,
+/** The statement of `releaseClaims` (bindings: ids, dispatcher id). */
+export const RELEASE_CLAIMS_SQL = `update webhooks
+        -- now() outside the CASE (Citus refuses a stable function inside one: docs/scaling.md, R4);
+        -- least() skips the null of a webhook tried before
+        set next_attempt_at = least(case when attempt_count = 1 then created end, now()),
             locked_by = null, attempt_count = attempt_count - 1
       where id = any(?::bigint[]) and locked_by = ? and state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)})`;
 
@@ -16,5 +19,5 @@ const RELEASE_CLAIMS = `update webhooks
  */
 export async function releaseClaims(knex: Knex, dispatcherId: string, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
-  await knex.raw(RELEASE_CLAIMS, arrays([ids, dispatcherId]));
+  await knex.raw(RELEASE_CLAIMS_SQL, arrays([ids, dispatcherId]));
 }

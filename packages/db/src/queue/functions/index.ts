@@ -11,6 +11,7 @@ import { WEBHOOK_TARGET_HALF_OPEN_FUNCTION } from './webhook-target-half-open';
 import { WEBHOOK_TARGET_ORIGIN_FUNCTION } from './webhook-target-origin';
 import { WEBHOOK_TARGETS_RATE_LIMIT_FUNCTION } from './webhook-targets-rate-limit';
 import { WEBHOOKS_COMPLETE_FUNCTION } from './webhooks-complete';
+import { WEBHOOKS_ENQUEUE_FUNCTION } from './webhooks-enqueue';
 import { WEBHOOKS_LEASE_FUNCTION } from './webhooks-lease';
 import { WEBHOOKS_OPERATOR_APPLY_FUNCTION } from './webhooks-operator-apply';
 
@@ -39,6 +40,7 @@ export const DATABASE_FUNCTIONS: readonly string[] = [
   WEBHOOK_TARGET_HALF_OPEN_FUNCTION,
   WEBHOOKS_OPERATOR_APPLY_FUNCTION,
   WEBHOOK_SUBSCRIPTIONS_FUNCTION,
+  WEBHOOKS_ENQUEUE_FUNCTION,
 ];
 
 const functionName = (statement: string): string => {

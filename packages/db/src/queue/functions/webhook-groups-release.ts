@@ -21,6 +21,10 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
     )
     returns setof bigint
     language plpgsql as $$
+    declare
+      -- times as variables: Citus refuses now() inside CASE in an UPDATE (docs/scaling.md, R4)
+      v_now timestamptz := now();
+      v_lease_until timestamptz := v_now + make_interval(secs => p_lease_ms / 1000.0);
     begin
       perform 1 from webhook_groups g
         join (select distinct * from unnest(p_registration_ids, p_group_keys)) as r(registration_id, group_key)
@@ -57,11 +61,10 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
       )
       update webhooks w
          set state = case when p_lease_to is null or not p.deleted then ${Created} else ${Aborted} end,
-             next_attempt_at = case when p.lease then now() + make_interval(secs => p_lease_ms / 1000.0)
-                                    else now() end,
+             next_attempt_at = case when p.lease then v_lease_until else v_now end,
              locked_by = case when p.lease then p_lease_to end,
              attempt_count = w.attempt_count + case when p.lease then 1 else 0 end,
-             completed_at = case when p_lease_to is null or not p.deleted then null else now() end,
+             completed_at = case when p_lease_to is null or not p.deleted then null else v_now end,
              last_modified = now()
         from promoted p
        where w.id = p.id

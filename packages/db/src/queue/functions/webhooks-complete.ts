@@ -43,11 +43,16 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
     returns json
     language plpgsql as $$
     declare
+      -- the transaction's time as a variable, and times derived from it computed in a SELECT: Citus
+      -- refuses now() inside CASE in an UPDATE, and a stable operator on a column (docs/scaling.md, R4)
+      v_now timestamptz := now();
       applied bigint[];
       promoted bigint[];
       release_registrations int[];
       release_keys text[];
       disabled json;
+      -- the registrations this batch disabled, for their mails
+      dis_ids int[]; dis_parties int[]; dis_urls text[]; dis_reasons text[];
       -- per registration, then per target: whether the batch holds a success, the failures after
       -- its last success, and (registrations) whether one of those answered 410
       reg_ids int[]; reg_success boolean[]; reg_trailing int[]; reg_gone boolean[];
@@ -92,16 +97,16 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
          for update of g;
 
       with results as (
-        select * from unnest(p_ids, p_states, p_retry_delays_ms) as r(id, state, retry_delay_ms)
+        select r.*, v_now + make_interval(secs => r.retry_delay_ms / 1000.0) as retry_at
+          from unnest(p_ids, p_states, p_retry_delays_ms) as r(id, state, retry_delay_ms)
       ),
       updated as (
         update webhooks w
            set state = r.state,
-               next_attempt_at = case when r.retry_delay_ms is null then w.next_attempt_at
-                                      else now() + make_interval(secs => r.retry_delay_ms / 1000.0) end,
+               next_attempt_at = case when r.retry_delay_ms is null then w.next_attempt_at else r.retry_at end,
                locked_by = null,
                last_modified = now(),
-               completed_at = case when r.state in (${sqlList([Successful, Failed])}) then now() end
+               completed_at = case when r.state in (${sqlList([Successful, Failed])}) then v_now end
           from results r
          where w.id = r.id and w.locked_by = p_dispatcher_id and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)})
         returning w.id
@@ -164,7 +169,11 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
 
       with n as (
         select t.id, a.any_success, a.any_answer, a.tail_failures, a.unanswered, a.hold_ms, t.breaker_state as was,
-               case when a.any_answer then a.tail_failures else t.consecutive_failures + a.tail_failures end as failures
+               case when a.any_answer then a.tail_failures else t.consecutive_failures + a.tail_failures end as failures,
+               -- the end of the cool-down if the breaker opens now, and of the hold a Retry-After asked for
+               v_now + make_interval(secs => least((p_policy->>'breakerMaxCooldownMs')::float8,
+                 (p_policy->>'breakerCooldownMs')::float8 * 2 ^ least(t.opens, 30)) / 1000.0) as reopen_until,
+               v_now + make_interval(secs => a.hold_ms / 1000.0) as hold_to
           from webhook_targets t
           join unnest(tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered, tgt_hold)
                  as a(id, any_success, any_answer, tail_failures, unanswered, hold_ms) using (id)
@@ -189,18 +198,16 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                             when s.state = 'open' and s.was <> 'open' then t.opens + 1
                             else t.opens end,
                open_until = case when s.state = 'closed' then null
-                                 when s.state = 'open' and s.was <> 'open' then now() + make_interval(secs =>
-                                   least((p_policy->>'breakerMaxCooldownMs')::float8,
-                                         (p_policy->>'breakerCooldownMs')::float8 * 2 ^ least(t.opens, 30)) / 1000.0)
+                                 when s.state = 'open' and s.was <> 'open' then s.reopen_until
                                  else t.open_until end,
                trial_until = case when s.state = s.was and not (s.state = 'half-open' and s.unanswered)
                                   then t.trial_until end,
-               last_success_at = case when s.any_success then now() else t.last_success_at end,
-               last_failure_at = case when s.tail_failures > 0 then now() else t.last_failure_at end,
-               state_changed = case when s.state <> s.was then now() else t.state_changed end,
+               last_success_at = case when s.any_success then v_now else t.last_success_at end,
+               last_failure_at = case when s.tail_failures > 0 then v_now else t.last_failure_at end,
+               state_changed = case when s.state <> s.was then v_now else t.state_changed end,
                -- a Retry-After holds the endpoint until then; a later, shorter one does not cut it
                hold_until = case when s.hold_ms is null then t.hold_until
-                                 else greatest(t.hold_until, now() + make_interval(secs => s.hold_ms / 1000.0)) end
+                                 else greatest(t.hold_until, s.hold_to) end
           from s
          where t.id = s.id
         returning s.was, s.state, s.unanswered, s.hold_ms
@@ -235,15 +242,24 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
         update webhook_registrations g
            set failures_since_success = s.failures,
                failing_since = s.failing_since,
-               last_success_at = case when s.any_success then now() else g.last_success_at end,
+               last_success_at = case when s.any_success then v_now else g.last_success_at end,
                status = case when s.disable is not null then 'disabled' else g.status end,
                disabled_reason = coalesce(s.disable, g.disabled_reason),
-               status_changed = case when s.disable is not null then now() else g.status_changed end
+               status_changed = case when s.disable is not null then v_now else g.status_changed end
           from s
          where g.id = s.id
         returning g.id, g.party_id, g.target_url, s.disable
-      ),
-      mails as (
+      )
+      select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable))
+                        filter (where c.disable is not null), '[]'),
+             array_agg(c.id) filter (where c.disable is not null),
+             array_agg(c.party_id) filter (where c.disable is not null),
+             array_agg(c.target_url) filter (where c.disable is not null),
+             array_agg(c.disable) filter (where c.disable is not null)
+        into disabled, dis_ids, dis_parties, dis_urls, dis_reasons
+        from changed c;
+      -- a statement of its own: Citus plans an INSERT inside a WITH through the coordinator (R5)
+      if dis_ids is not null then
         insert into mail_outbox (to_address, subject, text_body, kind)
         select distinct ac.email,
                format('Webhook deliveries to %s stopped', c.target_url),
@@ -255,15 +271,11 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                            else 'every delivery attempt has failed for a long time' end,
                       c.id),
                'webhook-registration-disabled'
-          from changed c
+          from unnest(dis_ids, dis_parties, dis_urls, dis_reasons) as c(id, party_id, target_url, disable)
           join accounts ac on ac.party_id = c.party_id and ac.deleted is null
-         where c.disable is not null
-           and exists (select 1 from account_group_permissions gp join permissions p on p.id = gp.permission_id
-                        where gp.group_id = ac.group_id and p.resource = 'Webhook')
-      )
-      select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable)), '[]')
-        into disabled
-        from changed c where c.disable is not null;
+         where exists (select 1 from account_group_permissions gp join permissions p on p.id = gp.permission_id
+                        where gp.group_id = ac.group_id and p.resource = 'Webhook');
+      end if;
       stopped := stopped or json_array_length(disabled) > 0;
 
       select array_agg(r.registration_id), array_agg(r.group_key)

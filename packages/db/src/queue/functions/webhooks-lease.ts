@@ -15,6 +15,8 @@ export const WEBHOOKS_LEASE_FUNCTION = `
     returns json
     language plpgsql as $$
     declare
+      -- the transaction's time as a variable: Citus refuses now() inside CASE in an UPDATE (docs/scaling.md, R4)
+      v_now timestamptz := now();
       interrupted bigint[];
       leased bigint[];
     begin
@@ -27,7 +29,7 @@ export const WEBHOOKS_LEASE_FUNCTION = `
                attempt_count = w.attempt_count
                  + case when r.deleted is null and not w.id = any(interrupted) then 1 else 0 end,
                state = case when r.deleted is null then w.state else ${WebhookState.Aborted} end,
-               completed_at = case when r.deleted is null then w.completed_at else now() end
+               completed_at = case when r.deleted is null then w.completed_at else v_now end
           from webhook_registrations r
          where w.id = any(p_ids) and r.id = w.registration_id
         returning w.id

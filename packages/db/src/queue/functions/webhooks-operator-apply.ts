@@ -20,11 +20,13 @@ const BLOCKING = sqlList(GROUP_HOLDING_STATES.blocking);
  * id order (a group's webhooks in group order, so a batch re-enters them in their order). Each
  * webhook gets p_action_id as its last operator action. Answers every id with 'changed' or why
  * it was skipped; ids that do not exist are left out. Wakes the dispatchers when a webhook
- * became due.
+ * became due, unless p_notify is false: a caller whose transaction may commit on two nodes (on
+ * Citus, any that wrote the audit row) wakes them after its commit instead (docs/scaling.md, R6).
  */
 export const WEBHOOKS_OPERATOR_APPLY_FUNCTION = `
     create or replace function webhooks_operator_apply(
-      p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamptz
+      p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamptz,
+      p_notify boolean default true
     )
     returns table (webhook_id bigint, outcome text)
     language plpgsql as $$
@@ -102,7 +104,7 @@ export const WEBHOOKS_OPERATOR_APPLY_FUNCTION = `
         outcome := 'changed';
         return next;
       end loop;
-      if woke then perform pg_notify('webhook_due', ''); end if;
+      if woke and p_notify then perform pg_notify('webhook_due', ''); end if;
     end
     $$;
 `;

@@ -1,0 +1,173 @@
+import type { Knex } from 'knex';
+
+/**
+ * The first step of the Citus emulation (docs/scaling.md › How this is proven): a migrated
+ * database's queue tables rebuilt hash-partitioned by a tenant `bucket`, the partitions standing
+ * for Citus's shards. Postgres applies Citus's rule for the distribution column: every primary key
+ * and unique constraint must include the partition key, so each gains `bucket`, and so does each
+ * foreign key between these tables (Citus: only between colocated tables including the
+ * distribution column). Built from the real migrations, not from a schema of its own: read from
+ * the catalog, each table's columns, checks, keys and indexes are re-made as they are, `bucket`
+ * added. Keys into these tables from tables not rebuilt (`operator_actions`, `webhook_operations`,
+ * `webhook_attempt_stats`) are dropped, as docs/scaling.md › Where every table goes says; the
+ * triggers of `webhook_registrations` are not re-made (R8). Test code: the real statements do not
+ * carry the bucket yet (step 4 of the migration path), so this layout holds rows written before
+ * it was built.
+ */
+
+/** The tables rebuilt, referenced before referencing, with how each row's bucket is found. */
+export const BUCKET_TABLES: readonly { table: string; bucket: string }[] = [
+  { table: 'webhook_targets', bucket: 'party_id' },
+  { table: 'webhook_registrations', bucket: 'party_id' },
+  {
+    table: 'webhook_events',
+    bucket: '(select party_id from webhook_registrations_flat r where r.id = f.registration_id)',
+  },
+  {
+    table: 'webhook_groups',
+    bucket: '(select party_id from webhook_registrations_flat r where r.id = f.registration_id)',
+  },
+  {
+    table: 'webhooks',
+    bucket: '(select party_id from webhook_registrations_flat r where r.id = f.registration_id)',
+  },
+];
+
+export interface BucketLayoutOptions {
+  /** Hash partitions per table (Citus: shards of the colocation group). */
+  partitions: number;
+  /** The tenant's bucket from its party id: `party % buckets`. */
+  buckets: number;
+}
+
+const inSet = (table: string) => BUCKET_TABLES.some((t) => t.table === table);
+
+/** A key's column list with `bucket` first: `PRIMARY KEY (id)` → `PRIMARY KEY (bucket, id)`. */
+export function withBucket(definition: string): string {
+  return definition.replace(/(PRIMARY KEY|UNIQUE|USING btree) \(/, '$1 (bucket, ');
+}
+
+/** Rebuilds the queue tables of `knex`'s database partitioned by bucket (see above). */
+export async function buildBucketLayout(knex: Knex, options: BucketLayoutOptions): Promise<void> {
+  await knex.transaction(async (trx) => {
+    const names = BUCKET_TABLES.map((t) => t.table);
+    // every foreign key that points into the rebuilt tables, from anywhere
+    const { rows: incoming } = await trx.raw<{
+      rows: { source: string; name: string; definition: string }[];
+    }>(
+      `select conrelid::regclass::text as source, conname as name, pg_get_constraintdef(oid) as definition
+         from pg_constraint where contype = 'f' and conparentid = 0 and confrelid::regclass::text = any(?)`,
+      [names],
+    );
+    for (const fk of incoming) await trx.raw(`alter table ?? drop constraint ??`, [fk.source, fk.name]);
+    const keys: { table: string; name: string; definition: string }[] = [];
+    const indexes: string[] = [];
+    for (const { table } of BUCKET_TABLES) {
+      const { rows: constraints } = await trx.raw<{
+        rows: { name: string; type: string; definition: string }[];
+      }>(
+        `select conname as name, contype as type, pg_get_constraintdef(oid) as definition
+           from pg_constraint where conrelid = ?::regclass and conparentid = 0 and contype in ('p', 'u', 'f')`,
+        [table],
+      );
+      for (const c of constraints) keys.push({ table, name: c.name, definition: c.definition });
+      const { rows: plain } = await trx.raw<{ rows: { name: string; definition: string }[] }>(
+        `select i.indexrelid::regclass::text as name, pg_get_indexdef(i.indexrelid) as definition from pg_index i
+          where i.indrelid = ?::regclass
+            and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)`,
+        [table],
+      );
+      indexes.push(...plain.map((p) => p.definition));
+      for (const p of plain) await trx.raw(`drop index ??`, [p.name]);
+      for (const c of constraints)
+        await trx.raw(`alter table ?? drop constraint if exists ??`, [table, c.name]);
+      await trx.raw(`alter table ?? rename to ??`, [table, `${table}_flat`]);
+      await trx.raw(
+        `create table ?? (like ?? including defaults including constraints including generated,
+                          bucket int not null) partition by hash (bucket)`,
+        [table, `${table}_flat`],
+      );
+      for (let r = 0; r < options.partitions; r++) {
+        await trx.raw(
+          `create table ?? partition of ?? for values with (modulus ${options.partitions}, remainder ${r})`,
+          [`${table}_b${r}`, table],
+        );
+      }
+      // the sequences the ids come from stay: owned by the new table
+      const { rows: sequences } = await trx.raw<{ rows: { sequence: string; column: string }[] }>(
+        `select s.seq::text as sequence, a.attname as column
+           from pg_attribute a, pg_get_serial_sequence(?, a.attname) s(seq)
+          where a.attrelid = ?::regclass and a.attnum > 0 and s.seq is not null`,
+        [`${table}_flat`, `${table}_flat`],
+      );
+      for (const s of sequences)
+        await trx.raw(`alter sequence ${s.sequence} owned by ??.??`, [table, s.column]);
+    }
+    for (const { table, bucket } of BUCKET_TABLES) {
+      const flat = `${table}_flat`;
+      await trx.raw(`insert into ?? select f.*, (${bucket}) % ${options.buckets} from ?? f`, [table, flat]);
+    }
+    for (const key of keys) {
+      const references = /REFERENCES (\w+)\(/.exec(key.definition)?.[1];
+      if (references === undefined) {
+        await trx.raw(`alter table ?? add constraint ?? ${withBucket(key.definition)}`, [
+          key.table,
+          key.name,
+        ]);
+      }
+    }
+    for (const key of keys) {
+      const references = /REFERENCES (\w+)\(/.exec(key.definition)?.[1];
+      if (references === undefined) continue;
+      const definition = inSet(references)
+        ? key.definition
+            .replace(/FOREIGN KEY \(/, 'FOREIGN KEY (bucket, ')
+            .replace(/REFERENCES (\w+)\(/, 'REFERENCES $1(bucket, ')
+        : key.definition;
+      await trx.raw(`alter table ?? add constraint ?? ${definition}`, [key.table, key.name]);
+    }
+    // incoming keys from the tables that stay are re-made only among the rebuilt ones (above)
+    for (const index of indexes) {
+      await trx.raw(index.replace(/ ON public\.(\w+) /, ' ON $1 '));
+    }
+    for (const { table } of [...BUCKET_TABLES].reverse())
+      await trx.raw(`drop table ?? cascade`, [`${table}_flat`]);
+  });
+}
+
+/** Which of a tenant's rows a table holds: by its party, or by its registration's. */
+const OWNED_BY: Record<string, string> = {
+  webhook_targets: 'party_id = :party',
+  webhook_registrations: 'party_id = :party',
+  webhook_events: 'registration_id in (select id from webhook_registrations where party_id = :party)',
+  webhook_groups: 'registration_id in (select id from webhook_registrations where party_id = :party)',
+  webhooks: 'registration_id in (select id from webhook_registrations where party_id = :party)',
+};
+
+/**
+ * Moves tenant `party` to bucket `to` (docs/scaling.md › Moving a tenant to another bucket, steps 3
+ * and 4, with the writes already frozen and nothing leased): in one transaction, copies its rows of
+ * every table into the new bucket as they are (ids, states, `next_seq`, `group_seq`, leases),
+ * referenced tables first, then deletes the old ones, referencing tables first. A copy and a delete,
+ * not an update of the bucket: Citus does not let an `UPDATE` change the distribution column.
+ */
+export async function moveTenant(knex: Knex, party: number, to: number): Promise<void> {
+  await knex.transaction(async (trx) => {
+    for (const { table } of BUCKET_TABLES) {
+      const { rows } = await trx.raw<{ rows: { column: string }[] }>(
+        `select attname as column from pg_attribute
+          where attrelid = ?::regclass and attnum > 0 and not attisdropped and attname <> 'bucket' order by attnum`,
+        [table],
+      );
+      const columns = rows.map((r) => `"${r.column}"`).join(', ');
+      await trx.raw(
+        `insert into ${table} (${columns}, bucket)
+         select ${columns}, :to from ${table} where bucket <> :to and ${OWNED_BY[table]}`,
+        { party, to },
+      );
+    }
+    for (const { table } of [...BUCKET_TABLES].reverse()) {
+      await trx.raw(`delete from ${table} where bucket <> :to and ${OWNED_BY[table]}`, { party, to });
+    }
+  });
+}
