@@ -290,6 +290,44 @@ describe('claimWebhooks and completeWebhooks', () => {
   });
 });
 
+describe('a late result of an earlier try', () => {
+  it('is not applied to the row its dispatcher holds again, so one try is counted once', async () => {
+    const plain = await registration(partyId);
+    await db.knex.transaction((trx) => enqueueEntityChange(trx, change()));
+    // try 1 runs long: its lease runs out, the same dispatcher's next claim takes the row back as
+    // interrupted (try 1 was counted), records that, and the retry (due at once) is leased to it
+    const [first] = await claim(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    expect(first).toMatchObject({ registration_id: plain, attempt: 1 });
+    await db
+      .knex('webhooks')
+      .where({ id: first!.id })
+      .update({ next_attempt_at: db.knex.raw(`now() - interval '1 second'`) });
+    const [interrupted] = await claim(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    expect(interrupted).toMatchObject({ id: first!.id, attempt: 1, interrupted: true });
+    const recorded = await completeWebhooks(db.knex, a, [
+      result(interrupted!, { state: Retrying, statusCode: null, errorKind: 'interrupted', retryDelayMs: 0 }),
+    ]);
+    expect(recorded.applied).toEqual([first!.id]);
+    const [second] = await claim(db.knex, { batch: 10, leaseMs: 60_000, dispatcherId: 'a' });
+    expect(second).toMatchObject({ id: first!.id, attempt: 2, interrupted: false });
+    // try 1's own result arrives now: same dispatcher, row leased to it, but not its try
+    expect((await completeWebhooks(db.knex, a, [result(first!)])).applied).toEqual([]);
+    expect(
+      await db
+        .knex('webhook_attempts')
+        .where({ webhook_id: first!.id })
+        .orderBy('number')
+        .select('number', 'error_kind'),
+    ).toEqual([{ number: 1, error_kind: 'interrupted' }]);
+    // try 2's result is applied
+    expect((await completeWebhooks(db.knex, a, [result(second!)])).applied).toEqual([first!.id]);
+    expect(await db.knex('webhooks').where({ id: first!.id }).first('state', 'attempt_count')).toEqual({
+      state: Successful,
+      attempt_count: 2,
+    });
+  });
+});
+
 describe('claiming a webhook of a deleted registration', () => {
   it('aborts it instead of handing it out', async () => {
     const id = await registration(partyId);

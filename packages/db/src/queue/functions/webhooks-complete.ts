@@ -11,8 +11,9 @@ const {
 } = ATTEMPT_OUTCOME_CODES;
 
 /**
- * Records a batch of delivery results: the state update guarded by the lease (a dispatcher
- * whose lease ran out cannot overwrite newer state), one attempt row per applied result, the
+ * Records a batch of delivery results: the state update guarded by the lease and the try (a
+ * dispatcher whose lease ran out cannot overwrite newer state, nor a late result of an earlier
+ * try count again), one attempt row per applied result, the
  * health figures (per-minute stats, the endpoints' breakers, the registrations' failing runs and
  * automatic disable, with its mails), and the release of the groups whose head ended. Rows are
  * locked first, each table in id order, registrations before groups before targets (the order
@@ -98,7 +99,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
 
       with results as (
         select r.*, v_now + make_interval(secs => r.retry_delay_ms / 1000.0) as retry_at
-          from unnest(p_ids, p_states, p_retry_delays_ms) as r(id, state, retry_delay_ms)
+          from unnest(p_ids, p_states, p_retry_delays_ms, p_attempts) as r(id, state, retry_delay_ms, attempt)
       ),
       updated as (
         update webhooks w
@@ -109,6 +110,9 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                completed_at = case when r.state in (${sqlList([Successful, Failed])}) then v_now end
           from results r
          where w.id = r.id and w.locked_by = p_dispatcher_id and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)})
+           -- the result of the try the row is at: a late result of an earlier try (its lease ran
+           -- out, the row was recorded interrupted and leased to us again) is not applied twice
+           and w.attempt_count = r.attempt
         returning w.id
       )
       select coalesce(array_agg(id), '{}') into applied from updated;
