@@ -5,9 +5,9 @@ import { ApiClient, OPERATOR, expect, signIn, snap, test } from '../fixtures/tes
 /**
  * The endpoint portal (docs/portal.md) as a platform's customer meets it: a page on another origin
  * (a second 127.0.0.1 port) opens a portal session in an iframe. The customer sees only the
- * registration the session names, sends a test event, recovers its Failed webhook, and cannot read
- * another party's registration or webhook by changing ids; a read-only session shows no action
- * and the API refuses the actions; a revoked session shows a clear message in the same frame; a
+ * registration the session names, sends a test event, recovers its Failed webhook (its group then
+ * delivered in order), and cannot read another party's registration or webhook by changing ids; a
+ * read-only session shows no action and the API refuses every action; a revoked session shows a clear message in the same frame; a
  * session managing the whole party registers a new endpoint with the console's form.
  */
 
@@ -43,12 +43,23 @@ test('a customer uses its embedded portal, and only its own', async ({
 }, testInfo) => {
   const embed = await embeddingPage();
   try {
-    // the customer's endpoint fails first: its webhook ends Failed
+    // the customer's endpoint fails first: its webhook ends Failed, and holds its group (grouped:
+    // the changes of one property in order), so the two renames after it wait behind it
     await target.behave({ status: 500 });
-    const own = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
-    await api.createProperty('Portalhof');
+    const { id: own } = await api.register(
+      target.url,
+      [
+        { entityName: 'Property', type: 1 },
+        { entityName: 'Property', type: 2 },
+      ],
+      { shouldGroup: true },
+    );
+    const property = await api.createProperty('Portalhof');
     await api.waitForStates(own, [FAILED]);
     const [failed] = await api.webhooksOf(own);
+    await api.renameProperty(property.id, 'Portalhof (first name)');
+    await api.renameProperty(property.id, 'Portalhof (second name)');
+    await expect.poll(async () => (await api.webhooksOf(own)).length).toBe(3);
     // another registration of the same party, outside the session, and another party's
     const sibling = await api.createRegistration(`${target.url}/sibling`, [
       { entityName: 'Property', type: 2 },
@@ -97,7 +108,19 @@ test('a customer uses its embedded portal, and only its own', async ({
     await expect(portal.getByTestId('portal-test-result')).toContainText('Delivered (200)');
     await portal.getByTestId('portal-recover').click();
     await expect(portal.getByTestId('portal-recover-result')).toContainText('Recovering');
-    await api.waitForStates(own, [SUCCESSFUL]);
+    await api.waitForStates(own, [SUCCESSFUL, SUCCESSFUL, SUCCESSFUL]);
+    // the group in its order: the recovered creation first, then the renames it held
+    const accepted = (await target.deliveries()).filter(
+      (delivery) =>
+        delivery.answeredStatus === 200 &&
+        (delivery.body as { entity?: { id?: number } }).entity?.id === property.id &&
+        delivery.headers['x-webhook-test'] === undefined,
+    );
+    expect(accepted.map((delivery) => (delivery.body as { entity: { name: string } }).entity.name)).toEqual([
+      'Portalhof',
+      'Portalhof (first name)',
+      'Portalhof (second name)',
+    ]);
     await snap(page, testInfo, 'portal-recovered');
 
     // changing ids in requests reaches nothing outside the session
@@ -115,11 +138,21 @@ test('a customer uses its embedded portal, and only its own', async ({
     await portal.getByTestId('portal-registrations').getByRole('button', { name: target.url }).click();
     await expect(portal.getByTestId('portal-registration')).toBeVisible();
     await expect(portal.getByTestId('portal-actions').getByRole('button')).toHaveCount(0);
-    const refused = await fetch(`${baseURL}/api/webhook-registrations/${own}/test`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${readOnly.token}` },
-    });
-    expect(refused.status).toBe(403);
+    for (const path of [
+      `/api/webhook-registrations/${own}/test`,
+      `/api/webhook-registrations/${own}/recover`,
+      `/api/webhook-registrations/${own}/rotate-secret`,
+      `/api/webhook-registrations/${own}/pause`,
+      `/api/webhooks/${failed!.id}/retry`,
+      '/api/webhook-registrations',
+    ]) {
+      const refused = await fetch(`${baseURL}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${readOnly.token}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(refused.status, path).toBe(403);
+    }
 
     expect(await portal.getByRole('button', { name: 'Edit URL and rate limit' }).count()).toBe(0);
 
