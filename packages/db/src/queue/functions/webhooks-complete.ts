@@ -14,7 +14,7 @@ const {
  * Records a batch of delivery results: the state update guarded by the lease (a dispatcher
  * whose lease ran out cannot overwrite newer state), one attempt row per applied result, the
  * health figures (per-minute stats, the endpoints' breakers, the registrations' failing runs and
- * automatic disable, with its mails), and the release of the groups whose head ended. Rows are
+ * automatic disable, told to the party's operators by `webhook_notify`), and the release of the groups whose head ended. Rows are
  * locked first, each table in id order, registrations before groups before targets (the order
  * a registration's delete takes), and a registration or target only when its row must change:
  * a healthy steady state writes neither (last_success_at moves at most every 10 seconds). The
@@ -195,6 +195,11 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                last_success_at = case when s.any_success then now() else t.last_success_at end,
                last_failure_at = case when s.tail_failures > 0 then now() else t.last_failure_at end,
                state_changed = case when s.state <> s.was then now() else t.state_changed end,
+               -- an opening lasts from leaving closed to closing again; it is told once
+               -- (webhook_breakers_notify), so a new one starts untold
+               open_since = case when s.state = 'closed' then null
+                                 when s.was = 'closed' then now() else t.open_since end,
+               open_notified_at = case when s.state = 'closed' then null else t.open_notified_at end,
                -- a Retry-After holds the endpoint until then; a later, shorter one does not cut it
                hold_until = case when s.hold_ms is null then t.hold_until
                                  else greatest(t.hold_until, now() + make_interval(secs => s.hold_ms / 1000.0)) end
@@ -239,29 +244,28 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
           from s
          where g.id = s.id
         returning g.id, g.party_id, g.target_url, s.disable
-      ),
-      mails as (
-        insert into mail_outbox (to_address, subject, text_body, kind)
-        select distinct ac.email,
-               format('Webhook deliveries to %s stopped', c.target_url),
-               format(E'The webhook registration %s (%s) was disabled: %s.\n\n'
-                      'Its webhooks are kept, not lost. Once the endpoint is fixed, resume the registration '
-                      '(POST /api/webhook-registrations/%s/resume, or Resume in the console) and they are delivered in order.',
-                      c.id, c.target_url,
-                      case c.disable when 'gone' then 'the endpoint answered 410 Gone'
-                           else 'every delivery attempt has failed for a long time' end,
-                      c.id),
-               'webhook-registration-disabled'
-          from changed c
-          join accounts ac on ac.party_id = c.party_id and ac.deleted is null
-         where c.disable is not null
-           and exists (select 1 from account_group_permissions gp join permissions p on p.id = gp.permission_id
-                        where gp.group_id = ac.group_id and p.resource = 'Webhook')
       )
       select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable)), '[]')
         into disabled
         from changed c where c.disable is not null;
       stopped := stopped or json_array_length(disabled) > 0;
+
+      -- each disabled registration's party is told (its recipients mailed, its operator webhook
+      -- written), in this transaction
+      perform webhook_notify(
+                g.party_id, 'registration-disabled',
+                format('Webhook deliveries to %s stopped', g.target_url),
+                format(E'The webhook registration %s (%s) was disabled: %s.\n\n'
+                       'Its webhooks are kept, not lost. Once the endpoint is fixed, resume the registration '
+                       '(POST /api/webhook-registrations/%s/resume, or Resume in the console) and they are delivered in order.',
+                       g.id, g.target_url,
+                       case g.disabled_reason when 'gone' then 'the endpoint answered 410 Gone'
+                            else 'every delivery attempt has failed for a long time' end,
+                       g.id),
+                jsonb_build_object('registrationId', g.id, 'targetUrl', g.target_url, 'reason', g.disabled_reason))
+        from webhook_registrations g
+       where g.id in (select (d->>'registrationId')::int from json_array_elements(disabled) d)
+       order by g.id;
 
       select array_agg(r.registration_id), array_agg(r.group_key)
         into release_registrations, release_keys
