@@ -168,6 +168,9 @@ describe('a breaker that stays open', () => {
 
     // the endpoint recovers: the breaker closes and the opening is over
     failing = false;
+    // a fresh change, so there is a delivery to be the half-open trial even when the earlier
+    // ones have used up their tries meanwhile
+    await seedChange(db.knex, propertyChange(partyId, 7));
     await eventually(async () => (await targetRow()).breaker_state === 'closed', {
       what: 'the breaker closed',
       timeoutMs: 30_000,
@@ -186,5 +189,66 @@ describe('a breaker that stays open', () => {
       .update({ open_since: db.knex.raw(`now() - interval '2 minutes'`) });
     await eventually(async () => breakerNotices().length === 2, { what: 'the second opening told' });
     expect(await mailsOf('webhook-breaker-open', ['oncall@example.com'])).toHaveLength(2);
+  }, 60_000);
+});
+
+describe('the operator webhook outbox', () => {
+  it('tries a failed operator webhook again after its backoff, then delivers it; one without a webhook any more is given up', async () => {
+    let status = 500;
+    const operator = await target(() => ({ status }));
+    const partyId = await partyWithSettings(null, operator.url);
+    // written not yet due; the dispatcher's notifier (every 200 ms) sends it once it is made due
+    const [row] = await db
+      .knex('operator_notifications')
+      .insert({
+        party_id: partyId,
+        kind: 'breaker-open',
+        payload: { type: 'breaker-open', partyId },
+        url: operator.url,
+        next_attempt_at: db.knex.raw(`now() + interval '1 hour'`),
+      })
+      .returning('id');
+    const id = Number((row as { id: string }).id);
+    const rowOf = () => db.knex('operator_notifications').where({ id }).first();
+    await db.knex('operator_notifications').where({ id }).update({ next_attempt_at: db.knex.fn.now() });
+    await eventually(async () => (await rowOf()).last_status === 500, { what: 'the first try' });
+    const failed = await rowOf();
+    expect(failed).toMatchObject({
+      attempts: 1,
+      last_status: 500,
+      last_error: 'status',
+      delivered_at: null,
+      failed_at: null,
+    });
+    // due again after about 30 s, not before
+    const wait = failed.next_attempt_at.getTime() - Date.now();
+    expect(wait).toBeGreaterThan(20_000);
+    expect(wait).toBeLessThan(40_000);
+
+    status = 204;
+    await db.knex('operator_notifications').where({ id }).update({ next_attempt_at: db.knex.fn.now() });
+    await eventually(async () => (await rowOf()).delivered_at !== null, { what: 'the second try' });
+    expect(await rowOf()).toMatchObject({ attempts: 2, last_status: 204, last_error: null, failed_at: null });
+    expect(operator.requests.filter((r) => r.headers['webhook-id'] === `opn_${id}`)).toHaveLength(2);
+
+    // the party removes its operator webhook: what was still due is given up, not sent
+    const [late] = await db
+      .knex('operator_notifications')
+      .insert({ party_id: partyId, kind: 'breaker-open', payload: { partyId }, url: operator.url })
+      .returning('id');
+    await db
+      .knex('webhook_notification_settings')
+      .where({ party_id: partyId })
+      .update({ webhook_url: null, webhook_secret: null });
+    const lateId = Number((late as { id: string }).id);
+    await eventually(
+      async () => (await db.knex('operator_notifications').where({ id: lateId }).first()).failed_at !== null,
+      { what: 'the late notification given up' },
+    );
+    expect(await db.knex('operator_notifications').where({ id: lateId }).first()).toMatchObject({
+      last_error: 'the party has no operator webhook now',
+      delivered_at: null,
+    });
+    expect(operator.requests.filter((r) => r.headers['webhook-id'] === `opn_${lateId}`)).toHaveLength(0);
   });
 });
