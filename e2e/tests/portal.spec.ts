@@ -5,9 +5,10 @@ import { ApiClient, OPERATOR, expect, signIn, snap, test } from '../fixtures/tes
 /**
  * The endpoint portal (docs/portal.md) as a platform's customer meets it: a page on another origin
  * (a second 127.0.0.1 port) opens a portal session in an iframe. The customer sees only the
- * registration the session names, sends a test event, recovers its Failed webhook, and cannot read
- * another party's registration or webhook by changing ids; a read-only session shows no action
- * and the API refuses the actions; a revoked session shows a clear message in the same frame.
+ * registration the session names, sends a test event, recovers its Failed webhook (its group then
+ * delivered in order), and cannot read another party's registration or webhook by changing ids; a
+ * read-only session shows no action and the API refuses every action; a revoked session shows a clear message in the same frame; a
+ * session managing the whole party registers a new endpoint with the console's form.
  */
 
 const FAILED = 4;
@@ -42,12 +43,23 @@ test('a customer uses its embedded portal, and only its own', async ({
 }, testInfo) => {
   const embed = await embeddingPage();
   try {
-    // the customer's endpoint fails first: its webhook ends Failed
+    // the customer's endpoint fails first: its webhook ends Failed, and holds its group (grouped:
+    // the changes of one property in order), so the two renames after it wait behind it
     await target.behave({ status: 500 });
-    const own = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
-    await api.createProperty('Portalhof');
+    const { id: own } = await api.register(
+      target.url,
+      [
+        { entityName: 'Property', type: 1 },
+        { entityName: 'Property', type: 2 },
+      ],
+      { shouldGroup: true },
+    );
+    const property = await api.createProperty('Portalhof');
     await api.waitForStates(own, [FAILED]);
     const [failed] = await api.webhooksOf(own);
+    await api.renameProperty(property.id, 'Portalhof (first name)');
+    await api.renameProperty(property.id, 'Portalhof (second name)');
+    await expect.poll(async () => (await api.webhooksOf(own)).length).toBe(3);
     // another registration of the same party, outside the session, and another party's
     const sibling = await api.createRegistration(`${target.url}/sibling`, [
       { entityName: 'Property', type: 2 },
@@ -96,7 +108,19 @@ test('a customer uses its embedded portal, and only its own', async ({
     await expect(portal.getByTestId('portal-test-result')).toContainText('Delivered (200)');
     await portal.getByTestId('portal-recover').click();
     await expect(portal.getByTestId('portal-recover-result')).toContainText('Recovering');
-    await api.waitForStates(own, [SUCCESSFUL]);
+    await api.waitForStates(own, [SUCCESSFUL, SUCCESSFUL, SUCCESSFUL]);
+    // the group in its order: the recovered creation first, then the renames it held
+    const accepted = (await target.deliveries()).filter(
+      (delivery) =>
+        delivery.answeredStatus === 200 &&
+        (delivery.body as { entity?: { id?: number } }).entity?.id === property.id &&
+        delivery.headers['x-webhook-test'] === undefined,
+    );
+    expect(accepted.map((delivery) => (delivery.body as { entity: { name: string } }).entity.name)).toEqual([
+      'Portalhof',
+      'Portalhof (first name)',
+      'Portalhof (second name)',
+    ]);
     await snap(page, testInfo, 'portal-recovered');
 
     // changing ids in requests reaches nothing outside the session
@@ -114,11 +138,21 @@ test('a customer uses its embedded portal, and only its own', async ({
     await portal.getByTestId('portal-registrations').getByRole('button', { name: target.url }).click();
     await expect(portal.getByTestId('portal-registration')).toBeVisible();
     await expect(portal.getByTestId('portal-actions').getByRole('button')).toHaveCount(0);
-    const refused = await fetch(`${baseURL}/api/webhook-registrations/${own}/test`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${readOnly.token}` },
-    });
-    expect(refused.status).toBe(403);
+    for (const path of [
+      `/api/webhook-registrations/${own}/test`,
+      `/api/webhook-registrations/${own}/recover`,
+      `/api/webhook-registrations/${own}/rotate-secret`,
+      `/api/webhook-registrations/${own}/pause`,
+      `/api/webhooks/${failed!.id}/retry`,
+      '/api/webhook-registrations',
+    ]) {
+      const refused = await fetch(`${baseURL}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${readOnly.token}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(refused.status, path).toBe(403);
+    }
 
     expect(await portal.getByRole('button', { name: 'Edit URL and rate limit' }).count()).toBe(0);
 
@@ -204,6 +238,84 @@ test('a session allowed to manage and rotate shows those actions, and they act o
         async () => (await api.request<{ status: string }>('GET', `/api/webhook-registrations/${id}`)).status,
       )
       .toBe('paused');
+  } finally {
+    await new Promise((resolve) => embed.server.close(resolve));
+  }
+});
+
+test('a session managing the whole party registers a new endpoint in the embedded portal; others cannot', async ({
+  page,
+  api,
+  target,
+  baseURL,
+}, testInfo) => {
+  const embed = await embeddingPage();
+  try {
+    const existing = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
+    const me = await api.request<{ partyId: number }>('GET', '/api/accounts/myself');
+    const open = (actions: string[], registrationIds?: number[]) =>
+      api.request<Session>('POST', '/api/webhook-portal/sessions', {
+        partyId: me.partyId,
+        ...(registrationIds ? { registrationIds } : {}),
+        actions,
+        expiresIn: '1h',
+        allowedOrigins: [embed.origin],
+      });
+    const portal = page.frameLocator('#portal');
+    const show = async (session: Session) => {
+      embed.show(session.url);
+      await page.goto(embed.origin);
+      await expect(portal.getByTestId('portal-registrations')).toContainText(target.url);
+    };
+
+    // a read-only session over the whole party, and a managing one limited to a registration:
+    // no form, and the API refuses the create
+    const newUrl = `${target.url}/from-portal`;
+    const body = {
+      targetUrl: newUrl,
+      enabledEvents: [{ entityName: 'Unit', type: 2 }],
+      targetAuthorization: { type: 0 },
+    };
+    for (const session of [await open([]), await open(['manage'], [existing])]) {
+      await show(session);
+      await expect(portal.getByTestId('portal-create-registration')).toHaveCount(0);
+      const refused = await fetch(`${baseURL}/api/webhook-registrations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(refused.status).toBe(403);
+    }
+
+    // a managing session over the whole party: the console's form, its checks, then the secret
+    await show(await open(['manage']));
+    await portal.getByTestId('portal-create-registration').click();
+    const form = portal.getByRole('form', { name: 'New registration' });
+    await form.getByRole('button', { name: 'Create registration' }).click();
+    await expect(portal.getByTestId('form-errors')).toContainText('fields need attention');
+    await expect(form.getByLabel('Party id (optional)')).toHaveCount(0);
+    await form.getByLabel('Target URL').fill(newUrl);
+    await portal
+      .getByTestId('events-picker')
+      .getByRole('checkbox', { name: 'Unit Updated', exact: true })
+      .check();
+    await form.getByLabel('Rate limit (optional)').fill('3');
+    await form.getByRole('button', { name: 'Create registration' }).click();
+    await expect(portal.getByTestId('signing-secret')).toContainText('whsec_');
+    await snap(page, testInfo, 'portal-registration-created');
+    await portal.getByRole('button', { name: 'Back to endpoints' }).click();
+    const registrations = portal.getByTestId('portal-registrations');
+    await expect(registrations).toContainText(newUrl);
+    await expect(registrations).toContainText('Unit.2');
+
+    // it is the party's, as the customer typed it
+    const list = await api.request<{
+      items: { id: number; targetUrl: string; partyId: number; rateLimit: number | null }[];
+    }>('GET', '/api/webhook-registrations?PageSize=100&SortByAttributeName=id&AscendingOrder=false');
+    const created = list.items.filter((registration) => registration.targetUrl === newUrl);
+    expect(created).toHaveLength(1);
+    api.cleanUpRegistration(created[0]!.id);
+    expect(created[0]).toMatchObject({ partyId: me.partyId, rateLimit: 3 });
   } finally {
     await new Promise((resolve) => embed.server.close(resolve));
   }

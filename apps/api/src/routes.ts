@@ -14,6 +14,7 @@ import { webhookRoutes } from './features/webhooks/webhook-routes';
 import { webhookGroupRoutes } from './features/webhook-groups/webhook-group-routes';
 import { operationRoutes } from './features/webhook-operations/operation-routes';
 import { portalSessionRoutes } from './features/webhook-portal/portal-session-routes';
+import { webhookNotificationRoutes } from './features/webhook-notifications/webhook-notification-routes';
 import { webhookStatsRoutes } from './features/webhook-stats/webhook-stats-routes';
 import { resourceRouteList } from './resources/index';
 
@@ -35,6 +36,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...webhookIssueRoutes,
   ...webhookEventTypeRoutes,
   ...portalSessionRoutes,
+  ...webhookNotificationRoutes,
 ];
 
 /** Every webhook the API sends, one per subscribable entity and event: the document's `webhooks`. */

@@ -109,6 +109,11 @@ const ConfigSchema = z
     DISPATCHER_PRUNE_SCHEDULE: cronSchedule('0 * * * *'),
     /** When the group repair sweep runs (cron); one replica at a time. Default: every minute. */
     DISPATCHER_REPAIR_SCHEDULE: cronSchedule('* * * * *'),
+    /**
+     * How often each replica tells breakers open too long and sends the due operator webhooks
+     * (docs/dispatcher.md#operator-notifications).
+     */
+    DISPATCHER_NOTIFY_INTERVAL: parsed('10s', parseDuration),
     DATA_DIR: z.string().default('.data'),
     /** Opens sealed target credentials and signing secrets; the API's key (see the API's config). */
     SECRET_ENCRYPTION_KEY: z.string().optional(),

@@ -9,6 +9,7 @@ import type { Config } from './config';
 import { startListener, type Listener } from './listener';
 import { DeliveryLoop } from './loop';
 import { Maintenance } from './maintenance';
+import { OperatorNotifier } from './operator-notifications';
 import { createDispatcherMetrics, QUEUE_STATS_CAP, type DispatcherMetrics } from './metrics';
 import { createStatusServer, type DispatcherHealth } from './server';
 import { TargetLimits } from './target-limits';
@@ -145,11 +146,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       }
     },
   });
+  const notifier = new OperatorNotifier({
+    knex,
+    logger,
+    deliver: (request) => deliverer.deliver(request),
+    openSecret: (sealed) => secrets.open(sealed),
+    intervalMs: config.DISPATCHER_NOTIFY_INTERVAL,
+    clock,
+  });
   const server = createStatusServer({ health, metrics: () => metrics.registry.render() });
 
   const shutdown = async (): Promise<void> => {
     // stop taking work, finish what is in flight, write its results, then let go of everything
     const maintenanceStopped = maintenance.stop();
+    const notifierStopped = notifier.stop();
     await loop.stop(config.DISPATCHER_SHUTDOWN_TIMEOUT);
     const abandoned = loop.active;
     if (abandoned > 0) {
@@ -162,6 +172,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       new Promise<void>((resolve) => clock.setTimeout(resolve, abandoned > 0 ? 0 : 1000)),
     ]);
     await maintenanceStopped;
+    await notifierStopped;
     await listener?.stop();
     if (server.listening) {
       await new Promise<void>((resolve) => {
@@ -200,6 +211,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       });
       loop.start();
       maintenance.start();
+      notifier.start();
       return new Promise((resolve, reject) => {
         // listening is the only step that fails (a port in use); main.ts exits on the rejection
         server.on('error', (error) => {

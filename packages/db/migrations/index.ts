@@ -21,6 +21,7 @@ import * as endpointIsolation from './20261130000000_endpoint_isolation';
 import * as endpointHoldRate from './20261201000000_endpoint_hold_rate';
 import * as awaitingIndex from './20261201100000_awaiting_index';
 import * as webhookPortalSessions from './20261201200000_webhook_portal_sessions';
+import * as operatorNotifications from './20261202000000_operator_notifications';
 import * as statsTargetFailures from './20261202400000_stats_target_failures';
 
 /**
@@ -53,5 +54,6 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261201000000_endpoint_hold_rate', endpointHoldRate],
   ['20261201100000_awaiting_index', awaitingIndex],
   ['20261201200000_webhook_portal_sessions', webhookPortalSessions],
+  ['20261202000000_operator_notifications', operatorNotifications],
   ['20261202400000_stats_target_failures', statsTargetFailures],
 ];

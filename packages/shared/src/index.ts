@@ -19,3 +19,4 @@ export * from './webhook-stats';
 export * from './operator-actions';
 export * from './webhook-operations';
 export * from './webhook-portal';
+export * from './webhook-notifications';

@@ -22,6 +22,7 @@ export const OPERATOR_ACTION_NAMES = [
   'account.mfa-skip',
   'portal-session.create',
   'portal-session.revoke',
+  'notifications.update',
 ] as const;
 export type OperatorActionName = (typeof OPERATOR_ACTION_NAMES)[number];
 

@@ -10,7 +10,8 @@ import { eventually } from './wait';
 export async function truncateWebhooks(knex: Knex): Promise<void> {
   await knex.raw(
     `truncate webhook_attempt_stats, webhook_attempts, webhooks, webhook_groups, entity_changes, webhook_events,
-              webhook_registrations, webhook_targets, webhook_portal_sessions, mail_outbox cascade`,
+              webhook_registrations, webhook_targets, webhook_portal_sessions, mail_outbox,
+              webhook_notification_settings, operator_notifications cascade`,
   );
 }
 

@@ -10,6 +10,7 @@ import { OverviewPage } from '../features/overview/components/overview-page';
 import { RegistrationCreatePage } from '../features/registrations/components/registration-create-page';
 import { RegistrationDetailPage } from '../features/registrations/components/registration-detail-page';
 import { RegistrationsPage } from '../features/registrations/components/registrations-page';
+import { NotificationsPage } from '../features/webhook-notifications/components/notifications-page';
 import { WebhookIssuesPage } from '../features/webhook-issues/components/webhook-issues-page';
 import { WebhookDetailPage } from '../features/webhooks/components/webhook-detail-page';
 import { WebhooksPage } from '../features/webhooks/components/webhooks-page';
@@ -50,6 +51,8 @@ function Screen({ route }: { route: Route }) {
           <EventCatalog />
         </>
       );
+    case 'notifications':
+      return <NotificationsPage />;
     case 'moved':
       return null;
     default:

@@ -11,6 +11,7 @@ export type Route =
   | { name: 'operator-actions' }
   | { name: 'webhook-operation'; id: number }
   | { name: 'event-catalog' }
+  | { name: 'notifications' }
   /** An address the console used to have: the screen now at `to` (the same query applies). */
   | { name: 'moved'; to: string }
   | { name: 'not-found' };
@@ -57,6 +58,7 @@ export function matchRoute(path: string): Route {
   if (first === 'webhook-issues' && second === undefined) return { name: 'webhook-issues' };
   if (first === 'operator-actions' && second === undefined) return { name: 'operator-actions' };
   if (first === 'webhook-event-types' && second === undefined) return { name: 'event-catalog' };
+  if (first === 'webhook-notifications' && second === undefined) return { name: 'notifications' };
   if (first === 'webhook-operations') {
     const operationId = id(second);
     return operationId === undefined || operationId > 2_147_483_647
@@ -87,6 +89,7 @@ export function sectionOf(
     case 'registrations':
     case 'registration':
     case 'registration-new':
+    case 'notifications':
       return 'registrations';
     case 'webhook-groups':
       return 'webhook-groups';
@@ -127,6 +130,8 @@ export function titleOf(route: Route): string {
       return `Webhook operation ${route.id}`;
     case 'event-catalog':
       return 'Event catalog';
+    case 'notifications':
+      return 'Notifications';
     case 'moved':
       return 'Moved';
     default:

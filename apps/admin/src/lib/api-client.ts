@@ -32,7 +32,7 @@ export function fieldErrors(error: unknown): Record<string, string[]> {
 }
 
 export interface RequestOptions {
-  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   json?: unknown;
   /** Query parameters; undefined and empty values are left out. */
   query?: Record<string, string | number | boolean | undefined | null>;

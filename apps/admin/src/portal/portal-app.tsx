@@ -3,6 +3,7 @@ import {
   type PortalAction,
   type PortalTheme,
   type WebhookPortalSessionRead,
+  type WebhookRegistrationCreated,
   type WebhookRegistrationRead,
 } from '@platform/shared';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
@@ -17,6 +18,8 @@ import { ToastProvider } from '../components/ui/toast';
 import { EventCatalog } from '../features/event-catalog/components/event-catalog';
 import { useRegistrationWebhooks } from '../features/registrations/api/get-registration-webhooks';
 import { DeliverySettings } from '../features/registrations/components/delivery-settings';
+import { RegistrationCreateForm } from '../features/registrations/components/registration-create-form';
+import { SigningSecretPanel } from '../features/registrations/components/signing-secret-panel';
 import { useRegistrations } from '../features/registrations/api/get-registrations';
 import { useRotateSecret } from '../features/registrations/api/rotate-secret';
 import { useSendTestEvent } from '../features/registrations/api/send-test-event';
@@ -282,9 +285,40 @@ function RegistrationDetail({
   );
 }
 
-function Endpoints({ actions }: { actions: ReadonlySet<PortalAction> }) {
+/**
+ * A new registration for the session's party: the console's form without its Admin-only party
+ * field (the API registers it for the token's party). Then its signing secret, shown once.
+ */
+function NewRegistration({ onDone }: { onDone: () => void }) {
+  const [created, setCreated] = useState<WebhookRegistrationCreated>();
+  return (
+    <section data-testid="portal-new-registration">
+      <Button size="small" variant="ghost" onClick={onDone}>
+        ← All endpoints
+      </Button>
+      {created ? (
+        <SigningSecretPanel registration={created}>
+          <p className="form__actions">
+            <Button variant="primary" onClick={onDone}>
+              Back to endpoints
+            </Button>
+          </p>
+        </SigningSecretPanel>
+      ) : (
+        <>
+          <h2>New endpoint</h2>
+          <RegistrationCreateForm allowPartyId={false} onCreated={setCreated} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function Endpoints({ actions, mayCreate }: { actions: ReadonlySet<PortalAction>; mayCreate: boolean }) {
   const registrations = useRegistrations({ pageNumber: 1, pageSize: 100 });
   const [selected, setSelected] = useState<number>();
+  const [creating, setCreating] = useState(false);
+  if (creating) return <NewRegistration onDone={() => setCreating(false)} />;
   if (registrations.isPending) return <Loading />;
   if (registrations.isError) return <ErrorState error={registrations.error} />;
   const chosen = registrations.data.items.find((registration) => registration.id === selected);
@@ -292,30 +326,48 @@ function Endpoints({ actions }: { actions: ReadonlySet<PortalAction> }) {
     return (
       <RegistrationDetail registration={chosen} actions={actions} onBack={() => setSelected(undefined)} />
     );
-  if (registrations.data.items.length === 0) return <EmptyState title="No webhook endpoints yet" />;
+  const create = mayCreate && (
+    <div className="portal__actions">
+      <Button variant="primary" onClick={() => setCreating(true)} data-testid="portal-create-registration">
+        New registration
+      </Button>
+    </div>
+  );
+  if (registrations.data.items.length === 0)
+    return (
+      <>
+        {create}
+        <EmptyState title="No webhook endpoints yet" />
+      </>
+    );
   return (
-    <DataTable
-      columns={['Endpoint', 'Status', 'Health', 'Events']}
-      testId="portal-registrations"
-      label="Webhook endpoints"
-    >
-      {registrations.data.items.map((registration) => (
-        <tr key={registration.id}>
-          <td>
-            <button type="button" className="link-button" onClick={() => setSelected(registration.id)}>
-              {registration.targetUrl}
-            </button>
-          </td>
-          <td>
-            <RegistrationStatusBadge status={registration.status} />
-          </td>
-          <td>
-            <RegistrationHealthCell registrationId={registration.id} />
-          </td>
-          <td>{registration.enabledEvents.map((event) => `${event.entityName}.${event.type}`).join(', ')}</td>
-        </tr>
-      ))}
-    </DataTable>
+    <>
+      {create}
+      <DataTable
+        columns={['Endpoint', 'Status', 'Health', 'Events']}
+        testId="portal-registrations"
+        label="Webhook endpoints"
+      >
+        {registrations.data.items.map((registration) => (
+          <tr key={registration.id}>
+            <td>
+              <button type="button" className="link-button" onClick={() => setSelected(registration.id)}>
+                {registration.targetUrl}
+              </button>
+            </td>
+            <td>
+              <RegistrationStatusBadge status={registration.status} />
+            </td>
+            <td>
+              <RegistrationHealthCell registrationId={registration.id} />
+            </td>
+            <td>
+              {registration.enabledEvents.map((event) => `${event.entityName}.${event.type}`).join(', ')}
+            </td>
+          </tr>
+        ))}
+      </DataTable>
+    </>
   );
 }
 
@@ -344,7 +396,13 @@ function Portal({ session }: { session: WebhookPortalSessionRead }) {
           Event catalog
         </Button>
       </nav>
-      {tab === 'endpoints' ? <Endpoints actions={actions} /> : <EventCatalog />}
+      {tab === 'endpoints' ? (
+        // creating a registration widens what the session sees: only a session over the whole party
+        // may (PORTAL_ROUTE_RULES' wholeParty); the API refuses the others with a 403 anyway
+        <Endpoints actions={actions} mayCreate={actions.has('manage') && session.registrationIds === null} />
+      ) : (
+        <EventCatalog />
+      )}
     </main>
   );
 }

@@ -1,6 +1,7 @@
 import { PartyType, TokenScope } from '@platform/shared';
 import type { Knex } from '@platform/db';
 import type { Principal } from '../auth/principal';
+import { AppError } from './errors';
 
 /**
  * Whether the caller sees every party's data: an Admin's account does. A webhook token of an
@@ -52,4 +53,14 @@ export function scopeToRegistrations(
   scopeToParties(query, `${alias}.party_id`, principal);
   const only = principal.portal?.registrationIds;
   return only ? query.whereIn(`${alias}.id`, only) : query;
+}
+
+/** The live party `partyId` when the caller may see it (`scopeToParties`), else a 404. */
+export async function requireVisibleParty(knex: Knex, principal: Principal, partyId: number): Promise<void> {
+  const party = await scopeToParties(
+    knex('parties as p').where('p.id', partyId).whereNull('p.deleted'),
+    'p.id',
+    principal,
+  ).first('p.id');
+  if (!party) throw new AppError('NotFound', `Party ${partyId} was not found`);
 }

@@ -222,6 +222,7 @@ async function buildFixtures(): Promise<Fixtures> {
   rows.set('/api/webhook-registrations', Number(registration.id));
   spares.set('/api/webhook-registrations', Number(registration.id));
   rows.set('/api/webhooks', created);
+  rows.set('/api/webhook-notifications', pmc.id);
   // a portal session of the PMC, for the DELETE to revoke (the control does, last)
   const spareSession = await openPortalSession(api, pmc);
   rows.set('/api/webhook-portal/sessions', spareSession.id);
@@ -283,6 +284,10 @@ async function buildFixtures(): Promise<Fixtures> {
     'post /api/webhook-registrations/{id}/replay': json(() => ({ since: '2026-01-01T00:00:00Z' })),
     'post /api/webhook-registrations/{id}/test': json(() => ({})),
     'post /api/webhook-registrations/{id}/rotate-secret': json(() => ({ overlap: '1h' })),
+    'put /api/webhook-notifications/{partyId}': json(() => ({
+      emails: ['forged@example.com'],
+      webhookUrl: 'https://hooks.example.com/operator',
+    })),
     'post /api/webhook-portal/sessions': json(() => ({
       partyId: pmc.id,
       actions: ['test'],

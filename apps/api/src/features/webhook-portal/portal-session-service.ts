@@ -11,7 +11,7 @@ import {
 import type { AppDeps } from '../../deps';
 import type { Principal } from '../../auth/principal';
 import { AppError, fieldError } from '../../http/errors';
-import { scopeToParties } from '../../http/scope';
+import { requireVisibleParty, scopeToParties } from '../../http/scope';
 import { recordOperatorAction } from '../operator-actions/operator-action-service';
 
 /** The path of a session's portal page; its token follows in the fragment, never sent to a server. */
@@ -32,16 +32,6 @@ interface SessionRow {
 /** `read` plus the asked actions, once each, in the order of `PORTAL_ACTIONS`. */
 function sessionActions(asked: readonly PortalAction[]): PortalAction[] {
   return PORTAL_ACTIONS.filter((action) => action === 'read' || asked.includes(action));
-}
-
-/** The party `partyId` when the caller may see it (docs/api.md#scope-of-data), else a 404. */
-async function visibleParty(deps: AppDeps, principal: Principal, partyId: number): Promise<void> {
-  const party = await scopeToParties(
-    deps.knex('parties as p').where('p.id', partyId).whereNull('p.deleted'),
-    'p.id',
-    principal,
-  ).first('p.id');
-  if (!party) throw new AppError('NotFound', `Party ${partyId} was not found`);
 }
 
 /** A 400 naming the ids of `registrationIds` that are no live registration of party `partyId`. */
@@ -76,7 +66,7 @@ export async function createPortalSession(
   body: WebhookPortalSessionWrite,
   origin: string,
 ): Promise<WebhookPortalSessionCreated> {
-  await visibleParty(deps, principal, body.partyId);
+  await requireVisibleParty(deps.knex, principal, body.partyId);
   const registrationIds = body.registrationIds
     ? [...new Set(body.registrationIds)].sort((a, b) => a - b)
     : null;

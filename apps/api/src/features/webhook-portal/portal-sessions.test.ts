@@ -362,6 +362,12 @@ describe('a portal token', () => {
     });
     const [retry] = await auditOf('webhook.retry');
     expect(retry).toMatchObject({ accountId: null, detail: { portalSessionId: able.id } });
+    const [registered] = await auditOf('registration.create');
+    expect(registered).toMatchObject({
+      accountId: null,
+      registrationId: created.id,
+      detail: { portalSessionId: manager.id, partyId: world.pmc.id },
+    });
   });
 
   it('is refused by every route the portal does not call (403), by Gen1 (401), and cannot open sessions', async () => {

@@ -141,10 +141,10 @@ export async function readRegistration(
 }
 
 /** A 400 on `targetUrl` when it names a private host and private targets are not allowed. */
-function checkTargetAllowed(deps: AppDeps, targetUrl: string): void {
+export function checkTargetAllowed(deps: AppDeps, targetUrl: string, field = 'targetUrl'): void {
   if (deps.config.ALLOW_PRIVATE_TARGETS) return;
   const problem = privateTargetProblem(targetUrl);
-  if (problem) throw fieldError('targetUrl', problem);
+  if (problem) throw fieldError(field, problem);
 }
 
 /**

@@ -15,7 +15,7 @@ const {
  * dispatcher whose lease ran out cannot overwrite newer state, nor a late result of an earlier
  * try count again), one attempt row per applied result, the
  * health figures (per-minute stats, the endpoints' breakers, the registrations' failing runs and
- * automatic disable, with its mails), and the release of the groups whose head ended. Rows are
+ * automatic disable, told to the party's operators by `webhook_notify`), and the release of the groups whose head ended. Rows are
  * locked first, each table in id order, registrations before groups before targets (the order
  * a registration's delete takes), and a registration or target only when its row must change:
  * a healthy steady state writes neither (last_success_at moves at most every 10 seconds). The
@@ -52,8 +52,8 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       release_registrations int[];
       release_keys text[];
       disabled json;
-      -- the registrations this batch disabled, for their mails
-      dis_ids int[]; dis_parties int[]; dis_urls text[]; dis_reasons text[];
+      -- a registration this batch disabled, whose party is told
+      dis record;
       -- per registration, then per target: whether the batch holds a success, the failures after
       -- its last success, and (registrations) whether one of those answered 410
       reg_ids int[]; reg_success boolean[]; reg_trailing int[]; reg_gone boolean[];
@@ -209,6 +209,11 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                last_success_at = case when s.any_success then v_now else t.last_success_at end,
                last_failure_at = case when s.tail_failures > 0 then v_now else t.last_failure_at end,
                state_changed = case when s.state <> s.was then v_now else t.state_changed end,
+               -- an opening lasts from leaving closed to closing again; it is told once
+               -- (webhook_breakers_notify), so a new one starts untold
+               open_since = case when s.state = 'closed' then null
+                                 when s.was = 'closed' then v_now else t.open_since end,
+               open_notified_at = case when s.state = 'closed' then null else t.open_notified_at end,
                -- a Retry-After holds the endpoint until then; a later, shorter one does not cut it
                hold_until = case when s.hold_ms is null then t.hold_until
                                  else greatest(t.hold_until, s.hold_to) end
@@ -254,33 +259,29 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
          where g.id = s.id
         returning g.id, g.party_id, g.target_url, s.disable
       )
-      select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable))
-                        filter (where c.disable is not null), '[]'),
-             array_agg(c.id) filter (where c.disable is not null),
-             array_agg(c.party_id) filter (where c.disable is not null),
-             array_agg(c.target_url) filter (where c.disable is not null),
-             array_agg(c.disable) filter (where c.disable is not null)
-        into disabled, dis_ids, dis_parties, dis_urls, dis_reasons
-        from changed c;
-      -- a statement of its own: Citus plans an INSERT inside a WITH through the coordinator (R5)
-      if dis_ids is not null then
-        insert into mail_outbox (to_address, subject, text_body, kind)
-        select distinct ac.email,
-               format('Webhook deliveries to %s stopped', c.target_url),
-               format(E'The webhook registration %s (%s) was disabled: %s.\n\n'
-                      'Its webhooks are kept, not lost. Once the endpoint is fixed, resume the registration '
-                      '(POST /api/webhook-registrations/%s/resume, or Resume in the console) and they are delivered in order.',
-                      c.id, c.target_url,
-                      case c.disable when 'gone' then 'the endpoint answered 410 Gone'
-                           else 'every delivery attempt has failed for a long time' end,
-                      c.id),
-               'webhook-registration-disabled'
-          from unnest(dis_ids, dis_parties, dis_urls, dis_reasons) as c(id, party_id, target_url, disable)
-          join accounts ac on ac.party_id = c.party_id and ac.deleted is null
-         where exists (select 1 from account_group_permissions gp join permissions p on p.id = gp.permission_id
-                        where gp.group_id = ac.group_id and p.resource = 'Webhook');
-      end if;
+      select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable)), '[]')
+        into disabled
+        from changed c where c.disable is not null;
       stopped := stopped or json_array_length(disabled) > 0;
+
+      -- each disabled registration's party is told (its recipients mailed, its operator webhook
+      -- written), in this transaction
+      -- one call per registration, not a function called over a table's rows (Citus, R3)
+      for dis in select g.id, g.party_id, g.target_url, g.disabled_reason from webhook_registrations g
+                  where g.id in (select (d->>'registrationId')::int from json_array_elements(disabled) d)
+                  order by g.id loop
+        perform webhook_notify(
+                  dis.party_id, 'registration-disabled',
+                  format('Webhook deliveries to %s stopped', dis.target_url),
+                  format(E'The webhook registration %s (%s) was disabled: %s.\n\n'
+                         'Its webhooks are kept, not lost. Once the endpoint is fixed, resume the registration '
+                         '(POST /api/webhook-registrations/%s/resume, or Resume in the console) and they are delivered in order.',
+                         dis.id, dis.target_url,
+                         case dis.disabled_reason when 'gone' then 'the endpoint answered 410 Gone'
+                              else 'every delivery attempt has failed for a long time' end,
+                         dis.id),
+                  jsonb_build_object('registrationId', dis.id, 'targetUrl', dis.target_url, 'reason', dis.disabled_reason));
+      end loop;
 
       select array_agg(r.registration_id), array_agg(r.group_key)
         into release_registrations, release_keys

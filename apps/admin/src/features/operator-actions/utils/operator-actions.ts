@@ -22,6 +22,7 @@ export const OPERATOR_ACTION_LABELS: Readonly<Record<OperatorActionName, string>
   'account.mfa-skip': 'Account MFA skip',
   'portal-session.create': 'Open portal session',
   'portal-session.revoke': 'Revoke portal session',
+  'notifications.update': 'Set notifications',
 };
 
 export function operatorActionLabel(action: string): string {

@@ -56,6 +56,9 @@ export function RegistrationsPage() {
         title="Registrations"
         meta="Targets that receive webhooks, and the events they subscribe to."
       >
+        <Link to="/webhook-notifications" className="button button--ghost">
+          Notifications
+        </Link>
         {mayCreate && (
           <Link to="/registrations/new" className="button button--primary">
             New registration

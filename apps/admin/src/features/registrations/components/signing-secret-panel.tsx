@@ -1,9 +1,19 @@
 import type { WebhookRegistrationCreated } from '@platform/shared';
+import type { ReactNode } from 'react';
 import { Link } from '../../../lib/router';
 import { OnceSecretPanel } from './once-secret-panel';
 
-/** The signing secret of a new registration, shown this once: the API never returns it again. */
-export function SigningSecretPanel({ registration }: { registration: WebhookRegistrationCreated }) {
+/**
+ * The signing secret of a new registration, shown this once: the API never returns it again.
+ * `children`: where to go next (the console's links when left out).
+ */
+export function SigningSecretPanel({
+  registration,
+  children,
+}: {
+  registration: WebhookRegistrationCreated;
+  children?: ReactNode;
+}) {
   return (
     <OnceSecretPanel
       title={`Registration ${registration.id} created`}
@@ -19,14 +29,16 @@ export function SigningSecretPanel({ registration }: { registration: WebhookRegi
         </>
       }
     >
-      <p className="form__actions">
-        <Link className="button button--primary" to={`/registrations/${registration.id}`}>
-          Go to registration {registration.id}
-        </Link>
-        <Link className="button button--secondary" to="/registrations">
-          Back to registrations
-        </Link>
-      </p>
+      {children ?? (
+        <p className="form__actions">
+          <Link className="button button--primary" to={`/registrations/${registration.id}`}>
+            Go to registration {registration.id}
+          </Link>
+          <Link className="button button--secondary" to="/registrations">
+            Back to registrations
+          </Link>
+        </p>
+      )}
     </OnceSecretPanel>
   );
 }
