@@ -100,8 +100,15 @@ export function listOperatorActions(
   principal: Principal,
   list: OperatorActionQuery,
 ): Promise<Page<OperatorActionRead>> {
+  // the actor's email, where the acting party is in the caller's scope (its own accounts, a managed
+  // party's): another party's people, platform support included, stay an account id
+  const accountEmail = scopeToParties(
+    knex('accounts as a').select('a.email').whereRaw('a.id = o.account_id'),
+    'o.party_id',
+    principal,
+  );
   const query = visibleOperatorActions(knex, principal)
-    .select('o.*')
+    .select('o.*', accountEmail.as('account_email'))
     // newest first; ids break ties between actions of one transaction (operator_actions_created)
     .orderBy([
       { column: 'o.created', order: 'desc' },

@@ -29,6 +29,7 @@ import {
   StatusBanner,
   useRegistrationStatusConfirmation,
 } from './registration-status-actions';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 function RecentWebhooks({ registrationId }: { registrationId: number }) {
   const webhooks = useRegistrationWebhooks(registrationId);
@@ -149,7 +150,7 @@ function RegistrationDetail({
             Registration {data.id} <RegistrationStatusBadge status={data.status} />
           </>
         }
-        meta={<span className="cell--url">{data.targetUrl}</span>}
+        meta={<TargetUrl url={data.targetUrl} className="cell--url" />}
       >
         <RegistrationStatusActions registration={data} ask={status.ask} />
         {mayUpdate && <OpenPortalButton partyId={data.partyId} />}

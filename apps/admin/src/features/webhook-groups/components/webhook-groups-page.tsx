@@ -14,7 +14,7 @@ import { useWebhookActionConfirmation } from '../../../components/webhook-action
 import { formatCount, formatRelative } from '../../../lib/format';
 import { groupWebhooksPath } from '../../../lib/group-key';
 import { useRegistrationOptions } from '../../../lib/registration-options';
-import { Link } from '../../../lib/router';
+import { Link, navigate, useLocation } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import { WEBHOOK_ACTION_COPY } from '../../../lib/webhook-states';
 import {
@@ -30,6 +30,8 @@ import { useEndBlocker, type BlockerAction } from '../api/end-blocker';
 import { BLOCKED_GROUPS_REFRESH_MS, useBlockedGroups } from '../api/get-blocked-groups';
 import { useGroupProgress } from '../api/get-group-progress';
 import { groupProgress } from '../utils/group-progress';
+import { blockedGroupsQueryFromSearch, blockedGroupsQueryToSearch } from '../utils/groups-address';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 interface Released {
   registrationId: number;
@@ -144,7 +146,7 @@ function GroupRow({
         </Link>
       </th>
       <td data-label="Registration">
-        {targetUrl && <span className="target-url">{targetUrl}</span>}{' '}
+        {targetUrl && <TargetUrl url={targetUrl} className="target-url" />}{' '}
         <Link
           to={`/registrations/${group.registrationId}`}
           aria-label={`Registration ${group.registrationId}`}
@@ -199,8 +201,11 @@ function GroupRow({
 
 /** Groups held by a Failed webhook: retry or end the blockers, one, several or all, and watch them drain. */
 export function WebhookGroupsPage() {
-  const [pageNumber, setPageNumber] = useState(1);
-  const [registrationId, setRegistrationId] = useState<number | undefined>();
+  // the registration filter and the page live in the address, so a filtered list can be linked
+  const { search } = useLocation();
+  const { registrationId, page: pageNumber } = blockedGroupsQueryFromSearch(new URLSearchParams(search));
+  const go = (next: { registrationId?: number; page: number }) =>
+    navigate(`/webhook-groups${blockedGroupsQueryToSearch(next)}`);
   const groups = useBlockedGroups(pageNumber, registrationId);
   const registrations = useRegistrationOptions();
   const targetUrlOf = (id: number) => registrations.data?.items.find((r) => r.id === id)?.targetUrl;
@@ -301,8 +306,7 @@ export function WebhookGroupsPage() {
           <select
             value={registrationId ?? ''}
             onChange={(event) => {
-              setRegistrationId(event.target.value ? Number(event.target.value) : undefined);
-              setPageNumber(1);
+              go({ registrationId: event.target.value ? Number(event.target.value) : undefined, page: 1 });
               setSelected(new Map());
             }}
           >
@@ -444,7 +448,7 @@ export function WebhookGroupsPage() {
             page={groups.data}
             noun="blocked groups"
             loading={groups.isPlaceholderData}
-            onPageChange={setPageNumber}
+            onPageChange={(page) => go({ registrationId, page })}
           />
         </>
       )}

@@ -25,6 +25,7 @@ import {
   webhookIssueQueryToSearch,
   type WebhookIssueQuery,
 } from '../utils/webhook-issues';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 interface Asked {
   line: WebhookIssueRead;
@@ -49,7 +50,9 @@ function IssueRow({
         <Link to={`/registrations/${line.registrationId}`} aria-label={`Registration ${line.registrationId}`}>
           #{line.registrationId}
         </Link>
-        <div className="cell--url muted small">{line.targetUrl}</div>
+        <div className="cell--url muted small">
+          <TargetUrl url={line.targetUrl} />
+        </div>
       </th>
       <td data-label="State">
         <StateBadge state={line.state} />
@@ -185,7 +188,7 @@ export function WebhookIssuesPage() {
           <div className="list-footer">
             <Pagination
               page={issues.data}
-              noun={issues.data.totalCount === 1 ? 'line' : 'lines'}
+              noun="lines"
               loading={issues.isPlaceholderData}
               onPageChange={(page) => go({ ...query, page })}
             />

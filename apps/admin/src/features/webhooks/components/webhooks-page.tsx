@@ -43,6 +43,7 @@ import {
   type BulkRequest,
 } from '../../webhook-operations/components/bulk-action-dialog';
 import { WebhookFiltersForm } from './webhook-filters-form';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 const ACTIONS: WebhookAction[] = ['retry', 'abort', 'resolve'];
 
@@ -111,9 +112,7 @@ function WebhookRow({
       </td>
       <td data-label="Entity id">{webhook.entityId}</td>
       <td data-label="Target" className="cell--url">
-        <span className="target-url" data-testid="webhook-target-url">
-          {webhook.targetUrl}
-        </span>{' '}
+        <TargetUrl url={webhook.targetUrl} className="target-url" testId="webhook-target-url" />{' '}
         <Link
           to={`/registrations/${webhook.registrationId}`}
           aria-label={`Registration ${webhook.registrationId}`}
