@@ -130,16 +130,19 @@ function GroupRow({
       data-testid="blocked-group"
       data-stuck={stuck}
       className={stuck ? 'blocked-group--stuck' : 'blocked-group--idle'}
-      aria-selected={selected}
+      aria-selected={mayUpdate ? selected : undefined}
     >
-      <td className="cell--select">
-        <input
-          type="checkbox"
-          checked={selected}
-          onChange={(event) => onSelect(group, event.target.checked)}
-          aria-label={`Select group ${group.groupKey} of registration ${group.registrationId}`}
-        />
-      </td>
+      {/* without Webhook.Update every action is disabled: no checkbox to tick for nothing */}
+      {mayUpdate && (
+        <td className="cell--select">
+          <input
+            type="checkbox"
+            checked={selected}
+            onChange={(event) => onSelect(group, event.target.checked)}
+            aria-label={`Select group ${group.groupKey} of registration ${group.registrationId}`}
+          />
+        </td>
+      )}
       <th scope="row" data-label="Group">
         <Link to={groupWebhooksPath(group.registrationId, group.groupKey)}>
           <code>{group.groupKey}</code>
@@ -404,22 +407,27 @@ export function WebhookGroupsPage() {
             label="Blocked groups"
             testId="blocked-groups-table"
             columns={[
-              <th scope="col" className="cell--select">
-                <input
-                  type="checkbox"
-                  aria-label="Select every group on this page"
-                  checked={
-                    groups.data.items.length > 0 && groups.data.items.every((g) => selected.has(groupId(g)))
-                  }
-                  onChange={(event) =>
-                    setSelected(
-                      event.target.checked
-                        ? new Map(groups.data.items.map((g) => [groupId(g), g]))
-                        : new Map(),
-                    )
-                  }
-                />
-              </th>,
+              ...(mayUpdate
+                ? [
+                    <th scope="col" className="cell--select">
+                      <input
+                        type="checkbox"
+                        aria-label="Select every group on this page"
+                        checked={
+                          groups.data.items.length > 0 &&
+                          groups.data.items.every((g) => selected.has(groupId(g)))
+                        }
+                        onChange={(event) =>
+                          setSelected(
+                            event.target.checked
+                              ? new Map(groups.data.items.map((g) => [groupId(g), g]))
+                              : new Map(),
+                          )
+                        }
+                      />
+                    </th>,
+                  ]
+                : []),
               'Group',
               'Target (registration)',
               'Blocker',

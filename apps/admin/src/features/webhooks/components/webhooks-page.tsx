@@ -77,23 +77,28 @@ function SortHeader({
 
 function WebhookRow({
   webhook,
+  selectable,
   selected,
   onSelect,
 }: {
   webhook: WebhookRead;
+  /** Without Webhook.Update every action is disabled: no checkbox to tick for nothing. */
+  selectable: boolean;
   selected: boolean;
   onSelect: (webhook: WebhookRead, selected: boolean) => void;
 }) {
   return (
-    <tr data-testid="webhook-row" aria-selected={selected}>
-      <td className="cell--select">
-        <input
-          type="checkbox"
-          checked={selected}
-          onChange={(event) => onSelect(webhook, event.target.checked)}
-          aria-label={`Select webhook ${webhook.id}`}
-        />
-      </td>
+    <tr data-testid="webhook-row" aria-selected={selectable ? selected : undefined}>
+      {selectable && (
+        <td className="cell--select">
+          <input
+            type="checkbox"
+            checked={selected}
+            onChange={(event) => onSelect(webhook, event.target.checked)}
+            aria-label={`Select webhook ${webhook.id}`}
+          />
+        </td>
+      )}
       <td data-label="ID">
         <Link to={`/webhooks/${webhook.id}`} aria-label={`Webhook ${webhook.id}`}>
           #{webhook.id}
@@ -192,6 +197,7 @@ function SelectPage({
  * everything the filters match, all pages (a bulk operation with a dry run first).
  */
 function ActionsBar({
+  selectable,
   selectedCount,
   totalCount,
   mayUpdate,
@@ -199,6 +205,8 @@ function ActionsBar({
   onSelected,
   onBulk,
 }: {
+  /** Whether rows can be selected at all (the permission): without it the selection row is left out. */
+  selectable: boolean;
   selectedCount: number;
   totalCount: number;
   mayUpdate: boolean;
@@ -211,29 +219,31 @@ function ActionsBar({
   const describedBy = mayUpdate ? undefined : noticeId;
   return (
     <section className="bulk-bar card" aria-label="Actions on webhooks" data-testid="bulk-bar">
-      <div className="bulk-bar__row" role="group" aria-label="Selected webhooks">
-        <span id={selectionId} className="bulk-bar__what" data-testid="selected-count" aria-live="polite">
-          {selectedCount
-            ? `${formatCount(selectedCount)} selected on this page`
-            : 'None selected: tick rows to act on them'}
-        </span>
-        {ACTIONS.map((action) => (
-          <Button
-            key={action}
-            size="small"
-            disabled={!mayUpdate || selectedCount === 0}
-            aria-describedby={describedBy ?? (selectedCount === 0 ? selectionId : undefined)}
-            onClick={() => onSelected(action)}
-          >
-            {WEBHOOK_ACTION_COPY[action].label} selected
-          </Button>
-        ))}
-        {selectedCount > 0 && (
-          <Button size="small" variant="ghost" onClick={onClearSelection}>
-            Clear selection
-          </Button>
-        )}
-      </div>
+      {selectable && (
+        <div className="bulk-bar__row" role="group" aria-label="Selected webhooks">
+          <span id={selectionId} className="bulk-bar__what" data-testid="selected-count" aria-live="polite">
+            {selectedCount
+              ? `${formatCount(selectedCount)} selected on this page`
+              : 'None selected: tick rows to act on them'}
+          </span>
+          {ACTIONS.map((action) => (
+            <Button
+              key={action}
+              size="small"
+              disabled={!mayUpdate || selectedCount === 0}
+              aria-describedby={describedBy ?? (selectedCount === 0 ? selectionId : undefined)}
+              onClick={() => onSelected(action)}
+            >
+              {WEBHOOK_ACTION_COPY[action].label} selected
+            </Button>
+          ))}
+          {selectedCount > 0 && (
+            <Button size="small" variant="ghost" onClick={onClearSelection}>
+              Clear selection
+            </Button>
+          )}
+        </div>
+      )}
       <BulkActionButtons
         label="Every webhook matching the filters"
         what={<>All {formatCount(totalCount)} matching the filters, every page:</>}
@@ -332,6 +342,7 @@ function WebhookList({
   return (
     <>
       <ActionsBar
+        selectable={mayUpdate}
         selectedCount={selected.size}
         totalCount={page.totalCount}
         mayUpdate={mayUpdate && !running}
@@ -353,9 +364,13 @@ function WebhookList({
         className="table--stack table--webhooks"
         busy={placeholder}
         columns={[
-          <th scope="col" className="cell--select">
-            <SelectPage items={page.items} selected={selected} onChange={selectPage} />
-          </th>,
+          ...(mayUpdate
+            ? [
+                <th scope="col" className="cell--select">
+                  <SelectPage items={page.items} selected={selected} onChange={selectPage} />
+                </th>,
+              ]
+            : []),
           sortHeader('id', 'ID'),
           sortHeader('state', 'State'),
           sortHeader('entityName', 'Event'),
@@ -373,6 +388,7 @@ function WebhookList({
           <WebhookRow
             key={webhook.id}
             webhook={webhook}
+            selectable={mayUpdate}
             selected={selected.has(webhook.id)}
             onSelect={select}
           />
