@@ -42,6 +42,7 @@ import {
   BulkActionDialog,
   type BulkRequest,
 } from '../../webhook-operations/components/bulk-action-dialog';
+import { ExportCsvButton } from './export-csv-button';
 import { WebhookFiltersForm } from './webhook-filters-form';
 import { TargetUrl } from '../../../components/ui/target-url';
 
@@ -441,7 +442,9 @@ export function WebhooksPage() {
         meta={`${
           filterCount ? `${filterCount} filter${filterCount > 1 ? 's' : ''} applied` : 'All webhooks'
         } · sorted by ${WEBHOOK_SORT_FIELDS[sortField]}, ${filters.ascending ? 'ascending' : 'descending'}`}
-      />
+      >
+        <ExportCsvButton filters={filters} />
+      </PageHeader>
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <WebhookFiltersForm key={search} filters={filters} onApply={go} />
       {ignored.length > 0 && (
