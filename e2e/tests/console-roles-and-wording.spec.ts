@@ -150,3 +150,27 @@ test('wording: a server error shows its trace id', async ({ page }) => {
   // a server error may pass: asking again is offered
   await expect(error.getByRole('button', { name: 'Try again' })).toBeVisible();
 });
+
+test('a bad link says what it could not read on every filtered list, not only the webhooks table', async ({
+  page,
+}, testInfo) => {
+  await signIn(page, '/admin/webhook-groups?registrationId=abc&page=0');
+  const notice = page.getByTestId('bad-link');
+  await expect(notice).toContainText('registrationId "abc" (not a registration id)');
+  await expect(notice).toContainText('page "0" (not a page number)');
+  await snap(page, testInfo, 'bad-link-groups');
+  await notice.getByRole('link', { name: 'Show the address as read' }).click();
+  await expect(page).toHaveURL(/\/admin\/webhook-groups$/);
+  await expect(page.getByTestId('bad-link')).toHaveCount(0);
+
+  await page.goto('/admin/webhook-issues?pageSize=7&registrationId=-1');
+  await expect(notice).toContainText('pageSize "7" (one of 20, 50, 100)');
+  await expect(notice).toContainText('registrationId "-1"');
+
+  await page.goto('/admin/operator-actions?action=bogus&accountId=me');
+  await expect(notice).toContainText('action "bogus"');
+  await expect(notice).toContainText('accountId "me" (not an account id)');
+  await page.goto('/admin/operator-actions?action=webhook.abort');
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('Operator actions');
+  await expect(page.getByTestId('bad-link')).toHaveCount(0);
+});

@@ -4,6 +4,8 @@ import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { Field } from '../../../components/ui/field';
 import { FilterForm } from '../../../components/ui/filter-form';
+import { BadLinkNotice } from '../../../components/ui/bad-link-notice';
+import { unreadParams } from '../../../lib/address-problems';
 import { PageHeader } from '../../../components/ui/page-header';
 import { Pagination } from '../../../components/ui/pagination';
 import { DataTable } from '../../../components/ui/table';
@@ -164,6 +166,16 @@ export function OperatorActionsPage() {
   return (
     <>
       <PageHeader title="Operator actions (audit trail)" meta="What operators did, newest first" />
+      <BadLinkNotice
+        problems={unreadParams(new URLSearchParams(search), query, {
+          action: 'not an action the audit trail records',
+          registrationId: 'not a registration id',
+          accountId: 'not an account id',
+          page: 'not a page number',
+        })}
+        asRead={`/operator-actions${operatorActionQueryToSearch(query)}`}
+        noun="actions"
+      />
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <AuditFilters key={search} query={query} onApply={go} />
       {actions.isPending ? (

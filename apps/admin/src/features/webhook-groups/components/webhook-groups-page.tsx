@@ -5,6 +5,8 @@ import { Button } from '../../../components/ui/button';
 import { DateTime } from '../../../components/ui/date-time';
 import { ConfirmDialog } from '../../../components/ui/dialog';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
+import { BadLinkNotice } from '../../../components/ui/bad-link-notice';
+import { unreadParams } from '../../../lib/address-problems';
 import { PageHeader } from '../../../components/ui/page-header';
 import { Pagination } from '../../../components/ui/pagination';
 import { DataTable } from '../../../components/ui/table';
@@ -206,7 +208,8 @@ function GroupRow({
 export function WebhookGroupsPage() {
   // the registration filter and the page live in the address, so a filtered list can be linked
   const { search } = useLocation();
-  const { registrationId, page: pageNumber } = blockedGroupsQueryFromSearch(new URLSearchParams(search));
+  const query = blockedGroupsQueryFromSearch(new URLSearchParams(search));
+  const { registrationId, page: pageNumber } = query;
   const go = (next: { registrationId?: number; page: number }) =>
     navigate(`/webhook-groups${blockedGroupsQueryToSearch(next)}`);
   const groups = useBlockedGroups(pageNumber, registrationId);
@@ -296,6 +299,14 @@ export function WebhookGroupsPage() {
       <PageHeader
         title="Webhook groups (blocked)"
         meta={`Groups held by a Failed webhook; later changes of the entity wait until it is retried and delivered, resolved or aborted. Refreshes every ${BLOCKED_GROUPS_REFRESH_MS / 1000} s.`}
+      />
+      <BadLinkNotice
+        problems={unreadParams(new URLSearchParams(search), query, {
+          registrationId: 'not a registration id',
+          page: 'not a page number',
+        })}
+        asRead={`/webhook-groups${blockedGroupsQueryToSearch(query)}`}
+        noun="groups"
       />
       {!mayUpdate && (
         <p id={noticeId} className="notice notice--warn" role="status" data-testid="action-disabled-reason">

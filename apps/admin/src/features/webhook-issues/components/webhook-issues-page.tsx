@@ -3,6 +3,8 @@ import { useId, useState } from 'react';
 import { ActionButton } from '../../../components/ui/action-button';
 import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
+import { BadLinkNotice } from '../../../components/ui/bad-link-notice';
+import { unreadParams } from '../../../lib/address-problems';
 import { PageHeader } from '../../../components/ui/page-header';
 import { PageSizeSelect, Pagination } from '../../../components/ui/pagination';
 import { StateBadge } from '../../../components/ui/state-badge';
@@ -137,6 +139,15 @@ export function WebhookIssuesPage() {
             'Failed and Retrying webhooks, grouped by registration, error and status'
           )
         }
+      />
+      <BadLinkNotice
+        problems={unreadParams(new URLSearchParams(search), query, {
+          registrationId: 'not a registration id',
+          page: 'not a page number',
+          pageSize: `one of ${WEBHOOK_ISSUE_PAGE_SIZES.join(', ')}`,
+        })}
+        asRead={`/webhook-issues${webhookIssueQueryToSearch(query)}`}
+        noun="lines"
       />
       {!mayUpdate && (
         <p className="notice notice--warn" id={permissionNoticeId} data-testid="triage-permission-note">

@@ -9,6 +9,7 @@ import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback
 import { PageHeader } from '../../../components/ui/page-header';
 import { PageSizeSelect, Pagination } from '../../../components/ui/pagination';
 import { StateBadge } from '../../../components/ui/state-badge';
+import { BadLinkNotice } from '../../../components/ui/bad-link-notice';
 import { DataTable } from '../../../components/ui/table';
 import { useToast } from '../../../components/ui/toast';
 import { formatCount } from '../../../lib/format';
@@ -447,15 +448,7 @@ export function WebhooksPage() {
       </PageHeader>
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <WebhookFiltersForm key={search} filters={filters} onApply={go} />
-      {ignored.length > 0 && (
-        <div className="notice notice--warn" role="alert" data-testid="bad-link">
-          <p>
-            This address asks for what the console cannot read, so it was left out and the list is not
-            filtered by it: {ignored.join('; ')}.
-          </p>
-          <Link to={`/webhooks${filtersToSearch(filters)}`}>Show the address as read</Link>
-        </div>
-      )}
+      <BadLinkNotice problems={ignored} asRead={`/webhooks${filtersToSearch(filters)}`} noun="webhooks" />
       {webhooks.data && webhooks.data.totalCount > 0 && filters.page > webhooks.data.totalPages && (
         <div className="notice notice--warn" role="alert" data-testid="page-out-of-range">
           <p>
