@@ -55,6 +55,31 @@ test.describe('in a browser set to dark', () => {
     expect(colours.card).toBe('rgb(27, 32, 39)');
     await snap(page, testInfo, 'dark-webhooks');
   });
+
+  test('a portal session whose theme says light stays light; one without a mode follows the system', async ({
+    page,
+    api,
+    target,
+  }) => {
+    const id = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
+    const me = await api.request<{ partyId: number }>('GET', '/api/accounts/myself');
+    const background = async (theme: Record<string, string>) => {
+      const session = await api.request<{ url: string }>('POST', '/api/webhook-portal/sessions', {
+        partyId: me.partyId,
+        registrationIds: [id],
+        actions: [],
+        expiresIn: '30m',
+        allowedOrigins: [new URL(api.baseUrl).origin],
+        theme,
+      });
+      await page.goto(session.url);
+      const portal = page.getByTestId('portal');
+      await expect(portal).toBeVisible();
+      return portal.evaluate((element) => getComputedStyle(element).backgroundColor);
+    };
+    expect(await background({ mode: 'light' })).toBe('rgb(245, 246, 248)');
+    expect(await background({ title: 'Follows the system' })).toBe('rgb(17, 20, 24)');
+  });
 });
 
 test('in a light browser the console is light', async ({ page }) => {
