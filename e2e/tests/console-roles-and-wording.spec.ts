@@ -96,6 +96,11 @@ test('wording: the audit trail shows another account of the party by its email',
   const entry = page.getByTestId('audit-entry');
   await expect(entry).toHaveCount(1);
   await expect(entry.getByTestId('audit-actor-email')).toHaveText('manager@example.com');
+  // and the webhook's last action says the same person, not "by account 2"
+  await page.goto(`/admin/webhooks?registrationId=${registrationId}`);
+  await expect(page.getByTestId('webhook-last-action')).toHaveText('aborted by manager@example.com');
+  await page.goto(`/admin/webhooks/${webhookId}`);
+  await expect(page.getByTestId('webhook-last-action')).toContainText('aborted by manager@example.com');
 });
 
 test('wording: one blocked group, its registration filter in the address', async ({

@@ -94,21 +94,31 @@ export function visibleOperatorActions(knex: Knex, principal: Principal): Knex.Q
   );
 }
 
+/**
+ * A subquery of the email of the account that took the operator action whose id is in
+ * `actionIdColumn`, where the acting party is in the caller's scope (its own accounts, a managed
+ * party's); null otherwise: another party's people, platform support included, stay an account
+ * id. The one rule for the audit trail's `accountEmail` and a webhook's `lastAction.accountEmail`.
+ */
+export function actorEmailOf(knex: Knex, principal: Principal, actionIdColumn: string): Knex.QueryBuilder {
+  return scopeToParties(
+    knex('operator_actions as ao')
+      .join('accounts as aa', 'aa.id', 'ao.account_id')
+      .select('aa.email')
+      .where('ao.id', knex.ref(actionIdColumn)),
+    'ao.party_id',
+    principal,
+  );
+}
+
 /** A page of the audit trail the caller may see (`visibleOperatorActions`), newest first. */
 export function listOperatorActions(
   knex: Knex,
   principal: Principal,
   list: OperatorActionQuery,
 ): Promise<Page<OperatorActionRead>> {
-  // the actor's email, where the acting party is in the caller's scope (its own accounts, a managed
-  // party's): another party's people, platform support included, stay an account id
-  const accountEmail = scopeToParties(
-    knex('accounts as a').select('a.email').whereRaw('a.id = o.account_id'),
-    'o.party_id',
-    principal,
-  );
   const query = visibleOperatorActions(knex, principal)
-    .select('o.*', accountEmail.as('account_email'))
+    .select('o.*', actorEmailOf(knex, principal, 'o.id').as('account_email'))
     // newest first; ids break ties between actions of one transaction (operator_actions_created)
     .orderBy([
       { column: 'o.created', order: 'desc' },
