@@ -44,14 +44,14 @@ async function expectNoSidewaysScroll(page: Page, screen: string): Promise<void>
     page: document.documentElement.scrollWidth,
     viewport: window.innerWidth,
     // what sticks out, to say in the failure
-    wide: [...document.querySelectorAll<HTMLElement>('main *')]
+    wide: Array.from(document.querySelectorAll<HTMLElement>('main *'))
       .filter((element) => element.getBoundingClientRect().right > window.innerWidth + 0.5)
       .slice(-3)
       .map(
         (element) =>
           `${element.tagName.toLowerCase()}.${element.className} "${element.textContent?.slice(0, 40)}"`,
       ),
-    tables: [...document.querySelectorAll<HTMLElement>('.table-wrap')].map((wrap) => ({
+    tables: Array.from(document.querySelectorAll<HTMLElement>('.table-wrap')).map((wrap) => ({
       scroll: wrap.scrollWidth,
       client: wrap.clientWidth,
     })),
