@@ -32,6 +32,14 @@ export const WebhookLastAction = z
     id: z.number().int(),
     action: z.enum(OPERATOR_ACTION_NAMES),
     accountId: z.number().int().nullable(),
+    accountEmail: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'The acting account’s email, when its party is in the caller’s scope; null for the system and ' +
+          'for another party’s accounts.',
+      }),
     at: timestamp,
   })
   .meta({ id: 'WebhookLastAction' });

@@ -9,6 +9,10 @@ export const ProblemDetails = z
     detail: z.string().optional(),
     instance: z.string().optional(),
     errors: z.record(z.string(), z.array(z.string())).optional(),
+    traceId: z
+      .string()
+      .optional()
+      .meta({ description: 'The request’s id (`x-request-id`), to find it in the API’s log.' }),
   })
   .meta({ id: 'ProblemDetails' });
 export type ProblemDetails = z.infer<typeof ProblemDetails>;

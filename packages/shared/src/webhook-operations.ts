@@ -257,6 +257,14 @@ export const OperatorActionRead = z
     id: z.number().int(),
     action: z.enum(OPERATOR_ACTION_NAMES),
     accountId: z.number().int().nullable(),
+    accountEmail: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'The acting account’s email, when its party is in the caller’s scope; null for the system and ' +
+          'for another party’s accounts (shown by id).',
+      }),
     partyId: z.number().int().meta({ description: 'The acting account’s party.' }),
     registrationId: z.number().int().nullable(),
     webhookId: z.number().int().nullable(),

@@ -1,6 +1,7 @@
 import { PartyType } from '@platform/shared';
 import { useEffect, useRef, type ReactNode } from 'react';
 import { Button } from '../components/ui/button';
+import { KeyboardShortcuts } from '../components/ui/keyboard-shortcuts';
 import { sessionStore } from '../lib/api';
 import { Link, useLocation } from '../lib/router';
 import type { Session } from '../lib/session';
@@ -75,6 +76,7 @@ export function Shell({ session, children }: { session: Session; children: React
       <main id="main" ref={mainRef} tabIndex={-1} className="main">
         {children}
       </main>
+      <KeyboardShortcuts />
     </div>
   );
 }

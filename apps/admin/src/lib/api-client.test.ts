@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { WebhookState } from '@platform/shared';
-import { ApiError, createApiClient, errorMessage, refreshTokens, withQuery } from './api-client';
+import { ApiError, createApiClient, errorMessage, retryable, refreshTokens, withQuery } from './api-client';
 import { createSessionStore, RefreshFailedError, SessionExpiredError } from './session';
 import { fakeAccessToken } from '../../tests/support/tokens';
 
@@ -120,5 +120,25 @@ describe('withQuery and errorMessage', () => {
     expect(errorMessage(new ApiError(500))).toBe('The API answered 500.');
     expect(errorMessage(new TypeError('Failed to fetch'))).toMatch(/cannot be reached/);
     expect(errorMessage(new SessionExpiredError())).toMatch(/Sign in again/);
+  });
+
+  it("says a server error's trace id, from its ProblemDetails or the x-request-id answered", () => {
+    const problem = { type: 't', title: 'Internal server error', status: 500, traceId: 'req-1' };
+    expect(errorMessage(new ApiError(500, problem))).toBe('Internal server error (trace id req-1)');
+    expect(errorMessage(new ApiError(502, undefined, 'req-2'))).toBe(
+      'The API answered 502 (trace id req-2).',
+    );
+    // a refusal is the operator's to fix: its detail alone
+    expect(errorMessage(new ApiError(404, { ...problem, status: 404, detail: 'No webhook 9' }))).toBe(
+      'No webhook 9',
+    );
+  });
+
+  it('offers to ask again only where that could help', () => {
+    expect(retryable(new ApiError(404))).toBe(false);
+    expect(retryable(new ApiError(403))).toBe(false);
+    expect(retryable(new ApiError(429))).toBe(true);
+    expect(retryable(new ApiError(500))).toBe(true);
+    expect(retryable(new TypeError('Failed to fetch'))).toBe(true);
   });
 });

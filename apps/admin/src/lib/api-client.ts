@@ -3,22 +3,36 @@ import { RefreshFailedError, SessionExpiredError, type SessionStore } from './se
 
 /** An API answer other than 2xx, carrying the ProblemDetails when there was one. */
 export class ApiError extends Error {
+  /** The request's id: the ProblemDetails `traceId`, else the `x-request-id` the API answered. */
+  readonly traceId: string | undefined;
+
   constructor(
     readonly status: number,
     readonly problem?: ProblemDetails,
+    requestId?: string | null,
   ) {
     super(problem?.detail ?? problem?.title ?? `The API answered ${status}`);
     this.name = 'ApiError';
+    this.traceId = problem?.traceId ?? requestId ?? undefined;
   }
 }
 
-/** What to tell the operator about a failed request: the ProblemDetails detail when there is one. */
+/** Whether asking again could answer otherwise: not for a 4xx (not found, refused, invalid), but 408 and 429. */
+export function retryable(error: unknown): boolean {
+  return !(error instanceof ApiError) || error.status >= 500 || error.status === 408 || error.status === 429;
+}
+
+/**
+ * What to tell the operator about a failed request: the ProblemDetails detail when there is one;
+ * for a server error also its trace id, which finds the request in the API's log.
+ */
 export function errorMessage(error: unknown): string {
   if (error instanceof ApiError) {
-    if (error.problem?.detail) return error.problem.detail;
-    if (error.problem?.title) return error.problem.title;
+    const trace = error.status >= 500 && error.traceId ? ` (trace id ${error.traceId})` : '';
+    if (error.problem?.detail) return `${error.problem.detail}${trace}`;
+    if (error.problem?.title) return `${error.problem.title}${trace}`;
     if (error.status === 401) return 'You are not signed in.';
-    return `The API answered ${error.status}.`;
+    return `The API answered ${error.status}${trace}.`;
   }
   if (error instanceof SessionExpiredError) return error.message;
   if (error instanceof TypeError) return 'The API cannot be reached. Check the connection and try again.';
@@ -76,7 +90,7 @@ async function parse<T>(response: Response): Promise<T> {
     const problem = type.includes('json')
       ? ((await response.json().catch(() => undefined)) as ProblemDetails)
       : undefined;
-    throw new ApiError(response.status, problem);
+    throw new ApiError(response.status, problem, response.headers.get('x-request-id'));
   }
   if (response.status === 204) return undefined as T;
   const text = await response.text();

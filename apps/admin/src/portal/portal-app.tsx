@@ -379,7 +379,8 @@ function Portal({ session }: { session: WebhookPortalSessionRead }) {
       className="portal"
       style={themeStyle(session.theme)}
       data-testid="portal"
-      data-theme={session.theme.mode ?? 'light'}
+      // a theme without a mode follows the system (prefers-color-scheme), as the console does
+      data-theme={session.theme.mode ?? 'system'}
     >
       <header className="portal__header">
         {session.theme.logoUrl && <img className="portal__logo" src={session.theme.logoUrl} alt="" />}

@@ -15,10 +15,14 @@ export function DateTime({
 }) {
   const now = useNow(relative ? 5000 : null);
   if (!value) return <span className="muted">—</span>;
+  const [day, clock] = formatDateTime(value).split(' ');
   return (
     <span className="date-time">
       <time dateTime={value} title={value}>
-        {formatDateTime(value)} <span className="date-time__zone">{formatZone(value)}</span>
+        <span className="date-time__day">{day}</span>{' '}
+        <span className="date-time__clock">
+          {clock} <span className="date-time__zone">{formatZone(value)}</span>
+        </span>
       </time>
       {relative && <span className="muted date-time__relative"> ({formatRelative(value, now)})</span>}
     </span>

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { errorMessage } from '../../lib/api-client';
+import { errorMessage, retryable } from '../../lib/api-client';
 import { Link } from '../../lib/router';
 import { Button } from './button';
 import { PageHeader } from './page-header';
@@ -24,7 +24,10 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
   );
 }
 
-/** A failed load: what went wrong (the ProblemDetails detail when there is one) and a way to retry. */
+/**
+ * A failed load: what went wrong (the ProblemDetails detail when there is one, a server error's
+ * trace id) and a way to retry, unless asking again cannot help (a 404, a 403).
+ */
 export function ErrorState({
   error,
   title = 'This could not be loaded',
@@ -38,7 +41,7 @@ export function ErrorState({
     <div className="error-state" role="alert" data-testid="error-state">
       <p className="error-state__title">{title}</p>
       <p>{errorMessage(error)}</p>
-      {onRetry && (
+      {onRetry && retryable(error) && (
         <Button size="small" onClick={onRetry}>
           Try again
         </Button>

@@ -4,20 +4,22 @@ import { Button } from './button';
 
 interface PaginationProps {
   page: Pick<Page<unknown>, 'pageNumber' | 'totalPages' | 'totalCount' | 'hasPreviousPage' | 'hasNextPage'>;
-  /** What the list holds, plural: `webhooks`. */
+  /** What the list holds, plural: `webhooks` (one: the same without its final `s`, unless `one` says). */
   noun: string;
+  one?: string;
   onPageChange: (pageNumber: number) => void;
   /** Data of another page is shown while the asked one loads. */
   loading?: boolean;
 }
 
 /** Previous/next paging of a server-side paginated list, with where the operator is. */
-export function Pagination({ page, noun, onPageChange, loading = false }: PaginationProps) {
+export function Pagination({ page, noun, one, onPageChange, loading = false }: PaginationProps) {
   const totalPages = Math.max(page.totalPages, 1);
+  const counted = `${formatCount(page.totalCount)} ${page.totalCount === 1 ? (one ?? noun.replace(/s$/, '')) : noun}`;
   if (totalPages === 1 && page.pageNumber === 1) {
     return (
       <p className="pagination pagination__status" data-testid="pagination-status">
-        {formatCount(page.totalCount)} {noun}
+        {counted}
       </p>
     );
   }
@@ -31,7 +33,7 @@ export function Pagination({ page, noun, onPageChange, loading = false }: Pagina
         ← Previous
       </Button>
       <span className="pagination__status" aria-live="polite" data-testid="pagination-status">
-        Page {Math.min(page.pageNumber, totalPages)} of {totalPages} · {formatCount(page.totalCount)} {noun}
+        Page {Math.min(page.pageNumber, totalPages)} of {totalPages} · {counted}
       </span>
       <Button
         size="small"

@@ -5,6 +5,8 @@ export interface OperatorActionRow {
   id: number;
   action: OperatorActionName;
   account_id: number | null;
+  /** Selected by the list where the caller may see it (`listOperatorActions`). */
+  account_email?: string | null;
   party_id: number;
   registration_id: number | null;
   webhook_id: number | null;
@@ -22,6 +24,7 @@ export function presentOperatorAction(row: OperatorActionRow): OperatorActionRea
     id: row.id,
     action: row.action,
     accountId: row.account_id,
+    accountEmail: row.account_email ?? null,
     partyId: row.party_id,
     registrationId: row.registration_id,
     webhookId: row.webhook_id,

@@ -94,6 +94,23 @@ export function visibleOperatorActions(knex: Knex, principal: Principal): Knex.Q
   );
 }
 
+/**
+ * A subquery of the email of the account that took the operator action whose id is in
+ * `actionIdColumn`, where the acting party is in the caller's scope (its own accounts, a managed
+ * party's); null otherwise: another party's people, platform support included, stay an account
+ * id. The one rule for the audit trail's `accountEmail` and a webhook's `lastAction.accountEmail`.
+ */
+export function actorEmailOf(knex: Knex, principal: Principal, actionIdColumn: string): Knex.QueryBuilder {
+  return scopeToParties(
+    knex('operator_actions as ao')
+      .join('accounts as aa', 'aa.id', 'ao.account_id')
+      .select('aa.email')
+      .where('ao.id', knex.ref(actionIdColumn)),
+    'ao.party_id',
+    principal,
+  );
+}
+
 /** A page of the audit trail the caller may see (`visibleOperatorActions`), newest first. */
 export function listOperatorActions(
   knex: Knex,
@@ -101,7 +118,7 @@ export function listOperatorActions(
   list: OperatorActionQuery,
 ): Promise<Page<OperatorActionRead>> {
   const query = visibleOperatorActions(knex, principal)
-    .select('o.*')
+    .select('o.*', actorEmailOf(knex, principal, 'o.id').as('account_email'))
     // newest first; ids break ties between actions of one transaction (operator_actions_created)
     .orderBy([
       { column: 'o.created', order: 'desc' },

@@ -19,11 +19,13 @@ const { api } = useTestApi({ config: { WEBHOOK_OPERATION_BATCH: '3' } });
 let token: string;
 let partyId: number;
 let accountId: number;
+let accountEmail: string;
 
 beforeAll(async () => {
   partyId = (await buildParty(api.deps, { type: 2 })).id;
   const account = await buildAccount(api.deps, { partyId });
   accountId = account.id;
+  accountEmail = account.email;
   token = (await login(api, account.email)).accessToken;
 });
 
@@ -161,6 +163,8 @@ describe('POST /api/webhooks/bulk', () => {
       id: audit.id,
       action: 'webhooks.bulk-abort',
       accountId,
+      // the party's own account: its email, as the audit trail shows it
+      accountEmail,
       at: expect.any(String),
     });
     // a real operation's items are dropped once it is done (a dry run keeps its selection for the

@@ -9,7 +9,8 @@ import { retryOnDeadlock } from './deadlock-retry';
 import { presentWebhook } from './webhook-presenter';
 import { findWebhook, visibleWebhooks } from './webhook-service';
 
-const stateName = (state: number) => `${webhookStateName(state)} (${state})`;
+// the name alone: an operator reads "Resolved", not the number the API stores
+const stateName = (state: number) => webhookStateName(state);
 
 async function answer(trx: Knex.Transaction, principal: Principal, id: number): Promise<WebhookRead> {
   return presentWebhook(await visibleWebhooks(trx, principal).where('w.id', id).first());

@@ -93,6 +93,8 @@ export interface WebhookRow {
   last_attempt: { at: string; statusCode: number | null; errorKind: string | null } | null;
   last_request: { at: string; statusCode: number | null; errorKind: string | null } | null;
   last_action: { id: number; action: OperatorActionName; accountId: number | null; at: string } | null;
+  /** The last action's actor's email where the caller may see it (`actorEmailOf`). */
+  last_action_email?: string | null;
 }
 
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
@@ -131,7 +133,11 @@ export function presentWebhook(row: WebhookRow): WebhookRead {
       statusCode: row.last_request.statusCode,
       errorKind: row.last_request.errorKind,
     },
-    lastAction: row.last_action && { ...row.last_action, at: new Date(row.last_action.at).toISOString() },
+    lastAction: row.last_action && {
+      ...row.last_action,
+      accountEmail: row.last_action_email ?? null,
+      at: new Date(row.last_action.at).toISOString(),
+    },
   };
 }
 

@@ -24,6 +24,7 @@ import type { PageQuery } from '../../http/pagination';
 import { paginate } from '../../http/pagination';
 import { scopeToRegistrations } from '../../http/scope';
 import { wholeNumberText } from '../../http/validate';
+import { actorEmailOf } from '../operator-actions/operator-action-service';
 import {
   presentAttempt,
   presentWebhook,
@@ -103,7 +104,8 @@ export function visibleWebhooks(knex: Knex, principal: Principal): Knex.QueryBui
     .join('entity_changes as c', 'c.id', 'w.entity_change_id')
     .join('parties as p', 'p.id', 'r.party_id')
     .select(WEBHOOK_COLUMNS)
-    .select(WEBHOOK_SUBQUERY_COLUMNS.map((column) => knex.raw(column)));
+    .select(WEBHOOK_SUBQUERY_COLUMNS.map((column) => knex.raw(column)))
+    .select(actorEmailOf(knex, principal, 'w.last_action_id').as('last_action_email'));
   return scopeToRegistrations(query, 'r', principal);
 }
 

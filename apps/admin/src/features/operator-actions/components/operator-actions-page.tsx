@@ -4,12 +4,12 @@ import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
 import { Field } from '../../../components/ui/field';
 import { FilterForm } from '../../../components/ui/filter-form';
+import { BadLinkNotice } from '../../../components/ui/bad-link-notice';
+import { unreadParams } from '../../../lib/address-problems';
 import { PageHeader } from '../../../components/ui/page-header';
 import { Pagination } from '../../../components/ui/pagination';
 import { DataTable } from '../../../components/ui/table';
 import { Link, navigate, useLocation } from '../../../lib/router';
-import { useSession } from '../../../lib/use-session';
-import { useAccount } from '../api/get-account';
 import { useOperatorActions } from '../api/get-operator-actions';
 import {
   operatorActionFieldsOf,
@@ -25,17 +25,17 @@ import {
   type OperatorActionQuery,
 } from '../utils/operator-actions';
 
-/** Who acted: the signed-in operator's own email, another account's when the API shows it, else its id. */
-function Actor({ accountId }: { accountId: number | null }) {
-  const session = useSession();
-  const own = accountId !== null && session?.claims.accountId === accountId;
-  const account = useAccount(own ? null : accountId);
-  if (accountId === null) return <span className="muted">System</span>;
-  const email = own ? session.claims.email : account.data?.email;
+/** Who acted: the account's email as the API answers it (its own party's people), else its id. */
+function Actor({ entry }: { entry: Pick<OperatorActionRead, 'accountId' | 'accountEmail'> }) {
+  if (entry.accountId === null) return <span className="muted">System</span>;
   return (
     <span>
-      {email ? <span data-testid="audit-actor-email">{email}</span> : <>Account {accountId}</>}
-      {email && <span className="muted small"> (account {accountId})</span>}
+      {entry.accountEmail ? (
+        <span data-testid="audit-actor-email">{entry.accountEmail}</span>
+      ) : (
+        <>Account {entry.accountId}</>
+      )}
+      {entry.accountEmail && <span className="muted small"> (account {entry.accountId})</span>}
     </span>
   );
 }
@@ -83,7 +83,7 @@ function AuditRow({ entry }: { entry: OperatorActionRead }) {
         <DateTime value={entry.created} relative />
       </td>
       <td data-label="Who">
-        <Actor accountId={entry.accountId} />
+        <Actor entry={entry} />
       </td>
       <th scope="row" data-label="Action" data-testid="audit-action">
         {operatorActionLabel(entry.action)}
@@ -166,6 +166,16 @@ export function OperatorActionsPage() {
   return (
     <>
       <PageHeader title="Operator actions (audit trail)" meta="What operators did, newest first" />
+      <BadLinkNotice
+        problems={unreadParams(new URLSearchParams(search), query, {
+          action: 'not an action the audit trail records',
+          registrationId: 'not a registration id',
+          accountId: 'not an account id',
+          page: 'not a page number',
+        })}
+        asRead={`/operator-actions${operatorActionQueryToSearch(query)}`}
+        noun="actions"
+      />
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <AuditFilters key={search} query={query} onApply={go} />
       {actions.isPending ? (

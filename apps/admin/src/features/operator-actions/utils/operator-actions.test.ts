@@ -81,6 +81,9 @@ describe('audit page', () => {
       ),
     ).toBe('registration 3 · states Retrying, Failed · since 2026-11-26 10:00:00 UTC · other 1');
     expect(describeActionFilter(null)).toBe('');
+    // a bulk action on an empty filter acted on every webhook the caller sees
+    expect(describeActionFilter({})).toBe('all webhooks (no filter)');
+    expect(describeActionFilter({ registrationId: null })).toBe('all webhooks (no filter)');
   });
 
   it('says how many changed, and that an operation is still running', () => {

@@ -144,10 +144,12 @@ const FILTER_ORDER = [
 /**
  * The filter or window an action acted on, in words: `states Failed · error status · HTTP 500 ·
  * created from 2026-11-26 10:00:00`. Unknown fields are shown as `name value`, so nothing the API
- * records is hidden. `timeZone` is for tests; the page shows the browser's.
+ * records is hidden. An action without a filter (a single webhook's) has none: ``; an action on
+ * an empty filter acted on everything the caller sees: `all webhooks (no filter)`. `timeZone` is
+ * for tests; the page shows the browser's.
  */
 export function describeActionFilter(filter: Record<string, unknown> | null, timeZone?: string): string {
-  if (!filter || Object.keys(filter).length === 0) return '';
+  if (!filter) return '';
   const parts: string[] = [];
   // known fields in one order, whatever order the API stored them in; unknown ones after
   const rank = (key: string) =>
@@ -199,8 +201,11 @@ export function describeActionFilter(filter: Record<string, unknown> | null, tim
         parts.push(`${key} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
     }
   }
-  return parts.join(' · ');
+  return parts.length > 0 ? parts.join(' · ') : ALL_WEBHOOKS;
 }
+
+/** What an action on an empty filter acted on. */
+export const ALL_WEBHOOKS = 'all webhooks (no filter)';
 
 /** How many rows an action changed: `12`, `would change 12` (dry run), `running` (operation under way). */
 export function changedLabel(entry: Pick<OperatorActionRead, 'changed' | 'dryRun' | 'operationId'>): string {

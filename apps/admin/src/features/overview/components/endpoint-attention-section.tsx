@@ -8,6 +8,7 @@ import { DISABLED_REASON_TEXT } from '../../../lib/registration-health';
 import { Link } from '../../../lib/router';
 import { ATTENTION_REFRESH_MS, useEndpointAttention } from '../api/get-endpoint-attention';
 import type { EndpointAttention, EndpointNeedingAttention } from '../utils/endpoint-attention';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 function RegistrationLink({ id }: { id: number }) {
   return <Link to={`/registrations/${id}`}>Registration {id}</Link>;
@@ -48,7 +49,7 @@ function StoppedRegistration({
     <li className="attention__item" data-testid={testId}>
       <RegistrationLink id={registration.id} />{' '}
       <span className="attention__party">{registration.partyName}</span>{' '}
-      <span className="cell--url">{registration.targetUrl}</span>
+      <TargetUrl url={registration.targetUrl} className="cell--url" />
       {registration.disabledReason && (
         <span className="small attention__reason">{DISABLED_REASON_TEXT[registration.disabledReason]}</span>
       )}

@@ -14,6 +14,7 @@ import {
   type DeliverySettingsForm,
   type FormErrors,
 } from '../utils/registration-form';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 /**
  * The target URL and rate limit of a registration, the two settings the API lets change
@@ -67,8 +68,8 @@ export function DeliverySettings({
       <>
         <div>
           <dt>Target URL</dt>
-          <dd className="cell--url" data-testid="registration-target-url">
-            {registration.targetUrl}
+          <dd className="cell--url">
+            <TargetUrl url={registration.targetUrl} testId="registration-target-url" />
           </dd>
         </div>
         <div>

@@ -22,6 +22,22 @@ export function RegistrationCreatePage() {
     );
   }
 
+  // a read-only account gets the reason and the way back, not a form whose submit the API refuses
+  if (!mayCreate) {
+    return (
+      <>
+        <PageHeader title="New registration" />
+        <div className="notice notice--warn" role="status" data-testid="create-not-allowed">
+          <p>
+            Your account cannot create registrations: it lacks the WebhookRegistration.Create permission. Ask
+            an administrator of your party for it.
+          </p>
+          <Link to="/registrations">Back to the registrations</Link>
+        </div>
+      </>
+    );
+  }
+
   return (
     <>
       <PageHeader title="New registration">
@@ -29,11 +45,6 @@ export function RegistrationCreatePage() {
           Cancel
         </Link>
       </PageHeader>
-      {!mayCreate && (
-        <p className="notice notice--warn" role="status">
-          Your account lacks the WebhookRegistration.Create permission; the API will refuse this.
-        </p>
-      )}
       <RegistrationCreateForm allowPartyId={isAdmin} onCreated={setCreated} />
     </>
   );

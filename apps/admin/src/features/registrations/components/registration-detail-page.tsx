@@ -30,6 +30,7 @@ import {
   useRegistrationStatusConfirmation,
 } from './registration-status-actions';
 import { DeliverySeries } from '../../overview/components/delivery-series';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 function RecentWebhooks({ registrationId }: { registrationId: number }) {
   const webhooks = useRegistrationWebhooks(registrationId);
@@ -150,7 +151,7 @@ function RegistrationDetail({
             Registration {data.id} <RegistrationStatusBadge status={data.status} />
           </>
         }
-        meta={<span className="cell--url">{data.targetUrl}</span>}
+        meta={<TargetUrl url={data.targetUrl} className="cell--url" />}
       >
         <RegistrationStatusActions registration={data} ask={status.ask} />
         {mayUpdate && <OpenPortalButton partyId={data.partyId} />}

@@ -11,6 +11,7 @@ import { authTypeName } from '../../../lib/webhook-states';
 import { useRegistrations } from '../api/get-registrations';
 import { eventsSummary, groupingLabel } from '../utils/registration-labels';
 import { RegistrationHealthCell } from './registration-health-badge';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 const PAGE_SIZE = 20;
 
@@ -23,7 +24,7 @@ function RegistrationRow({ registration }: { registration: WebhookRegistrationRe
         </Link>
       </td>
       <td data-label="Target URL" className="cell--url cell--wide">
-        {registration.targetUrl}
+        <TargetUrl url={registration.targetUrl} />
       </td>
       <td data-label="Status">
         <RegistrationStatusBadge status={registration.status} />

@@ -5,6 +5,8 @@ import { Button } from '../../../components/ui/button';
 import { DateTime } from '../../../components/ui/date-time';
 import { ConfirmDialog } from '../../../components/ui/dialog';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
+import { BadLinkNotice } from '../../../components/ui/bad-link-notice';
+import { unreadParams } from '../../../lib/address-problems';
 import { PageHeader } from '../../../components/ui/page-header';
 import { Pagination } from '../../../components/ui/pagination';
 import { DataTable } from '../../../components/ui/table';
@@ -14,7 +16,7 @@ import { useWebhookActionConfirmation } from '../../../components/webhook-action
 import { formatCount, formatRelative } from '../../../lib/format';
 import { groupWebhooksPath } from '../../../lib/group-key';
 import { useRegistrationOptions } from '../../../lib/registration-options';
-import { Link } from '../../../lib/router';
+import { Link, navigate, useLocation } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import { WEBHOOK_ACTION_COPY } from '../../../lib/webhook-states';
 import {
@@ -30,6 +32,8 @@ import { useEndBlocker, type BlockerAction } from '../api/end-blocker';
 import { BLOCKED_GROUPS_REFRESH_MS, useBlockedGroups } from '../api/get-blocked-groups';
 import { useGroupProgress } from '../api/get-group-progress';
 import { groupProgress } from '../utils/group-progress';
+import { blockedGroupsQueryFromSearch, blockedGroupsQueryToSearch } from '../utils/groups-address';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 interface Released {
   registrationId: number;
@@ -128,23 +132,26 @@ function GroupRow({
       data-testid="blocked-group"
       data-stuck={stuck}
       className={stuck ? 'blocked-group--stuck' : 'blocked-group--idle'}
-      aria-selected={selected}
+      aria-selected={mayUpdate ? selected : undefined}
     >
-      <td className="cell--select">
-        <input
-          type="checkbox"
-          checked={selected}
-          onChange={(event) => onSelect(group, event.target.checked)}
-          aria-label={`Select group ${group.groupKey} of registration ${group.registrationId}`}
-        />
-      </td>
+      {/* without Webhook.Update every action is disabled: no checkbox to tick for nothing */}
+      {mayUpdate && (
+        <td className="cell--select">
+          <input
+            type="checkbox"
+            checked={selected}
+            onChange={(event) => onSelect(group, event.target.checked)}
+            aria-label={`Select group ${group.groupKey} of registration ${group.registrationId}`}
+          />
+        </td>
+      )}
       <th scope="row" data-label="Group">
         <Link to={groupWebhooksPath(group.registrationId, group.groupKey)}>
           <code>{group.groupKey}</code>
         </Link>
       </th>
       <td data-label="Registration">
-        {targetUrl && <span className="target-url">{targetUrl}</span>}{' '}
+        {targetUrl && <TargetUrl url={targetUrl} className="target-url" />}{' '}
         <Link
           to={`/registrations/${group.registrationId}`}
           aria-label={`Registration ${group.registrationId}`}
@@ -199,8 +206,12 @@ function GroupRow({
 
 /** Groups held by a Failed webhook: retry or end the blockers, one, several or all, and watch them drain. */
 export function WebhookGroupsPage() {
-  const [pageNumber, setPageNumber] = useState(1);
-  const [registrationId, setRegistrationId] = useState<number | undefined>();
+  // the registration filter and the page live in the address, so a filtered list can be linked
+  const { search } = useLocation();
+  const query = blockedGroupsQueryFromSearch(new URLSearchParams(search));
+  const { registrationId, page: pageNumber } = query;
+  const go = (next: { registrationId?: number; page: number }) =>
+    navigate(`/webhook-groups${blockedGroupsQueryToSearch(next)}`);
   const groups = useBlockedGroups(pageNumber, registrationId);
   const registrations = useRegistrationOptions();
   const targetUrlOf = (id: number) => registrations.data?.items.find((r) => r.id === id)?.targetUrl;
@@ -289,6 +300,14 @@ export function WebhookGroupsPage() {
         title="Webhook groups (blocked)"
         meta={`Groups held by a Failed webhook; later changes of the entity wait until it is retried and delivered, resolved or aborted. Refreshes every ${BLOCKED_GROUPS_REFRESH_MS / 1000} s.`}
       />
+      <BadLinkNotice
+        problems={unreadParams(new URLSearchParams(search), query, {
+          registrationId: 'not a registration id',
+          page: 'not a page number',
+        })}
+        asRead={`/webhook-groups${blockedGroupsQueryToSearch(query)}`}
+        noun="groups"
+      />
       {!mayUpdate && (
         <p id={noticeId} className="notice notice--warn" role="status" data-testid="action-disabled-reason">
           {missingPermissionReason('Webhook.Update')} It cannot retry or release groups; the buttons are
@@ -301,8 +320,7 @@ export function WebhookGroupsPage() {
           <select
             value={registrationId ?? ''}
             onChange={(event) => {
-              setRegistrationId(event.target.value ? Number(event.target.value) : undefined);
-              setPageNumber(1);
+              go({ registrationId: event.target.value ? Number(event.target.value) : undefined, page: 1 });
               setSelected(new Map());
             }}
           >
@@ -400,22 +418,27 @@ export function WebhookGroupsPage() {
             label="Blocked groups"
             testId="blocked-groups-table"
             columns={[
-              <th scope="col" className="cell--select">
-                <input
-                  type="checkbox"
-                  aria-label="Select every group on this page"
-                  checked={
-                    groups.data.items.length > 0 && groups.data.items.every((g) => selected.has(groupId(g)))
-                  }
-                  onChange={(event) =>
-                    setSelected(
-                      event.target.checked
-                        ? new Map(groups.data.items.map((g) => [groupId(g), g]))
-                        : new Map(),
-                    )
-                  }
-                />
-              </th>,
+              ...(mayUpdate
+                ? [
+                    <th scope="col" className="cell--select">
+                      <input
+                        type="checkbox"
+                        aria-label="Select every group on this page"
+                        checked={
+                          groups.data.items.length > 0 &&
+                          groups.data.items.every((g) => selected.has(groupId(g)))
+                        }
+                        onChange={(event) =>
+                          setSelected(
+                            event.target.checked
+                              ? new Map(groups.data.items.map((g) => [groupId(g), g]))
+                              : new Map(),
+                          )
+                        }
+                      />
+                    </th>,
+                  ]
+                : []),
               'Group',
               'Target (registration)',
               'Blocker',
@@ -444,7 +467,7 @@ export function WebhookGroupsPage() {
             page={groups.data}
             noun="blocked groups"
             loading={groups.isPlaceholderData}
-            onPageChange={setPageNumber}
+            onPageChange={(page) => go({ registrationId, page })}
           />
         </>
       )}

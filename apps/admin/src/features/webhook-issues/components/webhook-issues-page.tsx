@@ -3,6 +3,8 @@ import { useId, useState } from 'react';
 import { ActionButton } from '../../../components/ui/action-button';
 import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback';
+import { BadLinkNotice } from '../../../components/ui/bad-link-notice';
+import { unreadParams } from '../../../lib/address-problems';
 import { PageHeader } from '../../../components/ui/page-header';
 import { PageSizeSelect, Pagination } from '../../../components/ui/pagination';
 import { StateBadge } from '../../../components/ui/state-badge';
@@ -25,6 +27,7 @@ import {
   webhookIssueQueryToSearch,
   type WebhookIssueQuery,
 } from '../utils/webhook-issues';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 interface Asked {
   line: WebhookIssueRead;
@@ -49,7 +52,9 @@ function IssueRow({
         <Link to={`/registrations/${line.registrationId}`} aria-label={`Registration ${line.registrationId}`}>
           #{line.registrationId}
         </Link>
-        <div className="cell--url muted small">{line.targetUrl}</div>
+        <div className="cell--url muted small">
+          <TargetUrl url={line.targetUrl} />
+        </div>
       </th>
       <td data-label="State">
         <StateBadge state={line.state} />
@@ -135,6 +140,15 @@ export function WebhookIssuesPage() {
           )
         }
       />
+      <BadLinkNotice
+        problems={unreadParams(new URLSearchParams(search), query, {
+          registrationId: 'not a registration id',
+          page: 'not a page number',
+          pageSize: `one of ${WEBHOOK_ISSUE_PAGE_SIZES.join(', ')}`,
+        })}
+        asRead={`/webhook-issues${webhookIssueQueryToSearch(query)}`}
+        noun="lines"
+      />
       {!mayUpdate && (
         <p className="notice notice--warn" id={permissionNoticeId} data-testid="triage-permission-note">
           Your account lacks the Webhook.Update permission, so retry, abort and resolve are disabled.
@@ -185,7 +199,7 @@ export function WebhookIssuesPage() {
           <div className="list-footer">
             <Pagination
               page={issues.data}
-              noun={issues.data.totalCount === 1 ? 'line' : 'lines'}
+              noun="lines"
               loading={issues.isPlaceholderData}
               onPageChange={(page) => go({ ...query, page })}
             />

@@ -29,6 +29,7 @@ import { useInitiatorAccount } from '../api/get-initiator';
 import { lastActionText } from '../utils/last-action';
 import { useWebhookRegistration } from '../api/get-webhook-registration';
 import { AttemptTimeline } from './attempt-timeline';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 const ACTIONS: WebhookAction[] = ['abort', 'resolve', 'retry'];
 
@@ -222,9 +223,7 @@ export function WebhookDetailPage({ id }: { id: number }) {
           <div>
             <dt>Registration</dt>
             <dd>
-              <span className="target-url" data-testid="webhook-target-url">
-                {data.targetUrl}
-              </span>{' '}
+              <TargetUrl url={data.targetUrl} className="target-url" testId="webhook-target-url" />{' '}
               <Link to={`/registrations/${data.registrationId}`}>Registration {data.registrationId}</Link>
             </dd>
           </div>

@@ -9,6 +9,7 @@ import { EmptyState, ErrorState, Loading } from '../../../components/ui/feedback
 import { PageHeader } from '../../../components/ui/page-header';
 import { PageSizeSelect, Pagination } from '../../../components/ui/pagination';
 import { StateBadge } from '../../../components/ui/state-badge';
+import { BadLinkNotice } from '../../../components/ui/bad-link-notice';
 import { DataTable } from '../../../components/ui/table';
 import { useToast } from '../../../components/ui/toast';
 import { formatCount } from '../../../lib/format';
@@ -42,7 +43,9 @@ import {
   BulkActionDialog,
   type BulkRequest,
 } from '../../webhook-operations/components/bulk-action-dialog';
+import { ExportCsvButton } from './export-csv-button';
 import { WebhookFiltersForm } from './webhook-filters-form';
+import { TargetUrl } from '../../../components/ui/target-url';
 
 const ACTIONS: WebhookAction[] = ['retry', 'abort', 'resolve'];
 
@@ -76,23 +79,28 @@ function SortHeader({
 
 function WebhookRow({
   webhook,
+  selectable,
   selected,
   onSelect,
 }: {
   webhook: WebhookRead;
+  /** Without Webhook.Update every action is disabled: no checkbox to tick for nothing. */
+  selectable: boolean;
   selected: boolean;
   onSelect: (webhook: WebhookRead, selected: boolean) => void;
 }) {
   return (
-    <tr data-testid="webhook-row" aria-selected={selected}>
-      <td className="cell--select">
-        <input
-          type="checkbox"
-          checked={selected}
-          onChange={(event) => onSelect(webhook, event.target.checked)}
-          aria-label={`Select webhook ${webhook.id}`}
-        />
-      </td>
+    <tr data-testid="webhook-row" aria-selected={selectable ? selected : undefined}>
+      {selectable && (
+        <td className="cell--select">
+          <input
+            type="checkbox"
+            checked={selected}
+            onChange={(event) => onSelect(webhook, event.target.checked)}
+            aria-label={`Select webhook ${webhook.id}`}
+          />
+        </td>
+      )}
       <td data-label="ID">
         <Link to={`/webhooks/${webhook.id}`} aria-label={`Webhook ${webhook.id}`}>
           #{webhook.id}
@@ -111,9 +119,7 @@ function WebhookRow({
       </td>
       <td data-label="Entity id">{webhook.entityId}</td>
       <td data-label="Target" className="cell--url">
-        <span className="target-url" data-testid="webhook-target-url">
-          {webhook.targetUrl}
-        </span>{' '}
+        <TargetUrl url={webhook.targetUrl} className="target-url" testId="webhook-target-url" />{' '}
         <Link
           to={`/registrations/${webhook.registrationId}`}
           aria-label={`Registration ${webhook.registrationId}`}
@@ -193,6 +199,7 @@ function SelectPage({
  * everything the filters match, all pages (a bulk operation with a dry run first).
  */
 function ActionsBar({
+  selectable,
   selectedCount,
   totalCount,
   mayUpdate,
@@ -200,6 +207,8 @@ function ActionsBar({
   onSelected,
   onBulk,
 }: {
+  /** Whether rows can be selected at all (the permission): without it the selection row is left out. */
+  selectable: boolean;
   selectedCount: number;
   totalCount: number;
   mayUpdate: boolean;
@@ -212,29 +221,31 @@ function ActionsBar({
   const describedBy = mayUpdate ? undefined : noticeId;
   return (
     <section className="bulk-bar card" aria-label="Actions on webhooks" data-testid="bulk-bar">
-      <div className="bulk-bar__row" role="group" aria-label="Selected webhooks">
-        <span id={selectionId} className="bulk-bar__what" data-testid="selected-count" aria-live="polite">
-          {selectedCount
-            ? `${formatCount(selectedCount)} selected on this page`
-            : 'None selected: tick rows to act on them'}
-        </span>
-        {ACTIONS.map((action) => (
-          <Button
-            key={action}
-            size="small"
-            disabled={!mayUpdate || selectedCount === 0}
-            aria-describedby={describedBy ?? (selectedCount === 0 ? selectionId : undefined)}
-            onClick={() => onSelected(action)}
-          >
-            {WEBHOOK_ACTION_COPY[action].label} selected
-          </Button>
-        ))}
-        {selectedCount > 0 && (
-          <Button size="small" variant="ghost" onClick={onClearSelection}>
-            Clear selection
-          </Button>
-        )}
-      </div>
+      {selectable && (
+        <div className="bulk-bar__row" role="group" aria-label="Selected webhooks">
+          <span id={selectionId} className="bulk-bar__what" data-testid="selected-count" aria-live="polite">
+            {selectedCount
+              ? `${formatCount(selectedCount)} selected on this page`
+              : 'None selected: tick rows to act on them'}
+          </span>
+          {ACTIONS.map((action) => (
+            <Button
+              key={action}
+              size="small"
+              disabled={!mayUpdate || selectedCount === 0}
+              aria-describedby={describedBy ?? (selectedCount === 0 ? selectionId : undefined)}
+              onClick={() => onSelected(action)}
+            >
+              {WEBHOOK_ACTION_COPY[action].label} selected
+            </Button>
+          ))}
+          {selectedCount > 0 && (
+            <Button size="small" variant="ghost" onClick={onClearSelection}>
+              Clear selection
+            </Button>
+          )}
+        </div>
+      )}
       <BulkActionButtons
         label="Every webhook matching the filters"
         what={<>All {formatCount(totalCount)} matching the filters, every page:</>}
@@ -333,6 +344,7 @@ function WebhookList({
   return (
     <>
       <ActionsBar
+        selectable={mayUpdate}
         selectedCount={selected.size}
         totalCount={page.totalCount}
         mayUpdate={mayUpdate && !running}
@@ -354,9 +366,13 @@ function WebhookList({
         className="table--stack table--webhooks"
         busy={placeholder}
         columns={[
-          <th scope="col" className="cell--select">
-            <SelectPage items={page.items} selected={selected} onChange={selectPage} />
-          </th>,
+          ...(mayUpdate
+            ? [
+                <th scope="col" className="cell--select">
+                  <SelectPage items={page.items} selected={selected} onChange={selectPage} />
+                </th>,
+              ]
+            : []),
           sortHeader('id', 'ID'),
           sortHeader('state', 'State'),
           sortHeader('entityName', 'Event'),
@@ -374,6 +390,7 @@ function WebhookList({
           <WebhookRow
             key={webhook.id}
             webhook={webhook}
+            selectable={mayUpdate}
             selected={selected.has(webhook.id)}
             onSelect={select}
           />
@@ -426,18 +443,12 @@ export function WebhooksPage() {
         meta={`${
           filterCount ? `${filterCount} filter${filterCount > 1 ? 's' : ''} applied` : 'All webhooks'
         } · sorted by ${WEBHOOK_SORT_FIELDS[sortField]}, ${filters.ascending ? 'ascending' : 'descending'}`}
-      />
+      >
+        <ExportCsvButton filters={filters} />
+      </PageHeader>
       {/* keyed by the address, so back/forward shows the filters of the list it shows */}
       <WebhookFiltersForm key={search} filters={filters} onApply={go} />
-      {ignored.length > 0 && (
-        <div className="notice notice--warn" role="alert" data-testid="bad-link">
-          <p>
-            This address asks for what the console cannot read, so it was left out and the list is not
-            filtered by it: {ignored.join('; ')}.
-          </p>
-          <Link to={`/webhooks${filtersToSearch(filters)}`}>Show the address as read</Link>
-        </div>
-      )}
+      <BadLinkNotice problems={ignored} asRead={`/webhooks${filtersToSearch(filters)}`} noun="webhooks" />
       {webhooks.data && webhooks.data.totalCount > 0 && filters.page > webhooks.data.totalPages && (
         <div className="notice notice--warn" role="alert" data-testid="page-out-of-range">
           <p>

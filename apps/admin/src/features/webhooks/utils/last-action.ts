@@ -11,8 +11,14 @@ const DONE: Readonly<Record<string, string>> = {
   'registration.recover': 'recovered',
 };
 
-/** `retried (bulk) by account 7`: the last operator action on a webhook, in words. */
-export function lastActionText(action: Pick<WebhookLastAction, 'action' | 'accountId'>): string {
+/**
+ * `retried (bulk) by max@example.com`: the last operator action on a webhook, in words; the
+ * account by its id where the API does not show its email (another party's, platform support).
+ */
+export function lastActionText(
+  action: Pick<WebhookLastAction, 'action' | 'accountId' | 'accountEmail'>,
+): string {
   const done = DONE[action.action] ?? action.action;
-  return action.accountId === null ? done : `${done} by account ${action.accountId}`;
+  if (action.accountId === null) return done;
+  return `${done} by ${action.accountEmail ?? `account ${action.accountId}`}`;
 }
