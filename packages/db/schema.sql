@@ -686,6 +686,8 @@ create table webhook_attempts (
   error_kind text,
   response_body text,
   created timestamp with time zone default now() not null,
+  request jsonb,
+  response_headers jsonb,
   constraint webhook_attempts_pkey PRIMARY KEY (id)
 ) partition by RANGE (id);
 
@@ -1023,9 +1025,9 @@ function webhook_targets_rate_limit() returns trigger
   language plpgsql volatile
   -- defined in packages/db/src/queue/functions/webhook-targets-rate-limit.ts, md5 of pg_get_functiondef f919190d62c7bf2800dd9cb5f908755b;
 
-function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json) returns json
+function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json, p_requests jsonb[], p_response_headers jsonb[]) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 89421c50149ac6947cba08b80e65c3c0;
+  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 0408f393d56c14ed71a656e987b28099;
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile

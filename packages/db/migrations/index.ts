@@ -21,6 +21,7 @@ import * as endpointIsolation from './20261130000000_endpoint_isolation';
 import * as endpointHoldRate from './20261201000000_endpoint_hold_rate';
 import * as awaitingIndex from './20261201100000_awaiting_index';
 import * as webhookPortalSessions from './20261201200000_webhook_portal_sessions';
+import * as attemptExchange from './20261202100000_attempt_exchange';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -52,4 +53,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261201000000_endpoint_hold_rate', endpointHoldRate],
   ['20261201100000_awaiting_index', awaitingIndex],
   ['20261201200000_webhook_portal_sessions', webhookPortalSessions],
+  ['20261202100000_attempt_exchange', attemptExchange],
 ];

@@ -2,6 +2,7 @@ import {
   PaginatedListOfWebhookAttemptRead,
   PaginatedListOfWebhookRead,
   PartyType,
+  WebhookAttemptDetailRead,
   WebhookDetailRead,
   WebhookRead,
   type BulkWebhookAction,
@@ -15,6 +16,7 @@ import { actOnWebhook, resendWebhookOf } from './webhook-actions';
 import {
   listAttempts,
   listWebhooks,
+  readAttempt,
   readWebhook,
   searchWebhooks,
   WEBHOOK_COLLECTION,
@@ -103,6 +105,22 @@ export const webhookRoutes: RouteDefinition[] = [
     textual: true,
     errors: [404],
     handler: ({ deps, principal, params, query }) => listAttempts(deps, principal, params.id, query),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/webhooks/:id/attempts/:attemptId',
+    summary: 'Read one attempt in full: the request as sent and the answer',
+    description:
+      'The request’s URL, headers and body as sent (credentials as [redacted]; the body is the ' +
+      'webhook’s own, rebuilt from its recorded change), the answer’s status, headers (at most 2 KiB) ' +
+      'and body (the first 4 KiB), the duration, and for an attempt that sent nothing why it was skipped.',
+    tags,
+    auth: operators('Webhook.Read'),
+    params: z.strictObject({ id: webhookId, attemptId: webhookId }),
+    response: { description: 'The attempt', schema: WebhookAttemptDetailRead },
+    textual: true,
+    errors: [404],
+    handler: ({ deps, principal, params }) => readAttempt(deps, principal, params.id, params.attemptId),
   }),
   webhookAction('abort', {
     summary: 'Abort a webhook: it is never delivered or retried',

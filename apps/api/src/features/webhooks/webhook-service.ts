@@ -1,11 +1,14 @@
 import {
+  WebhookAuthType,
   WebhookEntityNameIn,
   WebhookState,
   type Page,
+  type WebhookAttemptDetailRead,
   type WebhookAttemptRead,
   type WebhookDetailRead,
   type WebhookRead,
 } from '@platform/shared';
+import { REDACTED } from '@platform/delivery';
 import { deliveryBody, type DeliveryChangeRow, type DeliveryEventRow, type Knex } from '@platform/db';
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal';
@@ -154,15 +157,52 @@ export async function readWebhook(
   id: number,
 ): Promise<WebhookDetailRead> {
   const row = await findWebhook(deps.knex, principal, id);
+  return { ...presentWebhook(row), payload: await webhookBody(deps.knex, row) };
+}
+
+/** The body a webhook delivers, rebuilt from its recorded change and its event (`deliveryBody`). */
+async function webhookBody(knex: Knex, row: WebhookRow) {
   const [change, event] = await Promise.all([
-    deps
-      .knex('entity_changes')
+    knex
+      .from('entity_changes')
       .where({ id: row.entity_change_id })
       .first<DeliveryChangeRow>('entity', 'initiator_party_id', 'initiator_account_id'),
-    deps.knex('webhook_events').where({ id: row.event_id }).first<DeliveryEventRow>('*'),
+    knex.from('webhook_events').where({ id: row.event_id }).first<DeliveryEventRow>('*'),
   ]);
   // the token of authorization type 3 is minted at delivery and never stored, so it is not shown
-  return { ...presentWebhook(row), payload: deliveryBody(change!, event!) };
+  return deliveryBody(change!, event!);
+}
+
+/**
+ * One attempt of a visible webhook (404 for either unknown) with the body it sent: the
+ * webhook's own, rebuilt rather than stored again with every attempt (docs/dispatcher.md › What
+ * an attempt records). A registration of authorization type 3 sent a bearer token in the body,
+ * minted per delivery and never stored: it shows as `[redacted]`, like every credential.
+ */
+export async function readAttempt(
+  deps: AppDeps,
+  principal: Principal,
+  id: number,
+  attemptId: number,
+): Promise<WebhookAttemptDetailRead> {
+  const webhook = await findWebhook(deps.knex, principal, id);
+  const row = (await deps.knex('webhook_attempts').where({ id: attemptId, webhook_id: id }).first()) as
+    AttemptRow | undefined;
+  if (!row) throw new AppError('NotFound', `Attempt ${attemptId} of webhook ${id} was not found`);
+  const attempt = presentAttempt(row);
+  if (!attempt.sentRequest) return { ...attempt, requestBody: null };
+  const body = await webhookBody(deps.knex, webhook);
+  const authType = (await deps
+    .knex('webhook_registrations')
+    .where({ id: webhook.registration_id })
+    .first('auth_type')) as { auth_type: number } | undefined;
+  return {
+    ...attempt,
+    requestBody:
+      authType?.auth_type === WebhookAuthType.PlatformBearerInBody
+        ? { ...body, platformSignedBearerToken: REDACTED }
+        : body,
+  };
 }
 
 /** The attempts of a visible webhook, newest first. */
