@@ -42,3 +42,40 @@ test('Resend delivers a Successful webhook’s body again as a new webhook, and 
   await expect(entry.getByTestId('audit-action')).toHaveText('Resend webhook');
   await expect(entry.getByTestId('audit-filter')).toContainText(`resentAs ${resentId}`);
 });
+
+test('an attempt’s full record shows the request as sent and the answer, headers and bodies', async ({
+  page,
+  api,
+  target,
+}, testInfo) => {
+  await target.behave({ status: 200 });
+  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
+  await api.createProperty(`Recorded House ${Date.now()}`);
+  await api.waitForStates(registrationId, [SUCCESSFUL]);
+  const [webhook] = await api.webhooksOf(registrationId);
+  const [delivered] = await target.deliveriesOf(webhook!.id);
+
+  await signIn(page, `/admin/webhooks/${webhook!.id}`);
+  const attempt = page.getByTestId('attempt');
+  await expect(attempt).toHaveCount(1);
+  await attempt.getByTestId('attempt-record').getByText('Full record').click();
+
+  const request = attempt.getByTestId('attempt-request');
+  await expect(request).toContainText(`POST ${target.url}`);
+  const requestHeaders = request.getByRole('table', { name: 'Request headers' });
+  await expect(requestHeaders.getByRole('row', { name: /webhook-id/ })).toContainText(String(webhook!.id));
+  await expect(requestHeaders.getByRole('row', { name: /webhook-signature/ })).toContainText('v1,[redacted]');
+  await expect(requestHeaders.getByRole('row', { name: /webhook-timestamp/ })).toContainText(
+    delivered!.headers['webhook-timestamp']!,
+  );
+  const body = JSON.parse((await request.getByTestId('attempt-request-body').textContent())!) as unknown;
+  expect(body).toEqual(delivered!.body);
+
+  const response = attempt.getByTestId('attempt-response');
+  await expect(response.getByRole('heading')).toContainText('200');
+  await expect(
+    response.getByRole('table', { name: 'Response headers' }).getByRole('row', { name: /content-type/ }),
+  ).toContainText('application/json');
+  await expect(response.getByTestId('attempt-response-body')).toContainText('"received":true');
+  await snap(page, testInfo, 'attempt-full-record');
+});

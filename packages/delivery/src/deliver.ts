@@ -63,14 +63,22 @@ export interface SentRequest {
 
 /**
  * The record of what a delivery sent: its URL and headers, each header value with its credentials
- * replaced by `[redacted]` (`Basic [redacted]`, `Bearer [redacted]`). The body is left out: it is
- * the webhook's own, rebuilt on read.
+ * replaced by `[redacted]` (`Basic [redacted]`, `Bearer [redacted]`), and the signatures of
+ * `webhook-signature` too (`v1,[redacted]`): with the body they make a message the receiver
+ * accepts, which a reader of attempts could send it again within its timestamp tolerance. The
+ * body is left out: it is the webhook's own, rebuilt on read.
  */
 export function sentRequest(delivery: DeliveryRequest): SentRequest {
   const credentials = delivery.credentials ?? [];
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(delivery.headers)) {
-    headers[name] = redactCredentials(value, credentials);
+    headers[name] =
+      name.toLowerCase() === 'webhook-signature'
+        ? value
+            .split(' ')
+            .map((signature) => signature.replace(/,.*$/s, `,${REDACTED}`))
+            .join(' ')
+        : redactCredentials(value, credentials);
   }
   return { url: delivery.url, headers };
 }
