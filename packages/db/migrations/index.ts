@@ -22,6 +22,7 @@ import * as endpointHoldRate from './20261201000000_endpoint_hold_rate';
 import * as awaitingIndex from './20261201100000_awaiting_index';
 import * as webhookPortalSessions from './20261201200000_webhook_portal_sessions';
 import * as attemptExchange from './20261202100000_attempt_exchange';
+import * as payloadSearch from './20261202100100_payload_search';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -54,4 +55,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261201100000_awaiting_index', awaitingIndex],
   ['20261201200000_webhook_portal_sessions', webhookPortalSessions],
   ['20261202100000_attempt_exchange', attemptExchange],
+  ['20261202100100_payload_search', payloadSearch],
 ];

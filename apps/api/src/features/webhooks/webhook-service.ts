@@ -1,4 +1,5 @@
 import {
+  WEBHOOK_ENTITY_NAMES,
   WebhookAuthType,
   WebhookEntityNameIn,
   WebhookState,
@@ -78,6 +79,43 @@ const timestampText = (name: string) =>
     .refine(isIsoTimestamp, `${name} must be an ISO 8601 timestamp`)
     .meta({ type: 'string', format: 'date-time' });
 
+/** The shortest payload text searched: a trigram index matches from three characters. */
+const PAYLOAD_SEARCH_MIN = 3;
+
+/** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
+const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * Limits `query` (over `webhooks as w`) to the search `q` (docs/performance.md › Search): the
+ * webhooks of the changes whose payload contains the text, a semi-join the planner starts from
+ * the trigram index `entity_changes_payload_trgm` when few changes match (then `webhooks_change`
+ * per change), or hashes when most do (its statistics on the indexed expression tell it which). A
+ * whole number also matches the webhook id, the change id and the entity id (through
+ * `entity_changes_entity`, one probe per entity name).
+ */
+export function applyWebhookSearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuilder {
+  const numeric = /^\d+$/.test(q) && Number(q) <= Number.MAX_SAFE_INTEGER ? Number(q) : undefined;
+  const payload = q.length >= PAYLOAD_SEARCH_MIN;
+  return query.where((match) => {
+    if (numeric !== undefined) {
+      match.orWhere('w.id', numeric).orWhere('w.entity_change_id', numeric);
+      if (numeric <= 2147483647) {
+        match.orWhereRaw(
+          `w.entity_change_id = any(array(select e.id from entity_changes e
+              where e.entity_name = any(?::text[]) and e.entity_id = ?))`,
+          [[...WEBHOOK_ENTITY_NAMES], numeric],
+        );
+      }
+    }
+    if (payload) {
+      match.orWhereRaw(
+        `w.entity_change_id in (select e.id from entity_changes e where e.entity::text ilike ?)`,
+        [containsPattern(q)],
+      );
+    }
+  });
+}
+
 /** GET /api/webhooks: paging and sorting, plus one optional filter per query parameter. */
 export const WebhookListQuery = listQuery(WEBHOOK_COLLECTION)
   .extend({
@@ -89,6 +127,20 @@ export const WebhookListQuery = listQuery(WEBHOOK_COLLECTION)
     entityId: wholeNumberText('entityId', 1, 2147483647).optional(),
     createdFrom: timestampText('createdFrom').optional().meta({ description: 'Created at or after.' }),
     createdTo: timestampText('createdTo').optional().meta({ description: 'Created before.' }),
+    q: z
+      .string()
+      .trim()
+      .max(200, 'q must be at most 200 characters')
+      .refine((text) => text === '' || /^\d+$/.test(text) || text.length >= PAYLOAD_SEARCH_MIN, {
+        message: `q must be a number (an id) or at least ${PAYLOAD_SEARCH_MIN} characters of payload text`,
+      })
+      .optional()
+      .meta({
+        description:
+          'Search: a webhook whose payload (its entity as recorded) contains this text, case-insensitive ' +
+          `(from ${PAYLOAD_SEARCH_MIN} characters); a whole number also finds the webhook of that id, the ` +
+          'webhooks of the recorded change (event) of that id, and those of the entity of that id.',
+      }),
   })
   .superRefine((query, ctx) => {
     if (query.createdFrom && query.createdTo && Date.parse(query.createdFrom) > Date.parse(query.createdTo)) {
@@ -116,20 +168,33 @@ export function visibleWebhooks(knex: Knex, principal: Principal): Knex.QueryBui
   return scopeToRegistrations(query, 'r', principal);
 }
 
-/** A page of the visible webhooks matching the query's filters, sorted as asked. */
-export function listWebhooks(
-  deps: AppDeps,
+/**
+ * The visible webhooks matching the query's filters, sorted as asked: the statement a page of
+ * `listWebhooks` reads (and `bench/search-mode.ts` times).
+ */
+export function webhookListQuery(
+  knex: Knex,
   principal: Principal,
   list: WebhookListQuery,
-): Promise<Page<WebhookRead>> {
-  const query = visibleWebhooks(deps.knex, principal);
+): Knex.QueryBuilder {
+  const query = visibleWebhooks(knex, principal);
   if (list.state !== undefined) query.where('w.state', list.state);
   if (list.registrationId !== undefined) query.where('w.registration_id', list.registrationId);
   if (list.entityName !== undefined) query.where('c.entity_name', list.entityName);
   if (list.entityId !== undefined) query.where('c.entity_id', list.entityId);
   if (list.createdFrom !== undefined) query.where('w.created', '>=', list.createdFrom);
   if (list.createdTo !== undefined) query.where('w.created', '<', list.createdTo);
-  return paginate(applyListSort(query, WEBHOOK_COLLECTION, list), list, presentWebhook);
+  if (list.q !== undefined && list.q !== '') applyWebhookSearch(query, list.q);
+  return applyListSort(query, WEBHOOK_COLLECTION, list);
+}
+
+/** A page of the visible webhooks matching the query's filters, sorted as asked. */
+export function listWebhooks(
+  deps: AppDeps,
+  principal: Principal,
+  list: WebhookListQuery,
+): Promise<Page<WebhookRead>> {
+  return paginate(webhookListQuery(deps.knex, principal, list), list, presentWebhook);
 }
 
 /** A page of the visible webhooks matching the search. */
