@@ -79,3 +79,42 @@ test('an attempt’s full record shows the request as sent and the answer, heade
   await expect(response.getByTestId('attempt-response-body')).toContainText('"received":true');
   await snap(page, testInfo, 'attempt-full-record');
 });
+
+test('the search box finds webhooks by a string in their payload and by id, kept in the address', async ({
+  page,
+  api,
+  target,
+}, testInfo) => {
+  await target.behave({ status: 200 });
+  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
+  const stamp = Date.now();
+  await api.createProperty(`Plain House ${stamp}`);
+  const needle = await api.createProperty(`Haus Mietminderung-${stamp}`);
+  await api.createProperty(`Other House ${stamp}`);
+  await api.waitForStates(registrationId, Array(3).fill(SUCCESSFUL));
+  const found = (await api.webhooksOf(registrationId)).find((w) => w.entityId === needle.id)!;
+  const other = (await api.webhooksOf(registrationId)).find((w) => w.entityId !== needle.id)!;
+
+  await signIn(page, `/admin/webhooks?registrationId=${registrationId}`);
+  const rows = page.getByTestId('webhook-row');
+  await expect(rows).toHaveCount(3);
+  const search = page.getByRole('searchbox', { name: 'Search' });
+  await search.fill(`mietminderung-${stamp}`);
+  await search.press('Enter');
+  await expect(page).toHaveURL(new RegExp(`[?&]q=mietminderung-${stamp}`));
+  await expect(rows).toHaveCount(1);
+  await expect(rows.getByRole('link', { name: `Webhook ${found.id}` })).toBeVisible();
+  // a search cannot be acted on as "all matching": only the rows
+  await expect(page.getByTestId('bulk-search-note')).toBeVisible();
+  await snap(page, testInfo, 'webhooks-search');
+
+  // a link to the search shows the same; an id finds its webhook
+  await page.goto(`/admin/webhooks?registrationId=${registrationId}&q=${other.id}`);
+  await expect(page.getByRole('searchbox', { name: 'Search' })).toHaveValue(String(other.id));
+  await expect(rows.getByRole('link', { name: `Webhook ${other.id}` })).toBeVisible();
+  // too short to search: said, not silently ignored
+  await page.goto(`/admin/webhooks?registrationId=${registrationId}&q=ab`);
+  await expect(
+    page.getByText('q "ab" (a search is an id, or 3 to 200 characters of payload text)'),
+  ).toBeVisible();
+});
