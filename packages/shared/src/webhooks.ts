@@ -542,12 +542,9 @@ export const WebhookAttemptRead = z
           'The request as sent: its URL and headers, credentials shown as [redacted]. Null for a skip, ' +
           'and for attempts recorded before requests were.',
       }),
-    responseHeaders: z
-      .record(z.string(), z.string())
-      .nullable()
-      .meta({
-        description: 'The answer’s headers, at most 2 KiB, redacted like the body; null without an answer.',
-      }),
+    responseHeaders: z.record(z.string(), z.string()).nullable().meta({
+      description: 'The answer’s headers, at most 2 KiB, redacted like the body; null without an answer.',
+    }),
     created: timestamp,
   })
   .meta({ id: 'WebhookAttemptRead' });
