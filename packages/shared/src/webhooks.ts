@@ -552,14 +552,11 @@ export type WebhookAttemptRead = z.infer<typeof WebhookAttemptRead>;
 
 /** One attempt with the body it sent (GET /api/webhooks/{id}/attempts/{attemptId}). */
 export const WebhookAttemptDetailRead = WebhookAttemptRead.extend({
-  requestBody: z
-    .unknown()
-    .nullable()
-    .meta({
-      description:
-        'The body sent: the webhook’s own, rebuilt from its recorded change (never stored twice); a ' +
-        'platformSignedBearerToken it carried is shown as [redacted]. Null when nothing was sent.',
-    }),
+  requestBody: WebhookDeliveryBody.nullable().meta({
+    description:
+      'The body sent: the webhook’s own, rebuilt from its recorded change (never stored twice); a ' +
+      'platformSignedBearerToken it carried is shown as [redacted]. Null when nothing was sent.',
+  }),
 }).meta({ id: 'WebhookAttemptDetailRead' });
 export type WebhookAttemptDetailRead = z.infer<typeof WebhookAttemptDetailRead>;
 
