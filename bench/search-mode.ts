@@ -43,6 +43,19 @@ function searchStatement(knex: Knex, q: string) {
   return pageSql(webhookListQuery(knex, ADMIN, list), list.PageSize, 0);
 }
 
+/** The plan of the search's page statement, run (EXPLAIN ANALYZE). */
+async function explain(knex: Knex, q: string): Promise<string[]> {
+  const { sql, bindings } = searchStatement(knex, q);
+  const { rows } = await knex.raw<{ rows: { 'QUERY PLAN': string }[] }>(
+    `explain (analyze, buffers, costs off) ${sql}`,
+    [...bindings] as Knex.RawBinding[],
+  );
+  return rows.map((row) => row['QUERY PLAN']);
+}
+
+const executionMs = (plan: string[]) =>
+  Number(/([\d.]+) ms/.exec(plan.find((line) => line.startsWith('Execution Time')) ?? '')?.[1]);
+
 async function timedSearch(knex: Knex, q: string): Promise<{ ms: number; total: number }> {
   const { sql, bindings } = searchStatement(knex, q);
   const started = performance.now();
@@ -100,15 +113,13 @@ export async function searchMode(context: BenchContext, options: { webhooks: num
     if (i >= WARMUP) samples.push(run.ms);
     found = run.total;
   }
-  const idSearch = await timedSearch(db.knex, String(Math.floor(options.webhooks / 3)));
+  const idText = String(Math.floor(options.webhooks / 3));
+  const idSearch = await timedSearch(db.knex, idText);
   const common = await timedSearch(db.knex, 'Benchmarkstraße');
-  const { sql, bindings } = searchStatement(db.knex, NEEDLE.toLowerCase());
-  const { rows } = await db.knex.raw<{ rows: { 'QUERY PLAN': string }[] }>(
-    `explain (analyze, buffers, costs off) ${sql}`,
-    [...bindings] as Knex.RawBinding[],
-  );
-  const plan = rows.map((row) => row['QUERY PLAN']);
+  const plan = await explain(db.knex, NEEDLE.toLowerCase());
   log(`search: the page of "${NEEDLE}" among ${options.webhooks}:\n  ${plan.join('\n  ')}`);
+  const idPlan = await explain(db.knex, idText);
+  log(`search: the page of "${idText}" (ids and payload):\n  ${idPlan.join('\n  ')}`);
   await db.drop();
   const sorted = [...samples].sort((a, b) => a - b);
   return {
@@ -124,6 +135,7 @@ export async function searchMode(context: BenchContext, options: { webhooks: num
     ),
     /** A whole number: webhook, change and entity ids, and the payload text. */
     idSearchMs: round(idSearch.ms, 2),
+    idExecutionMs: executionMs(idPlan),
     /** A string in every payload: the exact count of all of them dominates. */
     commonStringMs: round(common.ms, 1),
     commonStringFound: common.total,

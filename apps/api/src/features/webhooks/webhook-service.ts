@@ -91,7 +91,8 @@ const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\
  * the trigram index `entity_changes_payload_trgm` when few changes match (then `webhooks_change`
  * per change), or hashes when most do (its statistics on the indexed expression tell it which). A
  * whole number also matches the webhook id, the change id and the entity id (through
- * `entity_changes_entity`, one probe per entity name).
+ * `entity_changes_entity`, one probe per entity name); each part then is an index condition on
+ * `webhooks`, so the planner ORs their bitmaps.
  */
 export function applyWebhookSearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuilder {
   const numeric = /^\d+$/.test(q) && Number(q) <= Number.MAX_SAFE_INTEGER ? Number(q) : undefined;
@@ -108,8 +109,12 @@ export function applyWebhookSearch(query: Knex.QueryBuilder, q: string): Knex.Qu
       }
     }
     if (payload) {
+      // beside the ids, an IN would be a subplan run per webhook (Postgres cannot pull a sublink
+      // out of an OR): the matching changes are read once into an array instead
       match.orWhereRaw(
-        `w.entity_change_id in (select e.id from entity_changes e where e.entity::text ilike ?)`,
+        numeric === undefined
+          ? `w.entity_change_id in (select e.id from entity_changes e where e.entity::text ilike ?)`
+          : `w.entity_change_id = any(array(select e.id from entity_changes e where e.entity::text ilike ?))`,
         [containsPattern(q)],
       );
     }
