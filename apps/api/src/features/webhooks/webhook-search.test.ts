@@ -1,4 +1,5 @@
 import type { Page, WebhookRead } from '@platform/shared';
+import { seedBacklog, seedRegistration } from '@platform/testkit';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { useTestApi } from '../../../tests/support/api';
@@ -78,5 +79,44 @@ describe('search (GET /api/webhooks?q=)', () => {
       errors: { q: ['q must be at most 200 characters'] },
     });
     expect((await api.fetch('/api/webhooks?q=', { token })).status).toBe(200);
+  });
+
+  it('refuses a search that runs past WEBHOOK_SEARCH_TIMEOUT, naming the fix', async () => {
+    const registration = await seedRegistration(api.db.knex, {
+      partyId: world.pmc.id,
+      targetUrl: 'http://127.0.0.1:9/hook',
+      events: [{ entityName: 'Property', type: 2 }],
+    });
+    // 20,000 payloads that all contain the street: the exact count rechecks every one
+    await seedBacklog(
+      api.db.knex,
+      { partyId: world.pmc.id, registrationId: registration.id, eventId: registration.eventIds[0]! },
+      20_000,
+    );
+    const config = api.deps.config as { WEBHOOK_SEARCH_TIMEOUT: number };
+    const before = config.WEBHOOK_SEARCH_TIMEOUT;
+    config.WEBHOOK_SEARCH_TIMEOUT = 20;
+    try {
+      await expectProblem(
+        await api.fetch(`/api/webhooks?q=${encodeURIComponent('Benchmarkstraße')}`, {
+          token: world.pmc.full.token,
+        }),
+        400,
+        {
+          detail:
+            'The search "Benchmarkstraße" matches too many webhooks to count within 0.02 s: narrow it with a ' +
+            'longer text, or with the registration, state or creation time filters',
+        },
+      );
+    } finally {
+      config.WEBHOOK_SEARCH_TIMEOUT = before;
+    }
+    // the connection it ran on is back to normal: the next search answers
+    const page = await readJson<Page<WebhookRead>>(
+      await api.fetch(`/api/webhooks?q=${encodeURIComponent('Bench property 19999')}&PageSize=1`, {
+        token: world.pmc.full.token,
+      }),
+    );
+    expect(page.totalCount).toBe(1);
   });
 });

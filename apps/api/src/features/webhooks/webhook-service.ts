@@ -193,13 +193,37 @@ export function webhookListQuery(
   return applyListSort(query, WEBHOOK_COLLECTION, list);
 }
 
-/** A page of the visible webhooks matching the query's filters, sorted as asked. */
-export function listWebhooks(
+/** Postgres's code for a statement cancelled by `statement_timeout`. */
+const QUERY_CANCELED = '57014';
+
+/**
+ * A page of the visible webhooks matching the query's filters, sorted as asked. A search runs
+ * under WEBHOOK_SEARCH_TIMEOUT: its exact count of a string in most payloads grows with the
+ * matches (docs/performance.md › Search), and one such search must not hold a connection for a
+ * minute; past the limit it is a 400 naming the fix.
+ */
+export async function listWebhooks(
   deps: AppDeps,
   principal: Principal,
   list: WebhookListQuery,
 ): Promise<Page<WebhookRead>> {
-  return paginate(webhookListQuery(deps.knex, principal, list), list, presentWebhook);
+  if (list.q === undefined || list.q === '') {
+    return paginate(webhookListQuery(deps.knex, principal, list), list, presentWebhook);
+  }
+  try {
+    return await deps.knex.transaction(async (trx) => {
+      await trx.raw(`set local statement_timeout = ${Math.round(deps.config.WEBHOOK_SEARCH_TIMEOUT)}`);
+      return paginate(webhookListQuery(trx, principal, list), list, presentWebhook);
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;
+    throw new AppError(
+      'BadRequest',
+      `The search "${list.q}" matches too many webhooks to count within ` +
+        `${deps.config.WEBHOOK_SEARCH_TIMEOUT / 1000} s: narrow it with a longer text, or with the ` +
+        'registration, state or creation time filters',
+    );
+  }
 }
 
 /** A page of the visible webhooks matching the search. */
