@@ -82,7 +82,7 @@ export async function queueFigures(
 }
 
 /** Claims and completes until `total` are Successful; one connection, one statement at a time. */
-async function drainWithoutHttp(knex: Knex, total: number) {
+export async function drainWithoutHttp(knex: Knex, total: number) {
   const buffer: ClaimedWebhook[] = [];
   let done = 0;
   let claims = 0;

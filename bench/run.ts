@@ -21,6 +21,12 @@
  *                                                   due work beside its cost with 10, C claims each (200),
  *                                                   interleaved; instead of the layouts
  *   pnpm bench --health [--waiting N]               the registration health read at N waiting (1,000,000)
+ *   pnpm bench --search [--waiting N]               GET /api/webhooks?q= for a string in one payload among N
+ *                                                   webhooks (1,000,000), each its own payload; its plan
+ *   pnpm bench --search-cost [-n N] [--preload P] [--rounds R]
+ *                                                   what the payload search index costs the enqueue and the
+ *                                                   drain: N changes (20,000) over P already there
+ *                                                   (1,000,000), without and with it, R rounds (3) interleaved
  *   pnpm bench --prune [--attempts N]               N attempts (10,000,000) over 9 old days: the old keyset
  *                                                   delete against the partition drop of the same rows,
  *                                                   three rounds interleaved
@@ -58,6 +64,7 @@ import { pruneMode } from './prune-mode';
 import { latencyMode } from './latency';
 import { peersMode } from './peers-mode';
 import { queueMode } from './queue-mode';
+import { searchCostMode, searchMode } from './search-mode';
 import { REPLICA_VARIANTS, replicasMode, type ReplicaVariant } from './replicas-mode';
 import { startTarget } from './processes';
 import { throughputMode } from './throughput';
@@ -77,6 +84,9 @@ const { values } = parseArgs({
     endpoints: { type: 'string' },
     claims: { type: 'string' },
     health: { type: 'boolean' },
+    search: { type: 'boolean' },
+    'search-cost': { type: 'boolean' },
+    preload: { type: 'string' },
     prune: { type: 'boolean' },
     attempts: { type: 'string' },
     capacity: { type: 'boolean' },
@@ -129,6 +139,8 @@ const all =
   !values.queue &&
   !values.isolation &&
   !values.health &&
+  !values.search &&
+  !values['search-cost'] &&
   !values.prune &&
   !values.capacity &&
   values.replicas === undefined &&
@@ -149,6 +161,11 @@ const settings = {
   claims: positive('claims', values.claims, 200),
   // seeding a million webhooks takes about a minute: only when asked for
   health: !!values.health,
+  // seeding a million payloads and indexing them takes minutes: only when asked for
+  search: !!values.search,
+  // six fresh databases of P changes each: only when asked for
+  searchCost: !!values['search-cost'],
+  preload: values.preload === '0' ? 0 : positive('preload', values.preload, 1_000_000),
   // seeding ten million attempts twice takes minutes: only when asked for
   prune: !!values.prune,
   attempts: positive('attempts', values.attempts, 10_000_000),
@@ -267,6 +284,20 @@ async function main(): Promise<void> {
   }
   if (settings.health) {
     console.log(JSON.stringify(await healthScaleMode(context, { waiting: settings.waiting, reads: 100 })));
+  }
+  if (settings.search) {
+    console.log(JSON.stringify(await searchMode(context, { webhooks: settings.waiting, searches: 50 })));
+  }
+  if (settings.searchCost) {
+    console.log(
+      JSON.stringify(
+        await searchCostMode(context, {
+          changes: settings.count,
+          preload: settings.preload,
+          rounds: settings.rounds,
+        }),
+      ),
+    );
   }
   if (settings.prune) {
     console.log(JSON.stringify(await pruneMode(context, { attempts: settings.attempts })));

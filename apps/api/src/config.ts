@@ -137,6 +137,11 @@ const ConfigSchema = z.object({
    * (`POST /api/webhook-registrations/{id}/test`) obey too; set both processes alike.
    */
   WEBHOOK_TIMEOUT: duration('15s'),
+  /**
+   * Longest a webhook search (`GET /api/webhooks?q=`) may run: a string in most payloads counts
+   * every match (docs/performance.md › Search); past this it is refused, naming the fix.
+   */
+  WEBHOOK_SEARCH_TIMEOUT: duration('5s'),
 });
 
 /**

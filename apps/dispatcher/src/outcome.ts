@@ -40,6 +40,8 @@ export function attemptResult(
     statusCode: outcome.statusCode,
     errorKind: outcome.errorKind,
     responseBody: outcome.responseBody,
+    request: outcome.request ?? null,
+    responseHeaders: outcome.responseHeaders ?? null,
     state,
     retryDelayMs: delay,
     holdMs: endpointHoldMs(schedule, webhook.attempt, retryAfterMs),

@@ -22,6 +22,8 @@ import * as endpointHoldRate from './20261201000000_endpoint_hold_rate';
 import * as awaitingIndex from './20261201100000_awaiting_index';
 import * as webhookPortalSessions from './20261201200000_webhook_portal_sessions';
 import * as operatorNotifications from './20261202000000_operator_notifications';
+import * as attemptExchange from './20261202100000_attempt_exchange';
+import * as payloadSearch from './20261202100100_payload_search';
 import * as statsTargetFailures from './20261202400000_stats_target_failures';
 
 /**
@@ -55,5 +57,7 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261201100000_awaiting_index', awaitingIndex],
   ['20261201200000_webhook_portal_sessions', webhookPortalSessions],
   ['20261202000000_operator_notifications', operatorNotifications],
+  ['20261202100000_attempt_exchange', attemptExchange],
+  ['20261202100100_payload_search', payloadSearch],
   ['20261202400000_stats_target_failures', statsTargetFailures],
 ];

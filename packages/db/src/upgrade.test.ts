@@ -168,7 +168,12 @@ describe('a database of an older release', () => {
     expect(await schemaSnapshot(knex)).toBe(await schemaSnapshot(fresh.knex));
     // every row kept, in the first partition
     expect(await knex('entity_changes').orderBy('id').select('*')).toEqual(rowsBefore.changes);
-    expect(await knex('webhook_attempts').orderBy('id').select('*')).toEqual(rowsBefore.attempts);
+    // the columns the older release had (later migrations add more, null on these rows)
+    expect(
+      await knex('webhook_attempts')
+        .orderBy('id')
+        .select(Object.keys(rowsBefore.attempts[0] as object)),
+    ).toEqual(rowsBefore.attempts);
     const { rows: where } = await knex.raw(
       `select tableoid::regclass::text as partition, count(*)::int as n from entity_changes group by 1
        union all

@@ -14,6 +14,9 @@ export interface DeliveryRequest {
   credentials?: readonly string[];
 }
 
+/** The most of an answer's headers an attempt keeps (docs/dispatcher.md#what-an-attempt-records). */
+export const RESPONSE_HEADERS_BYTES = 2048;
+
 /** What stands in for a credential, in a stored answer and in the log (`logger.ts`). */
 export const REDACTED = '[redacted]';
 
@@ -52,6 +55,55 @@ export function redactCredentials(excerpt: string, credentials: readonly string[
   return text;
 }
 
+/** A request as it was sent, for the attempt's record: every credential it carried redacted. */
+export interface SentRequest {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * The record of what a delivery sent: its URL and headers, each header value with its credentials
+ * replaced by `[redacted]` (`Basic [redacted]`, `Bearer [redacted]`), and the signatures of
+ * `webhook-signature` too (`v1,[redacted]`): with the body they make a message the receiver
+ * accepts, which a reader of attempts could send it again within its timestamp tolerance. The
+ * body is left out: it is the webhook's own, rebuilt on read.
+ */
+export function sentRequest(delivery: DeliveryRequest): SentRequest {
+  const credentials = delivery.credentials ?? [];
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(delivery.headers)) {
+    headers[name] =
+      name.toLowerCase() === 'webhook-signature'
+        ? value
+            .split(' ')
+            .map((signature) => signature.replace(/,.*$/s, `,${REDACTED}`))
+            .join(' ')
+        : redactCredentials(value, credentials);
+  }
+  return { url: delivery.url, headers };
+}
+
+/**
+ * An answer's headers for the attempt's record, redacted like its body (a target may echo the
+ * request), in the order received, at most RESPONSE_HEADERS_BYTES of names and values: the
+ * headers past that are left out whole.
+ */
+export function answerHeaders(
+  raw: Record<string, string | string[] | undefined>,
+  credentials: readonly string[],
+): Record<string, string> {
+  const kept: Record<string, string> = {};
+  let size = 0;
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    const text = redactCredentials(Array.isArray(value) ? value.join(', ') : value, credentials);
+    size += Buffer.byteLength(name) + Buffer.byteLength(text);
+    if (size > RESPONSE_HEADERS_BYTES) break;
+    kept[name] = text;
+  }
+  return kept;
+}
+
 /** What one HTTP try came to; `errorKind` is null exactly for a 2xx. */
 export interface DeliveryOutcome {
   startedAt: Date;
@@ -76,6 +128,10 @@ export interface DeliveryOutcome {
     | 'interrupted'
     | null;
   responseBody: string | null;
+  /** The request as sent (credentials redacted); absent or null when nothing was sent. */
+  request?: SentRequest | null;
+  /** The answer's headers (bounded, redacted); absent or null without an answer. */
+  responseHeaders?: Record<string, string> | null;
   /** From `Retry-After` on a 429 or 503. */
   retryAfter?: string;
 }
@@ -209,6 +265,7 @@ export class Deliverer {
       () => abort.abort(new DOMException('delivery timed out', 'TimeoutError')),
       this.options.timeoutMs,
     );
+    const sent = sentRequest(delivery);
     try {
       const response = await request(url, {
         method: 'POST',
@@ -226,10 +283,19 @@ export class Deliverer {
         statusCode,
         errorKind: ok ? null : statusCode >= 300 && statusCode < 400 ? 'redirect' : 'status',
         responseBody,
+        request: sent,
+        responseHeaders: answerHeaders(response.headers, delivery.credentials ?? []),
         ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
       });
     } catch (error) {
-      return done({ statusCode: null, errorKind: classify(error), responseBody: null });
+      const errorKind = classify(error);
+      // refused at connect (a private address): nothing left the dispatcher
+      return done({
+        statusCode: null,
+        errorKind,
+        responseBody: null,
+        request: errorKind === 'private-address' ? null : sent,
+      });
     } finally {
       clearTimeout(timer);
     }

@@ -53,6 +53,24 @@ export const ATTEMPT_KINDS_WITHOUT_REQUEST = [
 ] as const;
 export type AttemptSkipReason = (typeof ATTEMPT_KINDS_WITHOUT_REQUEST)[number];
 
+/** Why an attempt sent nothing, in words, per skip kind: the attempt read's `skipReason`. */
+export const ATTEMPT_SKIP_EXPLANATIONS: Readonly<Record<AttemptSkipReason, string>> = {
+  'circuit-open':
+    'The endpoint’s circuit breaker was open after repeated failures: nothing was sent. The attempt counts, so the retry schedule keeps its length.',
+  interrupted:
+    'The dispatcher holding this try stopped before it reported: it is recorded as failed rather than sent again.',
+  internal:
+    'The dispatcher could not build the request (a secret or credential it could not open, or no bearer token): nothing was sent.',
+  'private-address':
+    'The target resolves to a private address, which deliveries may not reach: nothing was sent.',
+  'invalid-url': 'The target URL could not be parsed: nothing was sent.',
+};
+
+/** Why an attempt with this error kind sent nothing, or null when it sent a request. */
+export function attemptSkipReason(errorKind: string | null): string | null {
+  return attemptSentRequest(errorKind) ? null : ATTEMPT_SKIP_EXPLANATIONS[errorKind as AttemptSkipReason];
+}
+
 /** Whether an attempt with this error kind sent a request to the target (a 2xx's kind is null). */
 export function attemptSentRequest(errorKind: string | null): boolean {
   return errorKind === null || !(ATTEMPT_KINDS_WITHOUT_REQUEST as readonly string[]).includes(errorKind);

@@ -7,6 +7,7 @@ export const OPERATOR_ACTION_NAMES = [
   'webhook.abort',
   'webhook.resolve',
   'webhook.retry',
+  'webhook.resend',
   'webhooks.bulk-retry',
   'webhooks.bulk-abort',
   'webhooks.bulk-resolve',

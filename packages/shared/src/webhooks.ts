@@ -526,10 +526,39 @@ export const WebhookAttemptRead = z
     statusCode: z.number().int().nullable(),
     errorKind: z.string().nullable().meta({ description: 'Why the attempt failed, when it did.' }),
     responseBody: z.string().nullable().meta({ description: 'The first 4 KiB of the response.' }),
+    sentRequest: z.boolean().meta({ description: 'Whether a request was sent; false for a skip.' }),
+    skipReason: z
+      .string()
+      .nullable()
+      .meta({ description: 'For an attempt that sent nothing (a skip, e.g. circuit-open): why.' }),
+    request: z
+      .object({
+        url: z.string(),
+        headers: z.record(z.string(), z.string()),
+      })
+      .nullable()
+      .meta({
+        description:
+          'The request as sent: its URL and headers, credentials shown as [redacted]. Null for a skip, ' +
+          'and for attempts recorded before requests were.',
+      }),
+    responseHeaders: z.record(z.string(), z.string()).nullable().meta({
+      description: 'The answer’s headers, at most 2 KiB, redacted like the body; null without an answer.',
+    }),
     created: timestamp,
   })
   .meta({ id: 'WebhookAttemptRead' });
 export type WebhookAttemptRead = z.infer<typeof WebhookAttemptRead>;
+
+/** One attempt with the body it sent (GET /api/webhooks/{id}/attempts/{attemptId}). */
+export const WebhookAttemptDetailRead = WebhookAttemptRead.extend({
+  requestBody: WebhookDeliveryBody.nullable().meta({
+    description:
+      'The body sent: the webhook’s own, rebuilt from its recorded change (never stored twice); a ' +
+      'platformSignedBearerToken it carried is shown as [redacted]. Null when nothing was sent.',
+  }),
+}).meta({ id: 'WebhookAttemptDetailRead' });
+export type WebhookAttemptDetailRead = z.infer<typeof WebhookAttemptDetailRead>;
 
 export const PaginatedListOfWebhookAttemptRead = Page(WebhookAttemptRead).meta({
   id: 'PaginatedListOfWebhookAttemptRead',

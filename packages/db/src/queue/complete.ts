@@ -23,6 +23,10 @@ export interface AttemptResult {
   /** null on success; else what failed: `status`, `timeout`, `connection`, `redirect`, `private-address`, … */
   errorKind: string | null;
   responseBody: string | null;
+  /** The request as sent: URL and headers, credentials redacted (`sentRequest`); null for a skip. */
+  request?: { url: string; headers: Record<string, string> } | null;
+  /** The answer's headers, bounded and redacted (`answerHeaders`); null without an answer. */
+  responseHeaders?: Record<string, string> | null;
   /** The state to move to, as the state machine lets a delivery: Successful, Retrying or Failed. */
   state: DeliveryOutcomeState;
   /**
@@ -80,7 +84,7 @@ export async function completeWebhooks(
     .raw<{ rows: { completed: CompletedBatch }[] }>(
       `select webhooks_complete(?, ?, ?::bigint[], ?::smallint[], ?::float8[], ?::smallint[],
        ?::timestamptz[], ?::int[], ?::smallint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::boolean[],
-       ?::int[], ?::smallint[], ?::float8[], ?::json) as completed`,
+       ?::int[], ?::smallint[], ?::float8[], ?::json, ?::jsonb[], ?::jsonb[]) as completed`,
       arrays([
         options.dispatcherId,
         options.leaseMs,
@@ -100,6 +104,8 @@ export async function completeWebhooks(
         results.map((r) => ATTEMPT_OUTCOME_CODES[attemptOutcome(r.errorKind, r.statusCode)]),
         results.map((r) => r.holdMs),
         JSON.stringify(options.policy),
+        results.map((r) => (r.request ? JSON.stringify(r.request) : null)),
+        results.map((r) => (r.responseHeaders ? JSON.stringify(r.responseHeaders) : null)),
       ]),
     )
     .options(prepared('webhooks-complete'));

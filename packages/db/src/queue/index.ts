@@ -8,6 +8,7 @@ export * from './queue-stats';
 export * from './release-claims';
 export * from './release-groups';
 export * from './replay';
+export * from './resend';
 export * from './repair';
 export * from './stopped-deliveries';
 export { sqlList } from './sql';

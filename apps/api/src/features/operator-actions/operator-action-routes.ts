@@ -8,7 +8,7 @@ export const operatorActionRoutes: RouteDefinition[] = [
     path: '/api/operator-actions',
     summary: 'The audit trail of operator actions, newest first',
     description:
-      'Who retried, aborted, resolved, recovered, replayed, tested, rotated, paused or resumed what, ' +
+      'Who retried, aborted, resolved, resent, recovered, replayed, tested, rotated, paused or resumed what, ' +
       'when, with which filter or window, and how many rows it changed. Admin sees every action; a ' +
       'Property Management Company the actions of its own accounts and of its managed parties, and ' +
       'every action on the registrations of its scope.',

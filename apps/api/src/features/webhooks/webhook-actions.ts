@@ -1,5 +1,5 @@
 import { webhookStateName, type BulkWebhookAction, type WebhookRead } from '@platform/shared';
-import { applyOperatorAction, type Knex } from '@platform/db';
+import { applyOperatorAction, resendWebhook, type Knex } from '@platform/db';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import { AppError } from '../../http/errors';
@@ -62,6 +62,59 @@ export function actOnWebhook(
         );
       }
       return answer(trx, principal, id);
+    }),
+  );
+}
+
+/**
+ * Resends a Successful webhook the caller may see (404 otherwise), audited as `webhook.resend`:
+ * a new webhook of the same registration with the same body, at the tail of its group
+ * (`resendWebhook`). Answers the new webhook. A 409 when the webhook is not Successful, when a
+ * later webhook of its group supersedes it (a resend would deliver an older state after a newer
+ * one; docs/admin.md › Resend), or when its registration was deleted or no longer subscribes to
+ * its event.
+ */
+export function resendWebhookOf(deps: AppDeps, principal: Principal, id: number): Promise<WebhookRead> {
+  return retryOnDeadlock(() =>
+    runWrite(deps, principal, async ({ trx }) => {
+      const webhook = await findWebhook(trx, principal, id);
+      const actionId = await recordOperatorAction(trx, principal, {
+        action: 'webhook.resend',
+        registrationId: webhook.registration_id,
+        webhookId: id,
+        changed: 1,
+      });
+      const resent = await resendWebhook(trx, { webhookId: id, actionId });
+      switch (resent.outcome) {
+        case 'resent':
+          await trx('operator_actions')
+            .where({ id: actionId })
+            .update({
+              detail: trx.raw(`detail || jsonb_build_object('resentAs', ?::bigint)`, [resent.webhookId]),
+            });
+          return answer(trx, principal, resent.webhookId);
+        case 'not-successful':
+          throw new AppError(
+            'Conflict',
+            `Only a Successful webhook can be resent; webhook ${id} is ${stateName(resent.state)}`,
+          );
+        case 'superseded':
+          throw new AppError(
+            'Conflict',
+            `Webhook ${id} is position ${resent.groupSeq} of group ${resent.groupKey}, whose latest webhook ` +
+              `is position ${resent.latestSeq}: resending it would deliver an older state after a newer one. ` +
+              'Resend the group’s latest webhook instead.',
+          );
+        case 'registration-deleted':
+          throw new AppError('Conflict', `The registration of webhook ${id} was deleted`);
+        case 'not-subscribed':
+          throw new AppError(
+            'Conflict',
+            `The registration of webhook ${id} no longer subscribes to its event (or is not of the initiator’s party)`,
+          );
+        case 'not-found':
+          throw new AppError('NotFound', `Webhook ${id} was not found`);
+      }
     }),
   );
 }

@@ -1,5 +1,7 @@
 import {
   ATTEMPT_KINDS_WITHOUT_REQUEST,
+  attemptSentRequest,
+  attemptSkipReason,
   WebhookState,
   type OperatorActionName,
   type WebhookAttemptRead,
@@ -150,6 +152,8 @@ export interface AttemptRow {
   status_code: number | null;
   error_kind: string | null;
   response_body: string | null;
+  request: { url: string; headers: Record<string, string> } | null;
+  response_headers: Record<string, string> | null;
   created: Date;
 }
 
@@ -164,6 +168,10 @@ export function presentAttempt(row: AttemptRow): WebhookAttemptRead {
     statusCode: row.status_code,
     errorKind: row.error_kind,
     responseBody: row.response_body,
+    sentRequest: attemptSentRequest(row.error_kind),
+    skipReason: attemptSkipReason(row.error_kind),
+    request: row.request,
+    responseHeaders: row.response_headers,
     created: row.created.toISOString(),
   };
 }

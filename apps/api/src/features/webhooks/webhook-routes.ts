@@ -2,6 +2,7 @@ import {
   PaginatedListOfWebhookAttemptRead,
   PaginatedListOfWebhookRead,
   PartyType,
+  WebhookAttemptDetailRead,
   WebhookDetailRead,
   WebhookRead,
   type BulkWebhookAction,
@@ -11,10 +12,11 @@ import { z } from 'zod';
 import { searchBody } from '../../http/collection';
 import { PageQuery } from '../../http/pagination';
 import { defineRoute, type RouteDefinition } from '../../http/route';
-import { actOnWebhook } from './webhook-actions';
+import { actOnWebhook, resendWebhookOf } from './webhook-actions';
 import {
   listAttempts,
   listWebhooks,
+  readAttempt,
   readWebhook,
   searchWebhooks,
   WEBHOOK_COLLECTION,
@@ -104,6 +106,22 @@ export const webhookRoutes: RouteDefinition[] = [
     errors: [404],
     handler: ({ deps, principal, params, query }) => listAttempts(deps, principal, params.id, query),
   }),
+  defineRoute({
+    method: 'get',
+    path: '/api/webhooks/:id/attempts/:attemptId',
+    summary: 'Read one attempt in full: the request as sent and the answer',
+    description:
+      'The request’s URL, headers and body as sent (credentials as [redacted]; the body is the ' +
+      'webhook’s own, rebuilt from its recorded change), the answer’s status, headers (at most 2 KiB) ' +
+      'and body (the first 4 KiB), the duration, and for an attempt that sent nothing why it was skipped.',
+    tags,
+    auth: operators('Webhook.Read'),
+    params: z.strictObject({ id: webhookId, attemptId: webhookId }),
+    response: { description: 'The attempt', schema: WebhookAttemptDetailRead },
+    textual: true,
+    errors: [404],
+    handler: ({ deps, principal, params }) => readAttempt(deps, principal, params.id, params.attemptId),
+  }),
   webhookAction('abort', {
     summary: 'Abort a webhook: it is never delivered or retried',
     description: NOT_FINAL,
@@ -122,5 +140,24 @@ export const webhookRoutes: RouteDefinition[] = [
       'An open circuit breaker of its target half-opens at once: the next delivery is the trial. ' +
       'Any other state is a 409.',
     response: 'The webhook',
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/webhooks/:id/resend',
+    summary: 'Resend a Successful webhook: a new webhook with the same body',
+    description:
+      'A new webhook of the same registration referencing the same recorded change, so the receiver ' +
+      'gets the same body again, recorded in the audit trail as webhook.resend (its detail names the ' +
+      'new webhook). In a grouped registration it enters the group at its tail, like any new webhook, ' +
+      'and only the group’s latest webhook can be resent: an older one would deliver a stale state ' +
+      'after a newer one. A webhook that is not Successful, a superseded one, or one whose ' +
+      'registration was deleted or no longer subscribes to its event is a 409.',
+    tags,
+    auth: operators('Webhook.Update'),
+    params: idParams,
+    status: 201,
+    response: { description: 'The new webhook', schema: WebhookRead },
+    errors: [404, 409],
+    handler: ({ deps, principal, params }) => resendWebhookOf(deps, principal, params.id),
   }),
 ];

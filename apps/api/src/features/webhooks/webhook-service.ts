@@ -1,11 +1,15 @@
 import {
+  WEBHOOK_ENTITY_NAMES,
+  WebhookAuthType,
   WebhookEntityNameIn,
   WebhookState,
   type Page,
+  type WebhookAttemptDetailRead,
   type WebhookAttemptRead,
   type WebhookDetailRead,
   type WebhookRead,
 } from '@platform/shared';
+import { REDACTED } from '@platform/delivery';
 import { deliveryBody, type DeliveryChangeRow, type DeliveryEventRow, type Knex } from '@platform/db';
 import type { z } from 'zod';
 import type { Principal } from '../../auth/principal';
@@ -70,6 +74,48 @@ export const WEBHOOK_COLLECTION: CollectionSpec = {
 /** Ids of webhooks, attempts and changes are bigserial: any safe integer, not just int32. */
 export const webhookId = wholeNumberText('', 1, Number.MAX_SAFE_INTEGER);
 
+/** The shortest payload text searched: a trigram index matches from three characters. */
+const PAYLOAD_SEARCH_MIN = 3;
+
+/** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
+const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * Limits `query` (over `webhooks as w`) to the search `q` (docs/performance.md › Search): the
+ * webhooks of the changes whose payload contains the text, a semi-join the planner starts from
+ * the trigram index `entity_changes_payload_trgm` when few changes match (then `webhooks_change`
+ * per change), or hashes when most do (its statistics on the indexed expression tell it which). A
+ * whole number also matches the webhook id, the change id and the entity id (through
+ * `entity_changes_entity`, one probe per entity name); each part then is an index condition on
+ * `webhooks`, so the planner ORs their bitmaps.
+ */
+export function applyWebhookSearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuilder {
+  const numeric = /^\d+$/.test(q) && Number(q) <= Number.MAX_SAFE_INTEGER ? Number(q) : undefined;
+  const payload = q.length >= PAYLOAD_SEARCH_MIN;
+  return query.where((match) => {
+    if (numeric !== undefined) {
+      match.orWhere('w.id', numeric).orWhere('w.entity_change_id', numeric);
+      if (numeric <= 2147483647) {
+        match.orWhereRaw(
+          `w.entity_change_id = any(array(select e.id from entity_changes e
+              where e.entity_name = any(?::text[]) and e.entity_id = ?))`,
+          [[...WEBHOOK_ENTITY_NAMES], numeric],
+        );
+      }
+    }
+    if (payload) {
+      // beside the ids, an IN would be a subplan run per webhook (Postgres cannot pull a sublink
+      // out of an OR): the matching changes are read once into an array instead
+      match.orWhereRaw(
+        numeric === undefined
+          ? `w.entity_change_id in (select e.id from entity_changes e where e.entity::text ilike ?)`
+          : `w.entity_change_id = any(array(select e.id from entity_changes e where e.entity::text ilike ?))`,
+        [containsPattern(q)],
+      );
+    }
+  });
+}
+
 /** GET /api/webhooks: paging and sorting, plus one optional filter per query parameter. */
 export const WebhookListQuery = listQuery(WEBHOOK_COLLECTION)
   .extend({
@@ -81,6 +127,20 @@ export const WebhookListQuery = listQuery(WEBHOOK_COLLECTION)
     entityId: wholeNumberText('entityId', 1, 2147483647).optional(),
     createdFrom: timestampText('createdFrom').optional().meta({ description: 'Created at or after.' }),
     createdTo: timestampText('createdTo').optional().meta({ description: 'Created before.' }),
+    q: z
+      .string()
+      .trim()
+      .max(200, 'q must be at most 200 characters')
+      .refine((text) => text === '' || /^\d+$/.test(text) || text.length >= PAYLOAD_SEARCH_MIN, {
+        message: `q must be a number (an id) or at least ${PAYLOAD_SEARCH_MIN} characters of payload text`,
+      })
+      .optional()
+      .meta({
+        description:
+          'Search: a webhook whose payload (its entity as recorded) contains this text, case-insensitive ' +
+          `(from ${PAYLOAD_SEARCH_MIN} characters); a whole number also finds the webhook of that id, the ` +
+          'webhooks of the recorded change (event) of that id, and those of the entity of that id.',
+      }),
   })
   .superRefine((query, ctx) => {
     if (query.createdFrom && query.createdTo && Date.parse(query.createdFrom) > Date.parse(query.createdTo)) {
@@ -109,20 +169,57 @@ export function visibleWebhooks(knex: Knex, principal: Principal): Knex.QueryBui
   return scopeToRegistrations(query, 'r', principal);
 }
 
-/** A page of the visible webhooks matching the query's filters, sorted as asked. */
-export function listWebhooks(
-  deps: AppDeps,
+/**
+ * The visible webhooks matching the query's filters, sorted as asked: the statement a page of
+ * `listWebhooks` reads (and `bench/search-mode.ts` times).
+ */
+export function webhookListQuery(
+  knex: Knex,
   principal: Principal,
   list: WebhookListQuery,
-): Promise<Page<WebhookRead>> {
-  const query = visibleWebhooks(deps.knex, principal);
+): Knex.QueryBuilder {
+  const query = visibleWebhooks(knex, principal);
   if (list.state !== undefined) query.where('w.state', list.state);
   if (list.registrationId !== undefined) query.where('w.registration_id', list.registrationId);
   if (list.entityName !== undefined) query.where('c.entity_name', list.entityName);
   if (list.entityId !== undefined) query.where('c.entity_id', list.entityId);
   if (list.createdFrom !== undefined) query.where('w.created', '>=', list.createdFrom);
   if (list.createdTo !== undefined) query.where('w.created', '<', list.createdTo);
-  return paginate(applyListSort(query, WEBHOOK_COLLECTION, list), list, presentWebhook);
+  if (list.q !== undefined && list.q !== '') applyWebhookSearch(query, list.q);
+  return applyListSort(query, WEBHOOK_COLLECTION, list);
+}
+
+/** Postgres's code for a statement cancelled by `statement_timeout`. */
+const QUERY_CANCELED = '57014';
+
+/**
+ * A page of the visible webhooks matching the query's filters, sorted as asked. A search runs
+ * under WEBHOOK_SEARCH_TIMEOUT: its exact count of a string in most payloads grows with the
+ * matches (docs/performance.md › Search), and one such search must not hold a connection for a
+ * minute; past the limit it is a 400 naming the fix.
+ */
+export async function listWebhooks(
+  deps: AppDeps,
+  principal: Principal,
+  list: WebhookListQuery,
+): Promise<Page<WebhookRead>> {
+  if (list.q === undefined || list.q === '') {
+    return paginate(webhookListQuery(deps.knex, principal, list), list, presentWebhook);
+  }
+  try {
+    return await deps.knex.transaction(async (trx) => {
+      await trx.raw(`set local statement_timeout = ${Math.round(deps.config.WEBHOOK_SEARCH_TIMEOUT)}`);
+      return paginate(webhookListQuery(trx, principal, list), list, presentWebhook);
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;
+    throw new AppError(
+      'BadRequest',
+      `The search "${list.q}" matches too many webhooks to count within ` +
+        `${deps.config.WEBHOOK_SEARCH_TIMEOUT / 1000} s: narrow it with a longer text, or with the ` +
+        'registration, state or creation time filters',
+    );
+  }
 }
 
 /** A page of the visible webhooks matching the search. */
@@ -150,15 +247,52 @@ export async function readWebhook(
   id: number,
 ): Promise<WebhookDetailRead> {
   const row = await findWebhook(deps.knex, principal, id);
+  return { ...presentWebhook(row), payload: await webhookBody(deps.knex, row) };
+}
+
+/** The body a webhook delivers, rebuilt from its recorded change and its event (`deliveryBody`). */
+async function webhookBody(knex: Knex, row: WebhookRow) {
   const [change, event] = await Promise.all([
-    deps
-      .knex('entity_changes')
+    knex
+      .from('entity_changes')
       .where({ id: row.entity_change_id })
       .first<DeliveryChangeRow>('entity', 'initiator_party_id', 'initiator_account_id'),
-    deps.knex('webhook_events').where({ id: row.event_id }).first<DeliveryEventRow>('*'),
+    knex.from('webhook_events').where({ id: row.event_id }).first<DeliveryEventRow>('*'),
   ]);
   // the token of authorization type 3 is minted at delivery and never stored, so it is not shown
-  return { ...presentWebhook(row), payload: deliveryBody(change!, event!) };
+  return deliveryBody(change!, event!);
+}
+
+/**
+ * One attempt of a visible webhook (404 for either unknown) with the body it sent: the
+ * webhook's own, rebuilt rather than stored again with every attempt (docs/dispatcher.md › What
+ * an attempt records). A registration of authorization type 3 sent a bearer token in the body,
+ * minted per delivery and never stored: it shows as `[redacted]`, like every credential.
+ */
+export async function readAttempt(
+  deps: AppDeps,
+  principal: Principal,
+  id: number,
+  attemptId: number,
+): Promise<WebhookAttemptDetailRead> {
+  const webhook = await findWebhook(deps.knex, principal, id);
+  const row = (await deps.knex('webhook_attempts').where({ id: attemptId, webhook_id: id }).first()) as
+    AttemptRow | undefined;
+  if (!row) throw new AppError('NotFound', `Attempt ${attemptId} of webhook ${id} was not found`);
+  const attempt = presentAttempt(row);
+  if (!attempt.sentRequest) return { ...attempt, requestBody: null };
+  const body = await webhookBody(deps.knex, webhook);
+  const authType = (await deps
+    .knex('webhook_registrations')
+    .where({ id: webhook.registration_id })
+    .first('auth_type')) as { auth_type: number } | undefined;
+  return {
+    ...attempt,
+    requestBody:
+      authType?.auth_type === WebhookAuthType.PlatformBearerInBody
+        ? { ...body, platformSignedBearerToken: REDACTED }
+        : body,
+  };
 }
 
 /** The attempts of a visible webhook, newest first. */

@@ -185,6 +185,11 @@ describe('reading webhooks', () => {
       statusCode: 500,
       errorKind: 'status',
       responseBody: 'oops',
+      // an attempt recorded without its request (as before requests were kept)
+      sentRequest: true,
+      skipReason: null,
+      request: null,
+      responseHeaders: null,
       created: expect.any(String),
     });
     expect(

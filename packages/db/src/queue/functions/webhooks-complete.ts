@@ -39,7 +39,8 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       p_attempts smallint[], p_started_at timestamptz[], p_durations_ms int[],
       p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[],
       p_registration_ids int[], p_group_keys text[], p_releases boolean[],
-      p_target_ids int[], p_outcomes smallint[], p_hold_ms float8[], p_policy json
+      p_target_ids int[], p_outcomes smallint[], p_hold_ms float8[], p_policy json,
+      p_requests jsonb[], p_response_headers jsonb[]
     )
     returns json
     language plpgsql as $$
@@ -117,10 +118,13 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       )
       select coalesce(array_agg(id), '{}') into applied from updated;
 
-      insert into webhook_attempts (webhook_id, number, started_at, duration_ms, status_code, error_kind, response_body)
-      select r.id, r.attempt, r.started_at, r.duration_ms, r.status_code, r.error_kind, r.response_body
-        from unnest(p_ids, p_attempts, p_started_at, p_durations_ms, p_status_codes, p_error_kinds, p_response_bodies)
-               as r(id, attempt, started_at, duration_ms, status_code, error_kind, response_body)
+      insert into webhook_attempts (webhook_id, number, started_at, duration_ms, status_code, error_kind, response_body,
+                                    request, response_headers)
+      select r.id, r.attempt, r.started_at, r.duration_ms, r.status_code, r.error_kind, r.response_body,
+             r.request, r.response_headers
+        from unnest(p_ids, p_attempts, p_started_at, p_durations_ms, p_status_codes, p_error_kinds, p_response_bodies,
+                    p_requests, p_response_headers)
+               as r(id, attempt, started_at, duration_ms, status_code, error_kind, response_body, request, response_headers)
        where r.id = any(applied);
 
       -- per-minute figures for GET .../health and the time series; a latency bucket only for a

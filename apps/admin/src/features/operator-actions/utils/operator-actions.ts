@@ -7,6 +7,7 @@ export const OPERATOR_ACTION_LABELS: Readonly<Record<OperatorActionName, string>
   'webhook.abort': 'Abort webhook',
   'webhook.resolve': 'Resolve webhook',
   'webhook.retry': 'Retry webhook',
+  'webhook.resend': 'Resend webhook',
   'webhooks.bulk-retry': 'Bulk retry',
   'webhooks.bulk-abort': 'Bulk abort',
   'webhooks.bulk-resolve': 'Bulk resolve',

@@ -2,13 +2,17 @@ import { WebhookState, type WebhookAttemptRead } from '@platform/shared';
 import { DateTime } from '../../../components/ui/date-time';
 import { EmptyState } from '../../../components/ui/feedback';
 import { formatDuration } from '../../../lib/format';
+import { AttemptRecord } from './attempt-record';
 
 /** What an attempt came to, in words: `200 OK`-like for successes, the error kind otherwise. */
-export function attemptOutcome(attempt: Pick<WebhookAttemptRead, 'statusCode' | 'errorKind'>): {
+export function attemptOutcome(
+  attempt: Pick<WebhookAttemptRead, 'statusCode' | 'errorKind'> & { sentRequest?: boolean },
+): {
   ok: boolean;
   label: string;
 } {
   if (attempt.errorKind === null) return { ok: true, label: `Delivered (${attempt.statusCode ?? '2xx'})` };
+  if (attempt.sentRequest === false) return { ok: false, label: `Skipped: ${attempt.errorKind}` };
   const status = attempt.statusCode === null ? '' : ` (${attempt.statusCode})`;
   return { ok: false, label: `Failed: ${attempt.errorKind}${status}` };
 }
@@ -60,6 +64,11 @@ export function AttemptTimeline({ attempts }: { attempts: readonly WebhookAttemp
                 <dd data-testid="attempt-error-kind">{attempt.errorKind ?? '—'}</dd>
               </div>
             </dl>
+            {attempt.skipReason && (
+              <p className="small" data-testid="attempt-skip-note">
+                {attempt.skipReason}
+              </p>
+            )}
             {attempt.responseBody ? (
               <details className="timeline__response">
                 <summary>
@@ -70,6 +79,7 @@ export function AttemptTimeline({ attempts }: { attempts: readonly WebhookAttemp
             ) : (
               <p className="muted small">No response body.</p>
             )}
+            <AttemptRecord webhookId={attempt.webhookId} attemptId={attempt.id} />
           </li>
         );
       })}

@@ -1,28 +1,33 @@
 import { WebhookAuthType, type WebhookDetailRead } from '@platform/shared';
-import { useEffect, useId, useRef } from 'react';
+import { WebhookState } from '@platform/shared';
+import { useEffect, useId, useRef, useState } from 'react';
 import { ActionButton, missingPermissionReason } from '../../../components/ui/action-button';
 import { Button } from '../../../components/ui/button';
+import { ConfirmDialog } from '../../../components/ui/dialog';
+import { useToast } from '../../../components/ui/toast';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { DateTime } from '../../../components/ui/date-time';
 import { ErrorState, Loading, PageLoadError } from '../../../components/ui/feedback';
 import { PageHeader } from '../../../components/ui/page-header';
 import { StateBadge } from '../../../components/ui/state-badge';
 import { useWebhookActionConfirmation } from '../../../components/webhook-action-confirmation';
-import { ApiError } from '../../../lib/api-client';
+import { ApiError, errorMessage } from '../../../lib/api-client';
 import { deliveryHeaders } from '../../../lib/delivery-headers';
 import { prettyJson } from '../../../lib/format';
-import { Link } from '../../../lib/router';
+import { Link, navigate } from '../../../lib/router';
 import { usePermission } from '../../../lib/use-session';
 import {
   actionAvailability,
   authTypeName,
   eventTypeName,
   isMovingState,
+  webhookStateName,
   WEBHOOK_ACTION_COPY,
   WEBHOOK_STATE_DESCRIPTIONS,
   type WebhookAction,
 } from '../../../lib/webhook-states';
 import { useActOnWebhook } from '../api/act-on-webhook';
+import { useResendWebhook } from '../api/resend-webhook';
 import { MOVING_REFRESH_MS, useWebhook } from '../api/get-webhook';
 import { useWebhookAttempts } from '../api/get-webhook-attempts';
 import { useInitiatorAccount } from '../api/get-initiator';
@@ -52,7 +57,12 @@ function ActionBar({ webhook }: { webhook: WebhookDetailRead }) {
           {WEBHOOK_ACTION_COPY[action].label}
         </ActionButton>
       ))}
-      {/* one visible sentence for the three buttons, not the same one under each */}
+      <ResendButton
+        webhook={webhook}
+        missingPermission={mayUpdate ? undefined : 'Webhook.Update'}
+        permissionNoticeId={noticeId}
+      />
+      {/* one visible sentence for the buttons, not the same one under each */}
       {!mayUpdate && (
         <p id={noticeId} className="action-hint" data-testid="action-disabled-reason">
           {missingPermissionReason('Webhook.Update')}
@@ -60,6 +70,70 @@ function ActionBar({ webhook }: { webhook: WebhookDetailRead }) {
       )}
       {dialog}
     </div>
+  );
+}
+
+/**
+ * Resend: a new webhook with the same body (docs/admin.md › Resend). On success the console opens
+ * the new webhook; a refusal (a later webhook of its group supersedes it) is shown as the API says it.
+ */
+function ResendButton({
+  webhook,
+  missingPermission,
+  permissionNoticeId,
+}: {
+  webhook: WebhookDetailRead;
+  missingPermission?: string;
+  permissionNoticeId: string;
+}) {
+  const resend = useResendWebhook();
+  const toast = useToast();
+  const [asking, setAsking] = useState(false);
+  const availability =
+    webhook.state === WebhookState.Successful
+      ? { allowed: true }
+      : {
+          allowed: false,
+          reason: `Only a Successful webhook can be resent; this one is ${webhookStateName(webhook.state)}.`,
+        };
+  const confirm = async () => {
+    try {
+      const created = await resend.mutateAsync(webhook.id);
+      toast.success(`Webhook ${webhook.id} resent as webhook ${created.id}.`);
+      navigate(`/webhooks/${created.id}`);
+    } catch (error) {
+      toast.error(`Webhook ${webhook.id} was not resent: ${errorMessage(error)}`);
+    } finally {
+      setAsking(false);
+    }
+  };
+  return (
+    <>
+      <ActionButton
+        variant="secondary"
+        availability={availability}
+        missingPermission={missingPermission}
+        permissionNoticeId={permissionNoticeId}
+        onClick={() => setAsking(true)}
+      >
+        Resend
+      </ActionButton>
+      <ConfirmDialog
+        open={asking}
+        title={`Resend webhook ${webhook.id}?`}
+        confirmLabel="Resend webhook"
+        busy={resend.isPending}
+        onConfirm={confirm}
+        onCancel={() => setAsking(false)}
+      >
+        <p>
+          A new webhook delivers the same body again, recorded in the audit trail. This webhook stays as it
+          is.
+          {webhook.groupKey &&
+            ' In its group the new webhook comes last; only the group’s latest webhook can be resent, so an older state never follows a newer one.'}
+        </p>
+      </ConfirmDialog>
+    </>
   );
 }
 

@@ -6,9 +6,10 @@ import { FilterForm } from '../../../components/ui/filter-form';
 import { formatZone, fromLocalInputValue, toLocalInputValue } from '../../../lib/format';
 import { WEBHOOK_STATES, webhookStateName } from '../../../lib/webhook-states';
 import { useRegistrationOptions } from '../../../lib/registration-options';
-import { timeRangeProblem, type WebhookFilters } from '../utils/webhook-filters';
+import { searchText, SEARCH_MIN, timeRangeProblem, type WebhookFilters } from '../utils/webhook-filters';
 
 interface Draft {
+  q: string;
   state: string;
   registrationId: string;
   entityName: string;
@@ -18,6 +19,7 @@ interface Draft {
 }
 
 const toDraft = (filters: WebhookFilters): Draft => ({
+  q: filters.q ?? '',
   state: filters.state ? String(filters.state) : '',
   registrationId: filters.registrationId ? String(filters.registrationId) : '',
   entityName: filters.entityName ?? '',
@@ -42,11 +44,13 @@ export function WebhookFiltersForm({
 }) {
   const [draft, setDraft] = useState<Draft>(() => toDraft(filters));
   const [entityIdError, setEntityIdError] = useState<string | undefined>();
+  const [searchError, setSearchError] = useState<string | undefined>();
   const registrations = useRegistrationOptions();
   const set = (key: keyof Draft) => (event: { target: { value: string } }) =>
     setDraft((current) => ({ ...current, [key]: event.target.value }));
 
   const next: WebhookFilters = {
+    q: searchText(draft.q),
     state: draft.state ? Number(draft.state) : undefined,
     registrationId: draft.registrationId ? Number(draft.registrationId) : undefined,
     entityName: draft.entityName || undefined,
@@ -58,7 +62,16 @@ export function WebhookFiltersForm({
   };
   const rangeProblem = timeRangeProblem(next);
 
+  const searchProblem = () => {
+    const problem =
+      draft.q.trim() && next.q === undefined
+        ? `Search for an id, or at least ${SEARCH_MIN} characters of payload text (200 at most).`
+        : undefined;
+    setSearchError(problem);
+    return problem;
+  };
   const submit = () => {
+    if (searchProblem()) return;
     if (draft.entityId && next.entityId === undefined) {
       setEntityIdError('An entity id is a whole number from 1.');
       return;
@@ -68,6 +81,7 @@ export function WebhookFiltersForm({
   };
   const clear = () => {
     const empty = {
+      q: '',
       state: '',
       registrationId: '',
       entityName: '',
@@ -77,12 +91,14 @@ export function WebhookFiltersForm({
     };
     setDraft(empty);
     setEntityIdError(undefined);
+    setSearchError(undefined);
     onApply({ page: 1, pageSize: filters.pageSize });
   };
   // a quick range applies at once (with the other fields as they stand), like a link would
   const quickRange = (ms: number) => {
     const createdFrom = new Date(Date.now() - ms).toISOString();
     setDraft((current) => ({ ...current, createdFrom: toLocalInputValue(createdFrom), createdTo: '' }));
+    if (searchProblem()) return;
     if (draft.entityId && next.entityId === undefined) {
       setEntityIdError('An entity id is a whole number from 1.');
       return;
@@ -108,6 +124,22 @@ export function WebhookFiltersForm({
         </div>
       }
     >
+      <div className="filters__search">
+        <Field
+          label="Search"
+          hint="Text in the payload (from 3 characters), or a webhook, event (change) or entity id"
+          errors={searchError ? [searchError] : undefined}
+        >
+          <input
+            type="search"
+            value={draft.q}
+            onChange={set('q')}
+            name="q"
+            placeholder="e.g. Lindenstraße, 4711, a reference from a ticket"
+            maxLength={200}
+          />
+        </Field>
+      </div>
       <div className="filters__grid">
         <Field label="State">
           <select value={draft.state} onChange={set('state')} name="state">

@@ -202,6 +202,7 @@ function ActionsBar({
   selectable,
   selectedCount,
   totalCount,
+  searching,
   mayUpdate,
   onClearSelection,
   onSelected,
@@ -211,6 +212,8 @@ function ActionsBar({
   selectable: boolean;
   selectedCount: number;
   totalCount: number;
+  /** A search is applied: a bulk filter cannot carry it, so "all matching" is not offered. */
+  searching: boolean;
   mayUpdate: boolean;
   onClearSelection: () => void;
   onSelected: (action: WebhookAction) => void;
@@ -246,15 +249,22 @@ function ActionsBar({
           )}
         </div>
       )}
-      <BulkActionButtons
-        label="Every webhook matching the filters"
-        what={<>All {formatCount(totalCount)} matching the filters, every page:</>}
-        actions={ACTIONS}
-        mayUpdate={mayUpdate}
-        describedBy={describedBy}
-        buttonLabel={(action) => BULK_ACTION_COPY[action].button}
-        onAct={onBulk}
-      />
+      {searching ? (
+        <p className="muted small" data-testid="bulk-search-note">
+          Actions on everything matching are not offered for a search: select rows, or narrow with the filters
+          alone.
+        </p>
+      ) : (
+        <BulkActionButtons
+          label="Every webhook matching the filters"
+          what={<>All {formatCount(totalCount)} matching the filters, every page:</>}
+          actions={ACTIONS}
+          mayUpdate={mayUpdate}
+          describedBy={describedBy}
+          buttonLabel={(action) => BULK_ACTION_COPY[action].button}
+          onAct={onBulk}
+        />
+      )}
       {!mayUpdate && (
         <p id={noticeId} className="action-hint" data-testid="action-disabled-reason">
           {missingPermissionReason('Webhook.Update')} You can look, not act.
@@ -347,6 +357,7 @@ function WebhookList({
         selectable={mayUpdate}
         selectedCount={selected.size}
         totalCount={page.totalCount}
+        searching={Boolean(filters.q)}
         mayUpdate={mayUpdate && !running}
         onClearSelection={() => setSelected(new Map())}
         onSelected={setAsked}

@@ -5,6 +5,7 @@ const DONE: Readonly<Record<string, string>> = {
   'webhook.retry': 'retried',
   'webhook.abort': 'aborted',
   'webhook.resolve': 'resolved',
+  'webhook.resend': 'resent',
   'webhooks.bulk-retry': 'retried (bulk)',
   'webhooks.bulk-abort': 'aborted (bulk)',
   'webhooks.bulk-resolve': 'resolved (bulk)',

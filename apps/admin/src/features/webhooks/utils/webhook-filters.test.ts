@@ -14,6 +14,22 @@ import {
 } from './webhook-filters';
 
 describe('webhook filters', () => {
+  it('keeps a search in the address, sends it as q, and names one the API would refuse', () => {
+    const filters = filtersFromSearch(new URLSearchParams('?q=%20Lindenstra%C3%9Fe%20&state=4'));
+    expect(filters.q).toBe('Lindenstraße');
+    expect(filtersToSearch(filters)).toBe('?q=Lindenstra%C3%9Fe&state=4');
+    expect(filtersToApiQuery(filters).q).toBe('Lindenstraße');
+    expect(describeFilters(filters)).toBe('search “Lindenstraße”, state Failed');
+    expect(activeFilterCount(filters)).toBe(2);
+    // an id of any length is a search; text needs three characters
+    expect(filtersFromSearch(new URLSearchParams('?q=7')).q).toBe('7');
+    expect(ignoredParams(new URLSearchParams('?q=ab'))).toEqual([
+      'q "ab" (a search is an id, or 3 to 200 characters of payload text)',
+    ]);
+    // a bulk filter cannot carry a search: the page does not offer "all matching" for one
+    expect(filtersToBulkFilter(filters)).toEqual({ states: [4] });
+  });
+
   it('names every parameter of a bad link it had to ignore, and none of a good one', () => {
     const bad = (search: string) => ignoredParams(new URLSearchParams(search));
     expect(bad('?state=99')).toEqual(['state "99" (not a state: 1 Created … 7 Resolved)']);

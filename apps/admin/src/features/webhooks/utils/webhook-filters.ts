@@ -25,6 +25,8 @@ const isSortField = (text: string | null): text is WebhookSortField =>
 
 /** The filters and page of the webhooks table, as kept in the address bar. */
 export interface WebhookFilters {
+  /** The search (GET /api/webhooks `q`): payload text, or a webhook, change or entity id. */
+  q?: string;
   state?: number;
   registrationId?: number;
   entityName?: string;
@@ -47,6 +49,14 @@ const positiveInt = (text: string | null, max = 2_147_483_647): number | undefin
   const value = Number(text);
   return value <= max ? value : undefined;
 };
+/** The shortest payload text the API searches (a trigram index matches from three characters). */
+export const SEARCH_MIN = 3;
+/** A search the API takes: a whole number (an id), or 3 to 200 characters of payload text. */
+export const searchText = (text: string | null): string | undefined => {
+  const trimmed = text?.trim() ?? '';
+  if (trimmed === '' || trimmed.length > 200) return undefined;
+  return /^\d+$/.test(trimmed) || trimmed.length >= SEARCH_MIN ? trimmed : undefined;
+};
 const instant = (text: string | null): string | undefined =>
   text && !Number.isNaN(Date.parse(text)) ? new Date(text).toISOString() : undefined;
 
@@ -56,6 +66,7 @@ export function filtersFromSearch(params: URLSearchParams): WebhookFilters {
   const pageSize = positiveInt(params.get('pageSize'));
   const entityName = params.get('entityName');
   return {
+    q: searchText(params.get('q')),
     state,
     registrationId: positiveInt(params.get('registrationId')),
     entityName: entityName ? webhookEntityName(entityName) : undefined,
@@ -84,6 +95,11 @@ export function ignoredParams(params: URLSearchParams): string[] {
     const value = given(name);
     if (value !== undefined && !read) problems.push(`${name} "${value}" (${rule})`);
   };
+  check(
+    'q',
+    filters.q !== undefined,
+    `a search is an id, or ${SEARCH_MIN} to 200 characters of payload text`,
+  );
   check('state', filters.state !== undefined, `not a state: 1 Created … ${WebhookState.Resolved} Resolved`);
   check('registrationId', filters.registrationId !== undefined, 'not a registration id');
   check('entityName', filters.entityName !== undefined, 'not an entity webhooks are sent for');
@@ -108,6 +124,7 @@ export function ignoredParams(params: URLSearchParams): string[] {
 /** The query string (with `?`, or empty) of filters; defaults are left out. */
 export function filtersToSearch(filters: WebhookFilters): string {
   const params = new URLSearchParams();
+  if (filters.q) params.set('q', filters.q);
   if (filters.state !== undefined) params.set('state', String(filters.state));
   if (filters.registrationId !== undefined) params.set('registrationId', String(filters.registrationId));
   if (filters.entityName) params.set('entityName', filters.entityName);
@@ -160,6 +177,7 @@ export function filtersToApiQuery(
   filters: WebhookFilters,
 ): Record<string, string | number | boolean | undefined> {
   return {
+    q: filters.q,
     state: filters.state,
     registrationId: filters.registrationId,
     entityName: filters.entityName,
@@ -191,6 +209,7 @@ export function filtersToBulkFilter(filters: WebhookFilters): WebhookBulkFilter 
 /** The filters in words, for a confirmation: `state Failed, registration 3, created from …`. */
 export function describeFilters(filters: WebhookFilters): string {
   const parts: string[] = [];
+  if (filters.q) parts.push(`search “${filters.q}”`);
   if (filters.state !== undefined) parts.push(`state ${webhookStateName(filters.state)}`);
   if (filters.registrationId !== undefined) parts.push(`registration ${filters.registrationId}`);
   if (filters.entityName) parts.push(`entity ${filters.entityName}`);
@@ -203,6 +222,7 @@ export function describeFilters(filters: WebhookFilters): string {
 /** How many filters (not paging) are set. */
 export function activeFilterCount(filters: WebhookFilters): number {
   return [
+    filters.q,
     filters.state,
     filters.registrationId,
     filters.entityName,

@@ -1,0 +1,258 @@
+import { createKnex, enqueueEntityChange, type Knex } from '@platform/db';
+import { PartyType, TokenScope } from '@platform/shared';
+import { benchEntity } from '@platform/testkit';
+import type { Principal } from '../apps/api/src/auth/principal';
+import { WebhookListQuery, webhookListQuery } from '../apps/api/src/features/webhooks/webhook-service';
+import { pageSql } from '../apps/api/src/http/pagination';
+import type { BenchContext } from './context';
+import { round } from './drain';
+import { drainWithoutHttp } from './queue-mode';
+import { seedBacklog, seedParty, seedRegistration } from './seed';
+
+/** The index the search reads (migration 20261202100100_payload_search). */
+const INDEX = 'entity_changes_payload_trgm';
+const CREATE_INDEX = `create index ${INDEX} on entity_changes using gin ((entity::text) gin_trgm_ops)`;
+/** A string found in exactly one payload, as an operator pastes a reference from a support ticket. */
+const NEEDLE = 'ZX-48213-Mietminderung';
+/** Searches before timing starts (plans, pages warm). */
+const WARMUP = 5;
+
+/** Admin: sees every webhook, so the statement is the API's with no scope narrowing it. */
+const ADMIN: Principal = {
+  accountId: 1,
+  partyId: 1,
+  partyName: 'Bench Admin',
+  partyType: PartyType.Admin,
+  email: 'bench@example.com',
+  scope: TokenScope.Platform,
+  permissions: new Set(),
+};
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+
+const median = (samples: number[]) =>
+  percentile(
+    [...samples].sort((a, b) => a - b),
+    0.5,
+  );
+
+/** The first page (20, newest first) of GET /api/webhooks?q=…, as the API sends it: one statement. */
+function searchStatement(knex: Knex, q: string) {
+  const list = WebhookListQuery.parse({ q, PageSize: '20' });
+  return pageSql(webhookListQuery(knex, ADMIN, list), list.PageSize, 0);
+}
+
+/** The plan of the search's page statement, run (EXPLAIN ANALYZE). */
+async function explain(knex: Knex, q: string): Promise<string[]> {
+  const { sql, bindings } = searchStatement(knex, q);
+  const { rows } = await knex.raw<{ rows: { 'QUERY PLAN': string }[] }>(
+    `explain (analyze, buffers, costs off) ${sql}`,
+    [...bindings] as Knex.RawBinding[],
+  );
+  return rows.map((row) => row['QUERY PLAN']);
+}
+
+const executionMs = (plan: string[]) =>
+  Number(/([\d.]+) ms/.exec(plan.find((line) => line.startsWith('Execution Time')) ?? '')?.[1]);
+
+async function timedSearch(knex: Knex, q: string): Promise<{ ms: number; total: number }> {
+  const { sql, bindings } = searchStatement(knex, q);
+  const started = performance.now();
+  const { rows } = await knex.raw<{ rows: { page_total_count: string }[] }>(sql, [
+    ...bindings,
+  ] as Knex.RawBinding[]);
+  return { ms: performance.now() - started, total: Number(rows[0]?.page_total_count ?? 0) };
+}
+
+/**
+ * The search (docs/performance.md › Search): `webhooks` webhooks, each of its own change with a
+ * ~1 KB Property payload (`seedBacklog`), one of them carrying NEEDLE in its notes; the trigram
+ * index built after the seed (its build time reported). Then `searches` timed runs of the API's
+ * own page statement for NEEDLE (median, p95), one for a string in every payload
+ * ("Benchmarkstraße": the count of a million matches, the search's worst case), and the plan of
+ * the NEEDLE search (EXPLAIN ANALYZE, logged and returned).
+ */
+export async function searchMode(context: BenchContext, options: { webhooks: number; searches: number }) {
+  const { cluster, log } = context;
+  const db = await cluster.create('search');
+  const partyId = await seedParty(db.knex);
+  const registration = await seedRegistration(db.knex, {
+    partyId,
+    targetUrl: context.target.url,
+    shouldGroup: false,
+    secrets: context.secrets,
+    signingSecret: context.signingSecret,
+  });
+  log(`search: seeding ${options.webhooks} webhooks, each with its own payload`);
+  const seedStarted = performance.now();
+  // built once after the rows, as a migration on a filled table builds it
+  await db.knex.raw(`drop index ${INDEX}`);
+  await seedBacklog(db.knex, registration, options.webhooks);
+  await db.knex.raw(
+    `update entity_changes set entity = jsonb_set(entity, '{notes}', to_jsonb(:notes::text))
+      where id = (select id from entity_changes order by id offset :middle limit 1)`,
+    { notes: `Tenant reports ${NEEDLE}, see ticket`, middle: Math.floor(options.webhooks / 2) },
+  );
+  const seedSeconds = (performance.now() - seedStarted) / 1000;
+  log('search: building the trigram index');
+  const indexStarted = performance.now();
+  await db.knex.raw(CREATE_INDEX);
+  const indexSeconds = (performance.now() - indexStarted) / 1000;
+  await db.knex.raw('vacuum analyze entity_changes, webhooks');
+  // a partitioned index has no storage of its own: its partitions' indexes hold it
+  const { rows: sizes } = await db.knex.raw<{ rows: { index_bytes: string }[] }>(
+    `select sum(pg_relation_size(relid)) as index_bytes from pg_partition_tree(?::regclass)`,
+    [INDEX],
+  );
+
+  const samples: number[] = [];
+  let found = 0;
+  for (let i = 0; i < WARMUP + options.searches; i++) {
+    const run = await timedSearch(db.knex, NEEDLE.toLowerCase());
+    if (i >= WARMUP) samples.push(run.ms);
+    found = run.total;
+  }
+  const idText = String(Math.floor(options.webhooks / 3));
+  const idSearch = await timedSearch(db.knex, idText);
+  const common = await timedSearch(db.knex, 'Benchmarkstraße');
+  const plan = await explain(db.knex, NEEDLE.toLowerCase());
+  log(`search: the page of "${NEEDLE}" among ${options.webhooks}:\n  ${plan.join('\n  ')}`);
+  const idPlan = await explain(db.knex, idText);
+  log(`search: the page of "${idText}" (ids and payload):\n  ${idPlan.join('\n  ')}`);
+  await db.drop();
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    mode: 'search',
+    webhooks: options.webhooks,
+    needle: NEEDLE,
+    found,
+    samples: samples.length,
+    medianMs: round(percentile(sorted, 0.5), 2),
+    p95Ms: round(percentile(sorted, 0.95), 2),
+    executionMs: Number(
+      /([\d.]+) ms/.exec(plan.find((line) => line.startsWith('Execution Time')) ?? '')?.[1],
+    ),
+    /** A whole number: webhook, change and entity ids, and the payload text. */
+    idSearchMs: round(idSearch.ms, 2),
+    idExecutionMs: executionMs(idPlan),
+    /** A string in every payload: the exact count of all of them dominates. */
+    commonStringMs: round(common.ms, 1),
+    commonStringFound: common.total,
+    seedSeconds: round(seedSeconds, 1),
+    indexBuildSeconds: round(indexSeconds, 1),
+    indexMegabytes: round(Number(sizes[0]!.index_bytes) / 1e6, 1),
+    plan,
+    database: cluster.server,
+  };
+}
+
+/** Concurrent writers of the enqueue run, as the API's pool writes. */
+const WRITERS = 4;
+
+/** `changes` Property changes through the real enqueue statement, one transaction each, on WRITERS connections. */
+async function timedEnqueue(url: string, partyId: number, changes: number): Promise<number> {
+  const writers = createKnex(url, {
+    pool: { min: WRITERS, max: WRITERS },
+    applicationName: 'platform-bench',
+  });
+  try {
+    await Promise.all(Array.from({ length: WRITERS }, () => writers.raw('select 1')));
+    const at = new Date().toISOString();
+    let next = 0;
+    const started = performance.now();
+    const writer = async () => {
+      for (let i = next++; i < changes; i = next++) {
+        await writers.transaction((trx) =>
+          enqueueEntityChange(trx, {
+            entityName: 'Property',
+            type: 2,
+            entityId: i + 1,
+            entity: benchEntity(i + 1, i, partyId, at),
+            initiatorPartyId: partyId,
+            initiatorAccountId: null,
+          }),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: WRITERS }, writer));
+    return (performance.now() - started) / 1000;
+  } finally {
+    await writers.destroy();
+  }
+}
+
+/**
+ * What the search index costs the write and the delivery path (docs/performance.md › Search):
+ * `rounds` rounds, each running both variants, without the trigram index and with it, in an order
+ * that alternates per round (interleaved, so both see the same machine), each in a fresh database
+ * holding `preload` changes (the index's size matters to its inserts): `changes` changes through
+ * the real enqueue statement (4 writers, a transaction each), then their webhooks drained by the
+ * real claim and completion statements on one connection (`drainWithoutHttp`, the queue mode's
+ * loop). Medians of the rates per variant, and their ratio.
+ */
+export async function searchCostMode(
+  context: BenchContext,
+  options: { changes: number; preload: number; rounds: number },
+) {
+  const { cluster, log } = context;
+  const runs: Record<'without' | 'with', { enqueuePerSecond: number; drainPerSecond: number }[]> = {
+    without: [],
+    with: [],
+  };
+  for (let round_ = 0; round_ < options.rounds; round_++) {
+    const order: ('without' | 'with')[] = round_ % 2 === 0 ? ['without', 'with'] : ['with', 'without'];
+    for (const variant of order) {
+      const db = await cluster.create(`search_cost_${variant}_${round_}`);
+      const partyId = await seedParty(db.knex);
+      const registration = await seedRegistration(db.knex, {
+        partyId,
+        targetUrl: 'http://127.0.0.1:9/',
+        shouldGroup: false,
+        secrets: context.secrets,
+        signingSecret: context.signingSecret,
+      });
+      await db.knex.raw(`drop index ${INDEX}`);
+      if (options.preload > 0) {
+        await seedBacklog(db.knex, registration, options.preload);
+        // delivered long ago: the preload sizes the tables and the index, the drain leaves it alone
+        await db.knex.raw(`update webhooks set state = 3, completed_at = now()`);
+      }
+      if (variant === 'with') await db.knex.raw(CREATE_INDEX);
+      await db.knex.raw('vacuum analyze');
+      await db.knex.raw('checkpoint');
+      log(`search-cost round ${round_ + 1}, ${variant} the index: enqueueing ${options.changes}`);
+      const enqueueSeconds = await timedEnqueue(db.url, partyId, options.changes);
+      const knex = createKnex(db.url, {
+        pool: { max: 1 },
+        synchronousCommit: false,
+        applicationName: 'platform-bench',
+      });
+      const drain = await drainWithoutHttp(knex, options.changes).finally(() => knex.destroy());
+      runs[variant].push({
+        enqueuePerSecond: round(options.changes / enqueueSeconds, 0),
+        drainPerSecond: round(drain.done / drain.seconds, 0),
+      });
+      await db.drop();
+    }
+  }
+  const summary = (variant: 'without' | 'with') => ({
+    enqueuePerSecond: median(runs[variant].map((run) => run.enqueuePerSecond)),
+    drainPerSecond: median(runs[variant].map((run) => run.drainPerSecond)),
+    runs: runs[variant],
+  });
+  const without = summary('without');
+  const withIndex = summary('with');
+  return {
+    mode: 'search-cost',
+    changes: options.changes,
+    preload: options.preload,
+    rounds: options.rounds,
+    without,
+    with: withIndex,
+    /** with ÷ without: 0.9 means the index costs 10 %. */
+    enqueueRatio: round(withIndex.enqueuePerSecond / without.enqueuePerSecond, 3),
+    drainRatio: round(withIndex.drainPerSecond / without.drainPerSecond, 3),
+    database: cluster.server,
+  };
+}
