@@ -32,7 +32,11 @@ test('deliveries over time: a registration’s requests by outcome over a chosen
   const rows = series.getByTestId('series-table').locator('tbody tr');
   await expect(rows.first()).toBeVisible();
   const cells = await rows.evaluateAll((trs) =>
-    trs.map((tr) => [...tr.querySelectorAll('td')].slice(1, 6).map((td) => Number(td.textContent))),
+    trs.map((tr) =>
+      Array.from(tr.querySelectorAll('td'))
+        .slice(1, 6)
+        .map((td) => Number(td.textContent)),
+    ),
   );
   const total = cells.reduce((sum, row) => row.map((value, i) => value + sum[i]!), [0, 0, 0, 0, 0]);
   expect(total).toEqual([9, 2, 7, 0, 0]);

@@ -366,6 +366,24 @@ create table operator_actions (
   constraint operator_actions_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id)
 );
 
+create table operator_notifications (
+  id bigint default nextval('operator_notifications_id_seq'::regclass) not null,
+  party_id integer not null,
+  kind text not null,
+  payload jsonb not null,
+  url text not null,
+  attempts smallint default 0 not null,
+  next_attempt_at timestamp with time zone default now() not null,
+  delivered_at timestamp with time zone,
+  failed_at timestamp with time zone,
+  last_status smallint,
+  last_error text,
+  created timestamp with time zone default now() not null,
+  constraint operator_notifications_kind_check CHECK ((kind = ANY (ARRAY['registration-disabled'::text, 'breaker-open'::text]))),
+  constraint operator_notifications_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id) ON DELETE CASCADE,
+  constraint operator_notifications_pkey PRIMARY KEY (id)
+);
+
 create table parties (
   id integer default nextval('parties_id_seq'::regclass) not null,
   type smallint not null,
@@ -672,6 +690,7 @@ create table webhook_attempt_stats (
   bucket smallint not null,
   attempts integer not null,
   successes integer not null,
+  target_failures integer default 0 not null,
   constraint webhook_attempt_stats_pkey PRIMARY KEY (registration_id, minute, bucket),
   constraint webhook_attempt_stats_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id)
 );
@@ -712,6 +731,21 @@ create table webhook_groups (
   open_count integer default 0 not null,
   constraint webhook_groups_pkey PRIMARY KEY (registration_id, group_key),
   constraint webhook_groups_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id)
+);
+
+create table webhook_notification_settings (
+  party_id integer not null,
+  emails text[],
+  webhook_url text,
+  webhook_secret text,
+  breaker_open_minutes integer default 15 not null,
+  last_modified timestamp with time zone default now() not null,
+  last_modified_by_account_id integer,
+  constraint webhook_notification_settings_breaker_open_minutes_check CHECK (((breaker_open_minutes >= 1) AND (breaker_open_minutes <= 1440))),
+  constraint webhook_notification_settings_check CHECK (((webhook_url IS NULL) = (webhook_secret IS NULL))),
+  constraint webhook_notification_settings_last_modified_by_account_id_fkey FOREIGN KEY (last_modified_by_account_id) REFERENCES accounts(id) ON DELETE SET NULL,
+  constraint webhook_notification_settings_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id) ON DELETE CASCADE,
+  constraint webhook_notification_settings_pkey PRIMARY KEY (party_id)
 );
 
 create table webhook_operation_items (
@@ -818,6 +852,8 @@ create table webhook_targets (
   rate_limit integer,
   rate_tokens double precision,
   rate_refilled_at timestamp with time zone,
+  open_since timestamp with time zone,
+  open_notified_at timestamp with time zone,
   constraint webhook_targets_breaker_state_check CHECK ((breaker_state = ANY (ARRAY['closed'::text, 'open'::text, 'half-open'::text]))),
   constraint webhook_targets_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id) ON DELETE CASCADE,
   constraint webhook_targets_party_id_url_key UNIQUE (party_id, url),
@@ -918,6 +954,8 @@ CREATE INDEX notices_property ON public.notices USING btree (property_id) WHERE 
 CREATE INDEX operator_actions_account ON public.operator_actions USING btree (account_id, id DESC);
 CREATE INDEX operator_actions_created ON public.operator_actions USING btree (created DESC, id DESC);
 CREATE INDEX operator_actions_registration ON public.operator_actions USING btree (registration_id, id DESC);
+CREATE INDEX operator_notifications_due ON public.operator_notifications USING btree (next_attempt_at) WHERE ((delivered_at IS NULL) AND (failed_at IS NULL));
+CREATE INDEX operator_notifications_party ON public.operator_notifications USING btree (party_id, created DESC);
 CREATE INDEX parties_managed_by ON public.parties USING btree (managed_by_party_id) WHERE (deleted IS NULL);
 CREATE INDEX predefined_votes_option ON public.predefined_votes USING btree (resolution_option_id) WHERE (deleted IS NULL);
 CREATE INDEX predefined_votes_party ON public.predefined_votes USING btree (party_id) WHERE (deleted IS NULL);
@@ -965,6 +1003,7 @@ CREATE INDEX webhook_portal_sessions_party ON public.webhook_portal_sessions USI
 CREATE INDEX webhook_registrations_party ON public.webhook_registrations USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX webhook_registrations_target ON public.webhook_registrations USING btree (target_id) WHERE (deleted IS NULL);
 CREATE INDEX webhook_targets_held ON public.webhook_targets USING btree (hold_until) WHERE (hold_until IS NOT NULL);
+CREATE INDEX webhook_targets_open_untold ON public.webhook_targets USING btree (open_since) WHERE ((open_since IS NOT NULL) AND (open_notified_at IS NULL));
 CREATE INDEX webhook_targets_rate_limited ON public.webhook_targets USING btree (id) WHERE (rate_limit IS NOT NULL);
 CREATE INDEX webhooks_awaiting ON public.webhooks USING btree (registration_id, id) WHERE (state = ANY (ARRAY[1, 2, 6]));
 CREATE INDEX webhooks_blocking ON public.webhooks USING btree (registration_id, group_key) WHERE (state = 4);
@@ -990,6 +1029,10 @@ function time_partitions_ensure(p_table text, p_day date, p_ahead integer) retur
   language plpgsql volatile
   -- defined in packages/db/src/queue/functions/time-partitions-ensure.ts, md5 of pg_get_functiondef 33a789a4a44fc0659be43ed834a4f9a9;
 
+function webhook_breakers_notify() returns integer
+  language plpgsql volatile
+  -- defined in no file of packages/db/src/queue/functions/, md5 of pg_get_functiondef aa80bddb9385fd146d4b72c6003ec638;
+
 function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[], p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language sql stable
   -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef fcede5c4547970e2a81ea5fa7da96300;
@@ -1000,7 +1043,15 @@ function webhook_endpoint_url(p_url text) returns text
 
 function webhook_groups_release(p_registration_ids integer[], p_group_keys text[], p_lease_to text DEFAULT NULL::text, p_lease_ms double precision DEFAULT NULL::double precision) returns SETOF bigint
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 48aefe724a715813782ae98900a204cd;
+  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 8ee559c63497772cf2495a41fd508f1e;
+
+function webhook_notification_recipients(p_party_id integer) returns SETOF text
+  language sql stable
+  -- defined in no file of packages/db/src/queue/functions/, md5 of pg_get_functiondef 725a305686e787c4a6fde87be40c033a;
+
+function webhook_notify(p_party_id integer, p_kind text, p_subject text, p_text text, p_payload jsonb) returns void
+  language sql volatile
+  -- defined in packages/db/src/queue/functions/webhook-notify.ts, md5 of pg_get_functiondef 1dabbca63b53fb34506b1bc7cc88e7f1;
 
 function webhook_previous_secret(p_secret text, p_expires_at timestamp with time zone) returns text
   language sql stable
@@ -1028,12 +1079,16 @@ function webhook_targets_rate_limit() returns trigger
 
 function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json, p_requests jsonb[], p_response_headers jsonb[]) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 0408f393d56c14ed71a656e987b28099;
+  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 8c0a0558952e5bc1f91b8ed77403b1ef;
+
+function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallint, p_entity_id integer, p_entity jsonb, p_party_id integer, p_account_id integer, p_group_key text, p_action_id bigint, p_only_registration integer DEFAULT NULL::integer, p_trace_context jsonb DEFAULT NULL::jsonb, p_notify boolean DEFAULT true) returns integer
+  language plpgsql volatile
+  -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef cd6aec4a1e221a59f00b35db318faa8a;
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef a7947a68800461e06ee0a997353d3fbf;
+  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 5d453d0b69fefb027fc12c0167cadfad;
 
-function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone) returns TABLE(webhook_id bigint, outcome text)
+function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone, p_notify boolean DEFAULT true) returns TABLE(webhook_id bigint, outcome text)
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-operator-apply.ts, md5 of pg_get_functiondef 281404a5362ebfcc33ac31c6a5dd9eba;
+  -- defined in packages/db/src/queue/functions/webhooks-operator-apply.ts, md5 of pg_get_functiondef 1ce236b9ec141abe8c9514acdd5c6b64;

@@ -11,7 +11,7 @@ import {
 } from '@platform/shared';
 import { REDACTED } from '@platform/delivery';
 import { deliveryBody, type DeliveryChangeRow, type DeliveryEventRow, type Knex } from '@platform/db';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import {
