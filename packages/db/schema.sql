@@ -1031,7 +1031,7 @@ function time_partitions_ensure(p_table text, p_day date, p_ahead integer) retur
 
 function webhook_breakers_notify() returns integer
   language plpgsql volatile
-  -- defined in no file of packages/db/src/queue/functions/, md5 of pg_get_functiondef aa80bddb9385fd146d4b72c6003ec638;
+  -- defined in no file of packages/db/src/queue/functions/, md5 of pg_get_functiondef b7f8e08b921cb41e80668b46cd3a57c0;
 
 function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[], p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language sql stable
@@ -1050,8 +1050,8 @@ function webhook_notification_recipients(p_party_id integer) returns SETOF text
   -- defined in no file of packages/db/src/queue/functions/, md5 of pg_get_functiondef 725a305686e787c4a6fde87be40c033a;
 
 function webhook_notify(p_party_id integer, p_kind text, p_subject text, p_text text, p_payload jsonb) returns void
-  language sql volatile
-  -- defined in packages/db/src/queue/functions/webhook-notify.ts, md5 of pg_get_functiondef 1dabbca63b53fb34506b1bc7cc88e7f1;
+  language plpgsql volatile
+  -- defined in packages/db/src/queue/functions/webhook-notify.ts, md5 of pg_get_functiondef 4b85085dd8920072a868c640a7a9fb6b;
 
 function webhook_previous_secret(p_secret text, p_expires_at timestamp with time zone) returns text
   language sql stable

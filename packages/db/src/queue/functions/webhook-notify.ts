@@ -31,14 +31,21 @@ export const WEBHOOK_NOTIFY_FUNCTION = `
     create or replace function webhook_notify(
       p_party_id int, p_kind text, p_subject text, p_text text, p_payload jsonb
     ) returns void
-    language sql as $$
-      insert into mail_outbox (to_address, subject, text_body, kind)
-      select r, p_subject, p_text, 'webhook-' || p_kind from webhook_notification_recipients(p_party_id) r;
+    language plpgsql as $$
+    declare
+      v_email text;
+    begin
+      -- one statement per recipient, none calling a function over a table (Citus, R3: docs/scaling.md)
+      for v_email in select r from webhook_notification_recipients(p_party_id) r loop
+        insert into mail_outbox (to_address, subject, text_body, kind)
+        values (v_email, p_subject, p_text, 'webhook-' || p_kind);
+      end loop;
       insert into operator_notifications (party_id, kind, payload, url)
       select s.party_id, p_kind, p_payload || jsonb_build_object('type', p_kind, 'partyId', s.party_id,
                                                                  'occurredAt', now()), s.webhook_url
         from webhook_notification_settings s
        where s.party_id = p_party_id and s.webhook_url is not null;
+    end
     $$;
 `;
 
@@ -55,6 +62,8 @@ export const WEBHOOK_BREAKERS_NOTIFY_FUNCTION = `
     declare
       told int := 0;
       t record;
+      v_ids text;
+      v_id_list jsonb;
     begin
       for t in
         update webhook_targets w
@@ -70,19 +79,19 @@ export const WEBHOOK_BREAKERS_NOTIFY_FUNCTION = `
          where w.id = d.id
         returning w.id, w.party_id, w.url, w.open_since
       loop
+        -- read first: the call below is over no table (Citus, R3)
+        select string_agg(r.id::text, ', ' order by r.id), coalesce(jsonb_agg(r.id order by r.id), '[]')
+          into v_ids, v_id_list
+          from webhook_registrations r
+         where r.target_id = t.id and r.deleted is null;
         perform webhook_notify(
           t.party_id, 'breaker-open',
           format('Webhook deliveries to %s are held: its endpoint keeps failing', t.url),
           format(E'The circuit breaker of the endpoint %s has been open since %s: its deliveries keep failing, '
                  'so the dispatcher holds them and tries again now and then. Nothing is lost; they are delivered '
                  'in order once the endpoint answers again. Registrations: %s.',
-                 t.url, to_char(t.open_since at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'),
-                 (select string_agg(r.id::text, ', ' order by r.id) from webhook_registrations r
-                   where r.target_id = t.id and r.deleted is null)),
-          jsonb_build_object(
-            'targetUrl', t.url, 'openSince', t.open_since,
-            'registrationIds', (select coalesce(jsonb_agg(r.id order by r.id), '[]') from webhook_registrations r
-                                 where r.target_id = t.id and r.deleted is null)));
+                 t.url, to_char(t.open_since at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'), v_ids),
+          jsonb_build_object('targetUrl', t.url, 'openSince', t.open_since, 'registrationIds', v_id_list));
         told := told + 1;
       end loop;
       return told;
