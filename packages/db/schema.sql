@@ -1083,7 +1083,7 @@ function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_
 
 function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallint, p_entity_id integer, p_entity jsonb, p_party_id integer, p_account_id integer, p_group_key text, p_action_id bigint, p_only_registration integer DEFAULT NULL::integer, p_trace_context jsonb DEFAULT NULL::jsonb, p_notify boolean DEFAULT true) returns integer
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef cd6aec4a1e221a59f00b35db318faa8a;
+  -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef 09b8d5f17cfa20a8bd3e0d2ee0d2d1d0;
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile

@@ -115,8 +115,8 @@ interface Fixtures {
   rows: Map<string, number | string>;
   /** The childless row a DELETE removes, by the path before `/{id}`. */
   spares: Map<string, number | string>;
-  /** Rows of single operations, by operation key. */
-  overrides: Record<string, number>;
+  /** Rows of single operations, by operation key (several: one per path parameter, in order). */
+  overrides: Record<string, number | number[]>;
   bodies: Record<string, Body>;
   /** Query strings of operations with required query parameters. */
   queries: Record<string, string>;
@@ -193,15 +193,23 @@ async function buildFixtures(): Promise<Fixtures> {
     const patchBody = await patch((name) => createRow(name, 'post'), parties);
     bodies[`patch ${def.path}/{id}`] = json(() => patchBody);
   }
-  // a third property, so the PMC has three webhooks: one to abort, one to resolve, one to retry
+  // a third and a fourth property, so the PMC has four webhooks: one to abort, one to resolve, one
+  // to retry, one delivered to resend
+  await createRow('Property', 'post');
   await createRow('Property', 'post');
   const hooks = await api.deps
     .knex('webhooks')
     .where({ registration_id: Number(registration.id) })
     .orderBy('id')
     .pluck<number[]>('id');
-  expect(hooks.length).toBeGreaterThanOrEqual(3);
-  const [created, toResolve, failed] = hooks.map(Number) as [number, number, number];
+  expect(hooks.length).toBeGreaterThanOrEqual(4);
+  const [created, toResolve, failed, delivered] = hooks.map(Number) as [number, number, number, number];
+  await setWebhookState(api.deps.knex, delivered, WebhookState.Successful, { completedAt: new Date() });
+  // an attempt of the delivered one, for the read of one attempt's full record
+  const [attempt] = await api.deps
+    .knex('webhook_attempts')
+    .insert({ webhook_id: delivered, number: 1, started_at: new Date(), duration_ms: 5, status_code: 200 })
+    .returning<{ id: string }[]>('id');
   await setWebhookState(api.deps.knex, failed, WebhookState.Failed, { completedAt: new Date() });
   await api.deps
     .knex('webhooks')
@@ -303,6 +311,8 @@ async function buildFixtures(): Promise<Fixtures> {
       'put /api/accounts/{id}/password': pmc.full.id,
       'post /api/webhooks/{id}/resolve': toResolve,
       'post /api/webhooks/{id}/retry': failed,
+      'post /api/webhooks/{id}/resend': delivered,
+      'get /api/webhooks/{id}/attempts/{attemptId}': [delivered, Number(attempt!.id)],
     },
     bodies,
     queries: {
@@ -322,7 +332,8 @@ function pathOf(operation: Operation): string {
       fixtures.overrides[key] ??
       (operation.method === 'delete' ? fixtures.spares : fixtures.rows).get(collection);
     if (id === undefined) throw new Error(`${nameOf(operation)}: no row of the victim to name; add one`);
-    path = path.replace(/\{\w+\}/, String(id));
+    // an override may name every path parameter, in order
+    for (const value of Array.isArray(id) ? id : [id]) path = path.replace(/\{\w+\}/, String(value));
   }
   const required = operation.queryParams.filter((parameter) => parameter.required);
   if (required.length && !fixtures.queries[key]) {

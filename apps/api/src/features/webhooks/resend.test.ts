@@ -131,7 +131,7 @@ describe('resend (POST /api/webhooks/{id}/resend)', () => {
     await waitForWebhook(api.db.knex, hook!.id, Successful);
     await setWebhookState(api.db.knex, hook!.id, Aborted);
     await expectProblem(await resend(hook!.id), 409, {
-      detail: `Only a Successful webhook can be resent; webhook ${hook!.id} is Aborted (5)`,
+      detail: `Only a Successful webhook can be resent; webhook ${hook!.id} is Aborted`,
     });
     await setWebhookState(api.db.knex, hook!.id, Successful);
     await api.db.knex('webhook_registrations').where({ id: registrationId }).update({ deleted: new Date() });

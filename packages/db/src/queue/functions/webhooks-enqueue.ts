@@ -64,7 +64,9 @@ export const WEBHOOKS_ENQUEUE_FUNCTION = `
              g.next_seq, p_action_id, p_trace_context
         from unnest(v_registrations, v_grouped, v_events) as s(registration_id, should_group, event_id)
         left join webhook_groups g
-          on s.should_group and g.registration_id = s.registration_id and g.group_key = p_group_key;
+          on s.should_group and g.registration_id = s.registration_id and g.group_key = p_group_key
+       -- ids in registration order, whatever join the planner picks
+       order by s.registration_id;
       get diagnostics v_count = row_count;
       if v_count > 0 and p_notify then
         perform pg_notify('${WEBHOOK_DUE_CHANNEL}', '');
