@@ -7,9 +7,9 @@ import {
   type LintOptions,
   VOLATILITY_SQL,
   volatilityOf,
-} from './citus-lint';
+} from '../tests/citus-lint';
 import { DATABASE_FUNCTIONS } from './queue/functions/index';
-import { HOT_STATEMENTS } from './queue/hot-statements';
+import { HOT_STATEMENTS } from '../tests/hot-statements';
 
 let db: TestDatabase;
 let options: LintOptions;

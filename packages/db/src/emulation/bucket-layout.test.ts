@@ -6,7 +6,7 @@ import { WebhookState } from '@platform/shared';
 import { completeWebhooks } from '../queue/complete';
 import { releaseClaims } from '../queue/release-claims';
 import type { ClaimedWebhook } from '../queue/claim';
-import { BUCKET_TABLES, buildBucketLayout, moveTenant } from './bucket-layout';
+import { BUCKET_TABLES, buildBucketLayout, moveTenant } from '../../tests/bucket-layout';
 
 const PARTITIONS = 8;
 const BUCKETS = 256;

@@ -1,7 +1,7 @@
-import { CLAIM_SQL } from './claim';
-import { ENQUEUE_STATEMENTS } from './enqueue';
-import { PRUNE_ATTEMPT_STATS_SQL, PRUNE_WEBHOOKS_STEP_SQL } from './prune';
-import { RELEASE_CLAIMS_SQL } from './release-claims';
+import { CLAIM_SQL } from '../src/queue/claim';
+import { ENQUEUE_STATEMENTS } from '../src/queue/enqueue';
+import { PRUNE_ATTEMPT_STATS_SQL, PRUNE_WEBHOOKS_STEP_SQL } from '../src/queue/prune';
+import { RELEASE_CLAIMS_SQL } from '../src/queue/release-claims';
 
 /**
  * The statements of the queue's hot paths that its TypeScript sends itself (with knex's bindings),
