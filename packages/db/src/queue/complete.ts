@@ -65,6 +65,11 @@ export interface HealthPolicy {
   disableMinAttempts: number;
 }
 
+/** The one statement `completeWebhooks` sends: a bare call of `webhooks_complete` (Citus R1). */
+export const COMPLETE_SQL = `select webhooks_complete(?, ?, ?::bigint[], ?::smallint[], ?::float8[], ?::smallint[],
+       ?::timestamptz[], ?::int[], ?::smallint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::boolean[],
+       ?::int[], ?::smallint[], ?::float8[], ?::json, ?::jsonb[], ?::jsonb[]) as completed`;
+
 /**
  * Writes a batch of results with one call of `webhooks_complete` (`functions/webhooks-complete.ts`),
  * one round trip and one commit: the state update guarded by the lease (a dispatcher whose lease ran
@@ -82,9 +87,7 @@ export async function completeWebhooks(
   if (results.length === 0) return { applied: [], leased: [], disabled: [] };
   const { rows } = await knex
     .raw<{ rows: { completed: CompletedBatch }[] }>(
-      `select webhooks_complete(?, ?, ?::bigint[], ?::smallint[], ?::float8[], ?::smallint[],
-       ?::timestamptz[], ?::int[], ?::smallint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::boolean[],
-       ?::int[], ?::smallint[], ?::float8[], ?::json, ?::jsonb[], ?::jsonb[]) as completed`,
+      COMPLETE_SQL,
       arrays([
         options.dispatcherId,
         options.leaseMs,

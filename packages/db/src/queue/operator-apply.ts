@@ -15,6 +15,10 @@ export interface OperatorApply {
   now: Date;
 }
 
+/** The one statement `applyOperatorAction` sends: a call of `webhooks_operator_apply` in `FROM` (Citus R1). */
+export const OPERATOR_APPLY_SQL =
+  'select webhook_id, outcome from webhooks_operator_apply(?, ?::bigint[], ?, ?, ?)';
+
 /**
  * Applies an operator action (abort, resolve, retry) to webhooks, in the caller's transaction:
  * one call of `webhooks_operator_apply` (`functions/webhooks-operator-apply.ts`), the one home
@@ -28,7 +32,7 @@ export async function applyOperatorAction(
   apply: OperatorApply,
 ): Promise<Map<number, OperatorOutcome>> {
   const { rows } = await trx.raw<{ rows: { webhook_id: string; outcome: OperatorOutcome }[] }>(
-    'select webhook_id, outcome from webhooks_operator_apply(?, ?::bigint[], ?, ?, ?)',
+    OPERATOR_APPLY_SQL,
     [apply.action, [...apply.ids], apply.freshSchedule ?? false, apply.actionId, apply.now],
   );
   return new Map(rows.map((row) => [Number(row.webhook_id), row.outcome]));

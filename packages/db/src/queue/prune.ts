@@ -303,6 +303,16 @@ async function referencingWebhooks(knex: Knex, low: number, high: number): Promi
 }
 
 /**
+ * The detach of an expired partition, and the end of one a dying run interrupted. Citus refuses
+ * both (docs/scaling.md, R9): on Citus the job detaches without `concurrently`, under
+ * `lock_timeout`; the Citus lint reads these (`HOT_STATEMENTS`).
+ */
+export const DETACH_PARTITION_SQL = {
+  concurrently: 'alter table ?? detach partition ?? concurrently',
+  finalize: 'alter table ?? detach partition ?? finalize',
+} as const;
+
+/**
  * Detaches a partition concurrently (or finishes an interrupted detach), on a pooled session of
  * its own with the lock timeout set: `detach ... concurrently` runs outside a transaction, so
  * `set local` cannot bound it.
@@ -311,10 +321,8 @@ async function detach(knex: Knex, table: PartitionedTable, partition: Partition)
   const client = (await knex.client.acquireConnection()) as { query(sql: string): Promise<unknown> };
   try {
     await client.query(`set lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`);
-    const how = partition.state === 'detaching' ? 'finalize' : 'concurrently';
-    await client.query(
-      knex.raw(`alter table ?? detach partition ?? ${how}`, [table, partition.name]).toQuery(),
-    );
+    const sql = DETACH_PARTITION_SQL[partition.state === 'detaching' ? 'finalize' : 'concurrently'];
+    await client.query(knex.raw(sql, [table, partition.name]).toQuery());
   } finally {
     await client.query('reset lock_timeout').catch(() => {});
     await knex.client.releaseConnection(client);

@@ -7,6 +7,9 @@ export interface GroupRelease {
   groupKey: string;
 }
 
+/** The one statement `releaseGroups` sends: a call of `webhook_groups_release` in `FROM` (Citus R1). */
+export const RELEASE_GROUPS_SQL = 'select id from webhook_groups_release(?::int[], ?::text[]) as id';
+
 /**
  * Releases groups: each loses one open webhook, and its oldest Pending (lowest `group_seq`)
  * becomes the new head, Created and due now. One call of `webhook_groups_release`
@@ -20,7 +23,7 @@ export async function releaseGroups(
 ): Promise<number[]> {
   if (releases.length === 0) return [];
   const { rows } = await trx.raw<{ rows: { id: number }[] }>(
-    'select id from webhook_groups_release(?::int[], ?::text[]) as id',
+    RELEASE_GROUPS_SQL,
     arrays([releases.map((r) => r.registrationId), releases.map((r) => r.groupKey)]),
   );
   return rows.map((r) => r.id);
