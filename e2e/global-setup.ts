@@ -28,6 +28,12 @@ const resultsDir = join(import.meta.dirname, 'test-results');
 
 /** Seven attempts (docs/webhooks.md#retries) that all fall due within a couple of seconds. */
 const RETRY_SCHEDULE = '0s,200ms,200ms,200ms,200ms,200ms,200ms';
+/**
+ * The stack's breaker threshold (consecutive target failures of one endpoint): above the 21 that
+ * the most failing specs send to theirs (three webhooks, seven attempts each), so every attempt
+ * of theirs is a request; a spec that wants the breaker open sends more (console-breaker-skips).
+ */
+const BREAKER_FAILURES = 24;
 /** A start on a loaded 2-core CI machine (initdb, migrations, seed, tsx) takes a while. */
 const START_TIMEOUT_MS = 240_000;
 const STOP_TIMEOUT_MS = 60_000;
@@ -105,11 +111,11 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       // the target is on 127.0.0.1
       ALLOW_PRIVATE_TARGETS: 'true',
       WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE,
-      // every test's target is a path of one local receiver, so all share one origin and one
-      // circuit breaker: with the default (5 failures) one test's failing target would open it
-      // for the next tests, and the flows that walk a webhook through all 7 attempts would see
-      // circuit-open attempts instead of requests. The breaker's own tests are the dispatcher's.
-      DISPATCHER_BREAKER_FAILURES: '10000',
+      // the breaker is per endpoint (party + URL) and every test's target is an endpoint of its
+      // own; the threshold lets no other spec's target open it (at most 21 consecutive failures,
+      // three failing webhooks' seven attempts) and lets a spec that sends more see it open
+      // (README › What a run does)
+      DISPATCHER_BREAKER_FAILURES: String(BREAKER_FAILURES),
       // deliveries the target holds (see fixtures/webhook-target.ts) are released well within this
       WEBHOOK_TIMEOUT: '60s',
       // NOTIFY and the next due time wake the dispatcher; this only bounds a missed wake-up
@@ -158,6 +164,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     // read by the config (baseURL) and the fixtures in the workers, which inherit this environment
     process.env.E2E_BASE_URL = api;
     process.env.E2E_TARGET_ORIGIN = target.origin;
+    process.env.E2E_DISPATCHER_URL = `http://127.0.0.1:${ports.dispatcher}`;
+    process.env.E2E_BREAKER_FAILURES = String(BREAKER_FAILURES);
     console.log(
       `[e2e] stack up in ${((Date.now() - started) / 1000).toFixed(1)} s: API ${api}, target ${target.origin}, ` +
         `${serverUrl ? `database e2e_${runId}` : `embedded Postgres in .data/e2e-${runId}`}; log ${logFile}`,

@@ -1,7 +1,5 @@
-import { expect, signIn, snap, test } from '../fixtures/test';
+import { expect, FAILED, signIn, snap, SUCCESSFUL, test } from '../fixtures/test';
 
-const FAILED = 4;
-const SUCCESSFUL = 3;
 const CHANGES = 3;
 
 test('bulk retry from a filter: a dry run counts, the operator confirms, the progress bar reaches done, and every webhook is delivered', async ({
@@ -10,11 +8,11 @@ test('bulk retry from a filter: a dry run counts, the operator confirms, the pro
   target,
 }, testInfo) => {
   // a target that fails every attempt: the webhooks of three changes end Failed
-  await target.behave({ status: 500 });
-  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
-  for (let index = 0; index < CHANGES; index++) await api.createProperty(`Bulk House ${index} ${Date.now()}`);
-  await api.waitForStates(registrationId, Array(CHANGES).fill(FAILED));
-  const webhooks = await api.webhooksOf(registrationId);
+  const { registrationId, webhooks } = await api.endedWebhooks(target, {
+    status: 500,
+    count: CHANGES,
+    name: 'Bulk House',
+  });
 
   // the table, filtered to the registration through the address and to Failed through the form
   await signIn(page, `/admin/webhooks?registrationId=${registrationId}`);

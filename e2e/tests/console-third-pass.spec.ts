@@ -1,17 +1,15 @@
-import { expect, signIn, snap, test } from '../fixtures/test';
-
-const SUCCESSFUL = 3;
-const FAILED = 4;
+import { expect, FAILED, signIn, snap, SUCCESSFUL, test } from '../fixtures/test';
 
 test('a selection holds the webhooks table still: auto-refresh pauses while rows are ticked, and says so', async ({
   page,
   api,
   target,
 }, testInfo) => {
-  await target.behave({ status: 200 });
-  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
-  for (let index = 0; index < 3; index++) await api.createProperty(`Selected House ${index} ${Date.now()}`);
-  await api.waitForStates(registrationId, Array(3).fill(SUCCESSFUL));
+  const { registrationId } = await api.endedWebhooks(target, {
+    status: 200,
+    count: 3,
+    name: 'Selected House',
+  });
 
   await signIn(page, `/admin/webhooks?registrationId=${registrationId}`);
   const rows = page.getByTestId('webhook-row');
@@ -43,10 +41,11 @@ test('a bulk action says it acts on exactly what its dry run counted', async ({
   api,
   target,
 }, testInfo) => {
-  await target.behave({ status: 500 });
-  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
-  for (let index = 0; index < 2; index++) await api.createProperty(`Counted House ${index} ${Date.now()}`);
-  await api.waitForStates(registrationId, Array(2).fill(FAILED));
+  const { registrationId } = await api.endedWebhooks(target, {
+    status: 500,
+    count: 2,
+    name: 'Counted House',
+  });
 
   await signIn(page, `/admin/webhooks?registrationId=${registrationId}&state=${FAILED}`);
   await page.getByRole('button', { name: 'Abort all matching…' }).click();
@@ -71,10 +70,7 @@ test('a bad link says what it could not read, and a page past the end says so', 
   api,
   target,
 }, testInfo) => {
-  await target.behave({ status: 200 });
-  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
-  await api.createProperty(`Linked House ${Date.now()}`);
-  await api.waitForStates(registrationId, [SUCCESSFUL]);
+  const { registrationId } = await api.endedWebhooks(target, { status: 200, name: 'Linked House' });
 
   await signIn(page, '/admin/webhooks?state=99&createdFrom=notadate&entityId=abc&sort=bogus');
   const notice = page.getByTestId('bad-link');

@@ -1,21 +1,20 @@
 import { readFile } from 'node:fs/promises';
-import { expect, signIn, snap, test } from '../fixtures/test';
+import { expect, signIn, snap, SUCCESSFUL, test } from '../fixtures/test';
 
 /** Issue 30 item 17: CSV export of the filtered list, dark mode, keyboard navigation of tables. */
-
-const SUCCESSFUL = 3;
 
 test('Export CSV writes every webhook the filters match, all pages, oldest first', async ({
   page,
   api,
   target,
 }, testInfo) => {
-  await target.behave({ status: 200 });
-  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
   // one more than a page of the table: the export is not the visible page
-  for (let index = 0; index < 21; index++) await api.createProperty(`Exported, "House" ${index}`);
-  await api.waitForStates(registrationId, Array(21).fill(SUCCESSFUL));
-  const ids = (await api.webhooksOf(registrationId)).map((w) => w.id).sort((a, b) => a - b);
+  const { registrationId, webhooks } = await api.endedWebhooks(target, {
+    status: 200,
+    count: 21,
+    name: 'Exported, "House"',
+  });
+  const ids = webhooks.map((w) => w.id).sort((a, b) => a - b);
 
   await signIn(page, `/admin/webhooks?registrationId=${registrationId}&state=${SUCCESSFUL}`);
   await expect(page.getByTestId('webhook-row')).toHaveCount(20);
@@ -93,10 +92,7 @@ test('tables by keyboard: j and k move, x selects, Enter opens, ? shows the keys
   api,
   target,
 }, testInfo) => {
-  await target.behave({ status: 200 });
-  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
-  for (let index = 0; index < 3; index++) await api.createProperty(`Keyed House ${index} ${Date.now()}`);
-  await api.waitForStates(registrationId, Array(3).fill(SUCCESSFUL));
+  const { registrationId } = await api.endedWebhooks(target, { status: 200, count: 3, name: 'Keyed House' });
 
   await signIn(page, `/admin/webhooks?registrationId=${registrationId}`);
   const rows = page.getByTestId('webhook-row');

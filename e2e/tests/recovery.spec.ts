@@ -5,20 +5,17 @@ import {
   openSection,
   signIn,
   snap,
+  SUCCESSFUL,
+  FAILED,
   test,
-  type ApiClient,
+  VIEWER,
 } from '../fixtures/test';
 import type { RecordedDelivery } from '../fixtures/webhook-target';
 
 /** The e2e retry schedule has 7 attempts (e2e/README.md): a failing target fails a webhook in ~2 s. */
 const RETRY_SCHEDULE_ATTEMPTS = 7;
 const PROPERTY_CREATED = { entityName: 'Property', type: 1 };
-const FAILED = 4;
-const SUCCESSFUL = 3;
 const RESOLVED = 7;
-
-/** The seeded viewer: same party as the operator, read permissions only (no Webhook.Update). */
-const VIEWER = { email: 'viewer@example.com', password: 'Demo-Password-1!' } as const;
 
 /** A Standard Webhooks signature (`v1,<base64>`) of a delivery with `secret`. */
 function signature(secret: string, id: string, timestamp: string, body: string): string {
@@ -26,29 +23,25 @@ function signature(secret: string, id: string, timestamp: string, body: string):
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
-/** Writes `count` properties and waits until each one's webhook has failed every attempt. */
-async function failedWebhooks(api: ApiClient, registrationId: number, count: number): Promise<number[]> {
-  for (let i = 0; i < count; i += 1) await api.createProperty(`Outage House ${i} ${Date.now()}`);
-  await api.waitForStates(registrationId, Array(count).fill(FAILED), 90_000);
-  return (await api.webhooksOf(registrationId)).map((w) => w.id);
-}
-
 test('Recover from the registration page delivers the webhooks that failed during an outage', async ({
   page,
   api,
   target,
 }, testInfo) => {
-  await target.behave({ status: 500 });
-  const registration = await api.register(target.url, [PROPERTY_CREATED]);
-  const webhookIds = await failedWebhooks(api, registration.id, 2);
+  const { registrationId, webhooks } = await api.endedWebhooks(target, {
+    status: 500,
+    count: 2,
+    name: 'Outage House',
+  });
+  const webhookIds = webhooks.map((w) => w.id);
   // the outage ends
   await target.behave({ status: 200 });
 
-  await signIn(page, `/admin/registrations/${registration.id}`);
+  await signIn(page, `/admin/registrations/${registrationId}`);
   const tools = page.getByTestId('recovery-tools');
   await tools.getByRole('button', { name: 'Recover failed webhooks…' }).click();
   const dialog = page.getByRole('dialog', {
-    name: `Recover the failed webhooks of registration ${registration.id}`,
+    name: `Recover the failed webhooks of registration ${registrationId}`,
   });
   await expect(dialog).toBeVisible();
   // a quick pick fills the window; the dry run counts what would change, and changes nothing
@@ -59,7 +52,7 @@ test('Recover from the registration page delivers the webhooks that failed durin
     '2 Failed webhooks would be delivered again.',
   );
   await snap(page, testInfo, 'recover-count');
-  expect(await api.statesOf(registration.id)).toEqual([FAILED, FAILED]);
+  expect(await api.statesOf(registrationId)).toEqual([FAILED, FAILED]);
 
   await dialog.getByRole('button', { name: 'Recover 2 webhooks' }).click();
   const progress = dialog.getByTestId('operation-progress');
@@ -71,7 +64,7 @@ test('Recover from the registration page delivers the webhooks that failed durin
   await expect(dialog).toBeHidden();
 
   // a fresh schedule: each webhook's next attempt reaches the recovered target
-  await api.waitForStates(registration.id, [SUCCESSFUL, SUCCESSFUL]);
+  await api.waitForStates(registrationId, [SUCCESSFUL, SUCCESSFUL]);
   for (const id of webhookIds) {
     expect((await target.deliveriesOf(id)).map((d) => d.answeredStatus)).toEqual([
       ...Array(RETRY_SCHEDULE_ATTEMPTS).fill(500),
@@ -80,7 +73,7 @@ test('Recover from the registration page delivers the webhooks that failed durin
   }
 
   // the audit trail says who recovered what, and how many changed
-  const entry = await operatorActionEntryOf(page, 'Recover', registration.id);
+  const entry = await operatorActionEntryOf(page, 'Recover', registrationId);
   await expect(entry.getByTestId('audit-changed')).toHaveText('2');
   await expect(entry).toContainText('manager@example.com');
   await expect(entry.getByTestId('audit-filter')).toContainText('since');
@@ -230,14 +223,12 @@ test('triage shows the failing line, resolves it as a whole, and the audit trail
   api,
   target,
 }, testInfo) => {
-  await target.behave({ status: 500 });
-  const registration = await api.register(target.url, [PROPERTY_CREATED]);
-  await failedWebhooks(api, registration.id, 2);
+  const { registrationId } = await api.endedWebhooks(target, { status: 500, count: 2, name: 'Outage House' });
 
   await signIn(page);
   await openSection(page, 'Webhook issues');
   // only this test's registration, as an operator narrowing down would
-  await page.goto(`/admin/webhook-issues?registrationId=${registration.id}`);
+  await page.goto(`/admin/webhook-issues?registrationId=${registrationId}`);
   const line = page.getByTestId('triage-line');
   await expect(line).toHaveCount(1);
   await expect(line.getByTestId('triage-problem')).toHaveText('HTTP 500');
@@ -256,9 +247,9 @@ test('triage shows the failing line, resolves it as a whole, and the audit trail
   // the page keeps showing what was done
   await expect(page.getByTestId('operation-summary')).toContainText('2 resolved');
   await expect(page.getByTestId('empty-state')).toContainText('Nothing to triage');
-  expect(await api.statesOf(registration.id)).toEqual([RESOLVED, RESOLVED]);
+  expect(await api.statesOf(registrationId)).toEqual([RESOLVED, RESOLVED]);
 
-  const entry = await operatorActionEntryOf(page, 'Bulk resolve', registration.id);
+  const entry = await operatorActionEntryOf(page, 'Bulk resolve', registrationId);
   await expect(entry.getByTestId('audit-changed')).toHaveText('2');
   await expect(entry.getByTestId('audit-filter')).toContainText('HTTP 500');
   await snap(page, testInfo, 'audit-bulk-resolve');

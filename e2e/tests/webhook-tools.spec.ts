@@ -1,17 +1,14 @@
-import { expect, signIn, snap, test } from '../fixtures/test';
-
-const SUCCESSFUL = 3;
+import { expect, signIn, snap, SUCCESSFUL, test } from '../fixtures/test';
 
 test('Resend delivers a Successful webhook’s body again as a new webhook, and the audit trail names it', async ({
   page,
   api,
   target,
 }, testInfo) => {
-  await target.behave({ status: 200 });
-  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
-  await api.createProperty(`Resent House ${Date.now()}`);
-  await api.waitForStates(registrationId, [SUCCESSFUL]);
-  const [original] = await api.webhooksOf(registrationId);
+  const {
+    registrationId,
+    webhooks: [original],
+  } = await api.endedWebhooks(target, { status: 200, name: 'Resent House' });
 
   await signIn(page, `/admin/webhooks/${original!.id}`);
   const state = page.getByRole('heading', { level: 1 }).getByTestId('webhook-state');
@@ -48,11 +45,9 @@ test('an attempt’s full record shows the request as sent and the answer, heade
   api,
   target,
 }, testInfo) => {
-  await target.behave({ status: 200 });
-  const registrationId = await api.createRegistration(target.url, [{ entityName: 'Property', type: 1 }]);
-  await api.createProperty(`Recorded House ${Date.now()}`);
-  await api.waitForStates(registrationId, [SUCCESSFUL]);
-  const [webhook] = await api.webhooksOf(registrationId);
+  const {
+    webhooks: [webhook],
+  } = await api.endedWebhooks(target, { status: 200, name: 'Recorded House' });
   const [delivered] = await target.deliveriesOf(webhook!.id);
 
   await signIn(page, `/admin/webhooks/${webhook!.id}`);

@@ -95,3 +95,15 @@ export async function startDispatcher(
   }
   return dispatcher;
 }
+
+/**
+ * The sum of every sample of `name` whose label set contains `labels` (e.g. `reason="circuit-open"`)
+ * in a Prometheus text scrape (a dispatcher's `GET /metrics`); 0 when there is none.
+ */
+export function metricSum(scrape: string, name: string, labels = ''): number {
+  return scrape
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+    .filter((line) => line.includes(labels))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}

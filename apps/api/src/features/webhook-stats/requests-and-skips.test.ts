@@ -6,6 +6,7 @@ import {
   type WebhookStatsRead,
 } from '@platform/shared';
 import {
+  metricSum,
   propertyChange,
   seedChange,
   seedRegistration,
@@ -24,15 +25,6 @@ import { useTestApi } from '../../../tests/support/api';
 const { Failed } = WebhookState;
 
 const { api, world } = useTestApi({ world: true, truncateWebhooks: true });
-
-/** The sum of every sample of `name` whose labels contain `labels` (Prometheus text format). */
-function sample(text: string, name: string, labels = ''): number {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .filter((line) => line.includes(labels))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
 
 describe('requests and skips, counted apart', () => {
   it('overview, health, metrics and the webhooks list agree with the receiver’s own count', async () => {
@@ -93,10 +85,10 @@ describe('requests and skips, counted apart', () => {
       expect(window.p50Ms).toBeGreaterThanOrEqual(40);
     }
 
-    expect(sample(metrics, 'dispatcher_deliveries_total')).toBe(received);
-    expect(sample(metrics, 'dispatcher_deliveries_total', 'outcome="status"')).toBe(received);
-    expect(sample(metrics, 'dispatcher_skipped_attempts_total', 'reason="circuit-open"')).toBe(skipped);
-    expect(sample(metrics, 'dispatcher_attempt_duration_seconds_count')).toBe(received);
+    expect(metricSum(metrics, 'dispatcher_deliveries_total')).toBe(received);
+    expect(metricSum(metrics, 'dispatcher_deliveries_total', 'outcome="status"')).toBe(received);
+    expect(metricSum(metrics, 'dispatcher_skipped_attempts_total', 'reason="circuit-open"')).toBe(skipped);
+    expect(metricSum(metrics, 'dispatcher_attempt_duration_seconds_count')).toBe(received);
 
     // a Failed webhook whose last attempt was skipped shows the target's last real answer beside it
     const list = await readJson<Page<WebhookRead>>(
