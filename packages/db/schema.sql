@@ -1034,8 +1034,8 @@ function webhook_breakers_notify() returns integer
   -- defined in no file of packages/db/src/queue/functions/, md5 of pg_get_functiondef b7f8e08b921cb41e80668b46cd3a57c0;
 
 function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[], p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
-  language sql stable
-  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef fcede5c4547970e2a81ea5fa7da96300;
+  language plpgsql stable
+  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef 87443995459a89ae13df308d38963c63;
 
 function webhook_endpoint_url(p_url text) returns text
   language sql immutable

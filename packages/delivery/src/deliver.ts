@@ -28,6 +28,14 @@ export const REDACTED = '[redacted]';
  * When the excerpt was cut, a tail that begins a credential is redacted too.
  */
 export function redactCredentials(excerpt: string, credentials: readonly string[]): string {
+  return credentialRedactor(credentials)(excerpt);
+}
+
+/**
+ * `redactCredentials` for one request's credentials, prepared once: a delivery redacts its body
+ * excerpt and every header it sent and received with the same credentials, and most carry none.
+ */
+export function credentialRedactor(credentials: readonly string[]): (excerpt: string) => string {
   // longest first, so a value containing another (user:password) goes whole
   const forms = [
     ...new Set(
@@ -36,23 +44,25 @@ export function redactCredentials(excerpt: string, credentials: readonly string[
         .flatMap((value) => [value, JSON.stringify(value).slice(1, -1)]),
     ),
   ].sort((a, b) => b.length - a.length);
-  if (forms.length === 0) return excerpt;
-  // whether the answer was cut: the excerpt keeps RESPONSE_EXCERPT_BYTES less at most 3 (a split
-  // character); judged before redacting, which shortens it
-  const cut = Buffer.byteLength(excerpt) >= RESPONSE_EXCERPT_BYTES - 3;
-  let text = excerpt;
-  for (const form of forms) text = text.replaceAll(form, REDACTED);
-  if (cut) {
-    for (const form of forms) {
-      for (let length = Math.min(form.length - 1, text.length); length > 0; length--) {
-        if (text.endsWith(form.slice(0, length))) {
-          text = text.slice(0, -length) + REDACTED;
-          break;
+  if (forms.length === 0) return (excerpt) => excerpt;
+  return (excerpt) => {
+    // whether the answer was cut: the excerpt keeps RESPONSE_EXCERPT_BYTES less at most 3 (a split
+    // character); judged before redacting, which shortens it
+    const cut = Buffer.byteLength(excerpt) >= RESPONSE_EXCERPT_BYTES - 3;
+    let text = excerpt;
+    for (const form of forms) text = text.replaceAll(form, REDACTED);
+    if (cut) {
+      for (const form of forms) {
+        for (let length = Math.min(form.length - 1, text.length); length > 0; length--) {
+          if (text.endsWith(form.slice(0, length))) {
+            text = text.slice(0, -length) + REDACTED;
+            break;
+          }
         }
       }
     }
-  }
-  return text;
+    return text;
+  };
 }
 
 /** A request as it was sent, for the attempt's record: every credential it carried redacted. */
@@ -68,8 +78,10 @@ export interface SentRequest {
  * accepts, which a reader of attempts could send it again within its timestamp tolerance. The
  * body is left out: it is the webhook's own, rebuilt on read.
  */
-export function sentRequest(delivery: DeliveryRequest): SentRequest {
-  const credentials = delivery.credentials ?? [];
+export function sentRequest(
+  delivery: DeliveryRequest,
+  redact = credentialRedactor(delivery.credentials ?? []),
+): SentRequest {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(delivery.headers)) {
     headers[name] =
@@ -78,7 +90,7 @@ export function sentRequest(delivery: DeliveryRequest): SentRequest {
             .split(' ')
             .map((signature) => signature.replace(/,.*$/s, `,${REDACTED}`))
             .join(' ')
-        : redactCredentials(value, credentials);
+        : redact(value);
   }
   return { url: delivery.url, headers };
 }
@@ -90,13 +102,13 @@ export function sentRequest(delivery: DeliveryRequest): SentRequest {
  */
 export function answerHeaders(
   raw: Record<string, string | string[] | undefined>,
-  credentials: readonly string[],
+  redact: (text: string) => string,
 ): Record<string, string> {
   const kept: Record<string, string> = {};
   let size = 0;
   for (const [name, value] of Object.entries(raw)) {
     if (value === undefined) continue;
-    const text = redactCredentials(Array.isArray(value) ? value.join(', ') : value, credentials);
+    const text = redact(Array.isArray(value) ? value.join(', ') : value);
     size += Buffer.byteLength(name) + Buffer.byteLength(text);
     if (size > RESPONSE_HEADERS_BYTES) break;
     kept[name] = text;
@@ -265,7 +277,8 @@ export class Deliverer {
       () => abort.abort(new DOMException('delivery timed out', 'TimeoutError')),
       this.options.timeoutMs,
     );
-    const sent = sentRequest(delivery);
+    const redact = credentialRedactor(delivery.credentials ?? []);
+    const sent = sentRequest(delivery, redact);
     try {
       const response = await request(url, {
         method: 'POST',
@@ -275,7 +288,7 @@ export class Deliverer {
         signal: abort.signal,
       });
       const statusCode = response.statusCode;
-      const responseBody = redactCredentials(await excerpt(response.body), delivery.credentials ?? []);
+      const responseBody = redact(await excerpt(response.body));
       const ok = statusCode >= 200 && statusCode < 300;
       const retryAfter =
         statusCode === 429 || statusCode === 503 ? response.headers['retry-after'] : undefined;
@@ -284,7 +297,7 @@ export class Deliverer {
         errorKind: ok ? null : statusCode >= 300 && statusCode < 400 ? 'redirect' : 'status',
         responseBody,
         request: sent,
-        responseHeaders: answerHeaders(response.headers, delivery.credentials ?? []),
+        responseHeaders: answerHeaders(response.headers, redact),
         ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
       });
     } catch (error) {
