@@ -1,4 +1,4 @@
-import { CLAIM_SQL, claimBindings, type Knex } from '@platform/db';
+import { CLAIM_PICK_SQL, claimBindings, type Knex } from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import { eventually } from '@platform/testkit';
 import { TargetLimits } from '../apps/dispatcher/src/target-limits';
@@ -11,10 +11,11 @@ import { startDispatcher } from './stack';
 const MEASURED = 50_000;
 
 /**
- * The claim as the dispatcher sends it (`CLAIM_SQL`, packages/db/src/queue/claim.ts), with the
+ * The claim's pick statement (`CLAIM_PICK_SQL`, packages/db/src/queue/functions/webhooks-claim.ts:
+ * what `webhooks_claim` runs before the lease, the part that reads the queue), with the
  * bindings of a dispatcher that has just started at the bench's concurrency and holds nothing
  * (a batch of twice its slots, the default room of a target it has not met), explained with
- * ANALYZE in a transaction that is rolled back, so the rows it locks and leases (and a breaker
+ * ANALYZE in a transaction that is rolled back, so the rows it locks (and a breaker
  * it might half-open) stay as they were. It is an index scan when the webhooks are read through
  * `webhooks_claimable` and never sequentially.
  */
@@ -34,7 +35,7 @@ async function explainClaim(
   let plan: string[];
   try {
     const { rows } = await trx.raw<{ rows: { 'QUERY PLAN': string }[] }>(
-      `explain (analyze, buffers, costs off) ${CLAIM_SQL}`,
+      `explain (analyze, buffers, costs off) ${CLAIM_PICK_SQL}`,
       bindings,
     );
     plan = rows.map((row) => row['QUERY PLAN']);

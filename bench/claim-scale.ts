@@ -1,6 +1,7 @@
 import {
-  CLAIM_SQL,
+  CLAIM_PICK_SQL,
   claimBindings,
+  claimWebhooks,
   REGISTRATION_HEALTH_SQL,
   registrationHealth,
   type Knex,
@@ -81,29 +82,28 @@ async function timedClaim(
     maxPerHost: 4 * concurrency,
     slowMs: 1_000,
   });
-  const bindings = claimBindings({
+  const options = {
     batch: 2 * concurrency,
     leaseMs: 60_000,
     dispatcherId: 'bench',
     after,
     ...limits.claimRooms(),
-  });
+  };
   const trx = await knex.transaction();
   try {
     if (explain) {
+      // the pick statement: the part of webhooks_claim that reads the queue (functions/webhooks-claim.ts)
       const { rows } = await trx.raw<{ rows: { 'QUERY PLAN': string }[] }>(
-        `explain (analyze, buffers, costs off) ${CLAIM_SQL}`,
-        bindings,
+        `explain (analyze, buffers, costs off) ${CLAIM_PICK_SQL}`,
+        claimBindings(options),
       );
       return { ms: NaN, leased: 0, cursor: after, plan: rows.map((row) => row['QUERY PLAN']) };
     }
     const started = performance.now();
-    // a named prepared statement, as the dispatcher sends it (packages/db/src/queue/prepared.ts)
-    const { rows } = await trx
-      .raw<{ rows: { leased: unknown[]; cursor: number }[] }>(CLAIM_SQL, bindings)
-      .options({ name: 'webhooks-claim' });
+    // as the dispatcher sends it: one call of webhooks_claim, a named prepared statement
+    const claim = await claimWebhooks(trx, options);
     const ms = performance.now() - started;
-    return { ms, leased: rows[0]!.leased.length, cursor: rows[0]!.cursor };
+    return { ms, leased: claim.leased.length, cursor: claim.cursor };
   } finally {
     await trx.rollback().catch(() => {});
   }

@@ -3,7 +3,7 @@
  *
  *   DATABASE_URL=postgres://… npx tsx bench/partitioning-experiment.ts
  *
- * 1. The fair claim (`CLAIM_SQL`) on `webhooks` as it is, against the same rows in a `webhooks`
+ * 1. The fair claim's pick (`CLAIM_PICK_SQL`) on `webhooks` as it is, against the same rows in a `webhooks`
  *    partitioned by day like `entity_changes` and `webhook_attempts` (range of id,
  *    `time_partitions_ensure`): HISTORY finished webhooks over DAYS days (default 100,000 over
  *    33), 50 registrations with 1,000 due webhooks each. Median execution time (EXPLAIN ANALYZE in
@@ -17,7 +17,7 @@
  *    per statement (/proc/<backend pid>/stat), RUNS blocks of 500 each, interleaved.
  */
 import { readFile } from 'node:fs/promises';
-import { CLAIM_SQL, claimBindings, createKnex, migrate, type Knex } from '@platform/db';
+import { CLAIM_PICK_SQL, claimBindings, createKnex, migrate, type Knex } from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import { adminQuery, withDatabase } from '@platform/testkit';
 import { lastAttemptOf } from '../apps/api/src/features/webhooks/webhook-presenter';
@@ -106,7 +106,7 @@ async function claim(knex: Knex): Promise<{ ms: number; indexScan: boolean }> {
   const trx = await knex.transaction();
   try {
     const { rows } = await trx.raw<{ rows: Record<string, string>[] }>(
-      `explain (analyze, costs off) ${CLAIM_SQL}`,
+      `explain (analyze, costs off) ${CLAIM_PICK_SQL}`,
       claimBindings({ batch: 64, leaseMs: 60_000, dispatcherId: 'x', rooms: new Map(), defaultRoom: 32 }),
     );
     const plan = rows.map((row) => row['QUERY PLAN']!);

@@ -1077,6 +1077,10 @@ function webhook_targets_rate_limit() returns trigger
   language plpgsql volatile
   -- defined in packages/db/src/queue/functions/webhook-targets-rate-limit.ts, md5 of pg_get_functiondef f919190d62c7bf2800dd9cb5f908755b;
 
+function webhooks_claim(p_after integer, p_batch integer, p_roomless integer[], p_lease_ms double precision, p_dispatcher_id text, p_host_room integer, p_default_room integer, p_room_targets integer[], p_rooms integer[], p_held integer[]) returns json
+  language plpgsql volatile
+  -- defined in packages/db/src/queue/functions/webhooks-claim.ts, md5 of pg_get_functiondef f56297471ff4ef83ae40ea3fa3c67f7e;
+
 function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json, p_requests jsonb[], p_response_headers jsonb[]) returns json
   language plpgsql volatile
   -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 8c0a0558952e5bc1f91b8ed77403b1ef;

@@ -47,18 +47,21 @@ beforeAll(async () => {
     claimsAtReceipt.push(claimsAnswered);
     return {};
   });
-  db.knex.on('query-response', (response: { rows?: { leased?: unknown[] }[] }, query: { sql?: string }) => {
-    if (query.sql?.includes('attempt_count = attempt_count - 1')) handedBack++;
-    if (!query.sql?.includes('webhooks_lease(')) return;
-    claimsAnswered++;
-    // the first claim that leases anything answers 10 s late by the dispatcher's clock: longer
-    // than the lease
-    if (!stalled && (response.rows?.[0]?.leased?.length ?? 0) > 0) {
-      stalled = true;
-      stalledClaim = claimsAnswered;
-      skew += 10_000;
-    }
-  });
+  db.knex.on(
+    'query-response',
+    (response: { rows?: { claim?: { leased: unknown[] } }[] }, query: { sql?: string }) => {
+      if (query.sql?.includes('attempt_count = attempt_count - 1')) handedBack++;
+      if (!query.sql?.includes('webhooks_claim(')) return;
+      claimsAnswered++;
+      // the first claim that leases anything answers 10 s late by the dispatcher's clock: longer
+      // than the lease
+      if (!stalled && (response.rows?.[0]?.claim?.leased.length ?? 0) > 0) {
+        stalled = true;
+        stalledClaim = claimsAnswered;
+        skew += 10_000;
+      }
+    },
+  );
   partyId = await seedParty(db.knex, 'Stalled');
   await seedRegistration(db.knex, { partyId, targetUrl: target.url });
   dispatcher = createDispatcher({

@@ -44,16 +44,6 @@ const rulesOf = (sql: string, ...functions: string[]): CitusRule[] =>
  */
 const KNOWN: { unit: string; rule: CitusRule; detail?: string; why: string }[] = [
   {
-    unit: 'claim',
-    rule: 'nested-distributed-query',
-    why: 'the claim calls webhooks_lease from the statement that picks the rows (issue 31 point 1): step 4, webhooks_claim',
-  },
-  {
-    unit: 'claim',
-    rule: 'bare-call',
-    why: 'the same statement, sent as it is: step 4 makes it one call of webhooks_claim',
-  },
-  {
     unit: 'webhooks_enqueue',
     rule: 'worker-sequence',
     detail: 'INSERT into entity_changes',

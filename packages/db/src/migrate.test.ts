@@ -2,7 +2,7 @@ import { CLAIMABLE_WEBHOOK_STATES, PERMISSIONS } from '@platform/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate';
 import type { Knex } from 'knex';
-import { CLAIM_SQL, claimBindings } from './queue/claim';
+import { CLAIM_PICK_SQL, claimBindings } from './queue/claim';
 import { sqlList } from './queue/sql';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 
@@ -48,12 +48,12 @@ describe('migrations', () => {
 
   it('serve the fair claim from the partial claimable index, and the oldest due from the due index', async () => {
     await db.knex.raw('set enable_seqscan = off');
-    const explain = async (sql: string, bindings: Knex.RawBinding[] = []) => {
+    const explain = async (sql: string, bindings: readonly Knex.RawBinding[] | Knex.ValueDict = []) => {
       const { rows } = await db.knex.raw<{ rows: { 'QUERY PLAN': string }[] }>(`explain ${sql}`, bindings);
       return rows.map((r) => r['QUERY PLAN']).join('\n');
     };
     const claim = await explain(
-      CLAIM_SQL,
+      CLAIM_PICK_SQL,
       claimBindings({ batch: 100, leaseMs: 60_000, dispatcherId: 'x', rooms: new Map(), defaultRoom: 16 }),
     );
     expect(claim).toContain('webhooks_claimable');

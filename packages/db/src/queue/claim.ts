@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
-import { CLAIMABLE_WEBHOOK_STATES } from '@platform/shared';
+import { CLAIM_PARAMETER_NAMES, CLAIM_PARAMETERS, type ClaimParameter } from './functions/webhooks-claim';
 import { prepared } from './prepared';
-import { arrays, sqlList } from './sql';
 
 /**
  * A claimed webhook with everything one delivery needs, as `webhook_deliveries`
@@ -93,294 +92,66 @@ export interface ClaimOptions {
   after?: number;
 }
 
-const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
+export { CLAIM_PICK_SQL } from './functions/webhooks-claim';
 
 /**
- * How far one claim's walk may go, per row of its batch: registrations visited that cannot give it
- * work (paused, disabled, only future rows, an endpoint without room) count too, so a thousand
- * paused registrations cost a claim at most `VISITS_PER_ROW × batch` visits (512 for a batch of
- * 64: about 5 ms), never all of them. Larger, a claim could take longer; smaller, a lap over many
- * registrations in back-off would take more claims (each with its fixed cost) before the loop
- * learns when work next falls due.
+ * The claim as the dispatcher sends it: one bare call of `webhooks_claim`
+ * (`functions/webhooks-claim.ts`), each input a named binding (`claimBindings`).
  */
-const VISITS_PER_ROW = 8;
+export const CLAIM_SQL = `select webhooks_claim(${CLAIM_PARAMETER_NAMES.map(
+  (name) => `:${name}::${CLAIM_PARAMETERS[name]}`,
+).join(', ')}) as claim`;
 
-/**
- * One step of the walk: the registration `n.id` visited, its endpoint, its earliest claimable row,
- * whether it is `live` (active, or deleted: its rows are aborted by the lease) and whether it
- * `counts` towards the batch's registrations: live, with a row due now, and its endpoint not one
- * the dispatcher has no room for (`cursor.roomless`).
- */
-const VISIT = `select r.target_id, f.first_due, r.id is not null as live,
-         coalesce(f.first_due <= now() and r.target_id <> all(c.roomless), false) as counts
-    from (select n.id) k
-    left join webhook_registrations r on r.id = k.id and (r.status = 'active' or r.deleted is not null)
-    left join lateral (
-      select w.next_attempt_at as first_due from webhooks w
-       where w.registration_id = r.id and w.state in (${CLAIMABLE})
-       order by w.next_attempt_at limit 1) f on true`;
-
-/**
- * The fair claim (docs/dispatcher.md › Scheduling). Bindings: the cursor (`after`), batch, the
- * endpoints the dispatcher has no room for; batch, lease ms, dispatcher id, host room, the default
- * room, endpoint ids, their rooms, what the dispatcher holds of each.
- * A "target" here is an endpoint (`webhook_targets`: one party's normalised URL).
- *
- * 1. `walk` is a round-robin cursor over registrations: from the one after `after` (where the
- *    previous claim's walk ended), it steps through `webhooks_claimable` (registration_id,
- *    next_attempt_at) one registration at a time (one probe to the next registration with
- *    claimable rows, wrapping around past the highest id, and one for its earliest row), and stops
- *    at the first of: `batch` registrations that `count` (live, a row due now, an endpoint with
- *    room), VISITS_PER_ROW × batch visits, or back at its start (a whole lap: `lap.done`). So a
- *    claim visits O(batch) registrations, however many have due work. (The probes order by
- *    next_attempt_at too, which only `webhooks_claimable` answers without a sort, so the planner
- *    never walks `webhooks_awaiting`, where a grouped registration's Pending rows would sit.)
- *    `eligible` keeps the live ones (active, and deleted ones, whose rows the lease aborts) with
- *    their earliest row; the claim answers where the walk ended (`cursor`) for the next claim to
- *    start after.
- * 2. `trials`: an endpoint whose breaker cool-down is over (or whose trial's lease ran out, or
- *    that an operator half-opened) and has due work goes half-open, and this claim may send its
- *    one trial. The update's row lock makes one replica win it.
- * 3. `rooms`: per registration, how many rows its endpoint may take: its room in this
- *    dispatcher; 1 for a trial; 0 while another trial is in flight; a whole batch while open
- *    (those are recorded `circuit-open` without a request and need no slot). `sized` holds each
- *    endpoint to its part of its origin's room (the per-host cap): the host room split evenly
- *    among the origin's endpoints with due work and room, less what the dispatcher already holds
- *    of it, so one endpoint's backlog cannot fill the host while another endpoint of it waits.
- *    An endpoint held by a `Retry-After` (`hold_until`) gets no room, no trial and no
- *    `circuit-open` attempts until then. A rate-limited endpoint (`rate_limit`, the lowest of its
- *    live registrations') gets at most the whole tokens of its bucket (`bucket`): read under the
- *    row lock, refilled at `rate_limit` per second since `rate_refilled_at` up to a quarter
- *    second's worth (at least 1), and `spent` by what `chosen` took of it in the same statement,
- *    so replicas take turns on the row and together never exceed the rate. `paced` endpoints
- *    (held, or stopped by their tokens) are not reported as capped: `next_due` says when their
- *    hold ends or their next token is there.
- * 4. `picked` takes each registration's due rows in order, within its endpoint's room and its
- *    share of the batch (batch / registrations with room, so a claim over a thousand
- *    registrations locks about a batch of rows, not a thousand rooms), an index range each,
- *    `skip locked`; `chosen` interleaves the endpoints: every endpoint's first row, then every
- *    endpoint's second, … up to the batch. Group order holds: only heads are claimable. When a
- *    share, not a room, stopped a registration, `more` says so: the loop claims again at once;
- *    so it does when the claim came back short from a walk that stopped before a whole lap.
- *    `next_due` is answered only for a claim that came back short after a whole lap.
- */
-export const CLAIM_SQL = `with recursive cursor as (
-  select ?::int as after, ?::int as batch, ?::int[] as roomless
-),
-walk(id, lap, visited, found, target_id, first_due, live) as (
-  select n.id, n.lap, 1, s.counts::int, s.target_id, s.first_due, s.live
-    from cursor c
-   cross join lateral (
-     select x.id, x.lap from (
-       (select w.registration_id as id, 0 as lap from webhooks w
-         where w.state in (${CLAIMABLE}) and w.registration_id > c.after
-         order by w.registration_id, w.next_attempt_at limit 1)
-       union all
-       (select w.registration_id, 1 from webhooks w
-         where w.state in (${CLAIMABLE})
-         order by w.registration_id, w.next_attempt_at limit 1)) x
-      where x.lap = 0 or x.id <= c.after
-      limit 1) n
-   cross join lateral (${VISIT}) s
-  union all
-  select n.id, n.lap, walk.visited + 1, walk.found + s.counts::int, s.target_id, s.first_due, s.live
-    from walk
-   cross join cursor c
-   cross join lateral (
-     select x.id, x.lap from (
-       (select w.registration_id as id, walk.lap as lap from webhooks w
-         where w.state in (${CLAIMABLE}) and w.registration_id > walk.id
-         order by w.registration_id, w.next_attempt_at limit 1)
-       union all
-       (select w.registration_id, 1 from webhooks w
-         where w.state in (${CLAIMABLE}) and walk.lap = 0
-         order by w.registration_id, w.next_attempt_at limit 1)) x
-      where x.lap = 0 or x.id <= c.after
-      limit 1) n
-   cross join lateral (${VISIT}) s
-   where walk.found < c.batch and walk.visited < ${VISITS_PER_ROW} * c.batch
-),
-lap as (
-  select coalesce((select id from walk order by visited desc limit 1), (select after from cursor)) as cursor,
-         exists (select 1 from walk where lap = 1) as wrapped,
-         coalesce((select max(found) from walk), 0) < (select batch from cursor)
-           and coalesce((select max(visited) from walk), 0) < ${VISITS_PER_ROW} * (select batch from cursor) as done
-),
-eligible as (
-  select id, target_id, first_due from walk where live
-),
-params as (select ?::int as batch, ?::float8 as lease_ms, ?::text as dispatcher_id, ?::int as host_room),
-trials as (
-  update webhook_targets t
-     set breaker_state = 'half-open', state_changed = now(),
-         trial_until = now() + make_interval(secs => (select lease_ms from params) / 1000.0)
-   where t.id in (select target_id from eligible where first_due <= now())
-     and (t.hold_until is null or t.hold_until <= now())
-     and ((t.breaker_state = 'open' and t.open_until <= now())
-          or (t.breaker_state = 'half-open' and (t.trial_until is null or t.trial_until <= now())))
-  returning t.id
-),
-bucket as materialized (
-  select t.id, t.rate_limit,
-         least(greatest(ceil(t.rate_limit / 4.0), 1),
-               coalesce(t.rate_tokens, greatest(ceil(t.rate_limit / 4.0), 1))
-                 + greatest(extract(epoch from now() - coalesce(t.rate_refilled_at, now())), 0) * t.rate_limit)
-           as tokens,
-         greatest(now(), coalesce(t.rate_refilled_at, now())) as refilled_at
-    from webhook_targets t
-   where t.id in (select target_id from eligible where first_due <= now())
-     and t.rate_limit is not null and t.breaker_state = 'closed'
-     and (t.hold_until is null or t.hold_until <= now())
-   order by t.id
-     for no key update
-),
-rooms as (
-  select e.id as registration_id, e.target_id, t.origin, coalesce(c.held, 0) as held,
-         tr.id is not null as trial,
-         case when t.hold_until > now() then 0
-              when tr.id is not null then 1
-              when t.breaker_state = 'open' and t.open_until > now() then (select batch from params)
-              when t.breaker_state <> 'closed' then 0
-              else least(greatest(coalesce(c.room, ?::int), 0), floor(b.tokens)::int) end as endpoint_room,
-         tr.id is null and t.breaker_state = 'open' and t.open_until > now()
-           and not coalesce(t.hold_until > now(), false) as circuit_open,
-         coalesce(t.hold_until > now(), false) as on_hold,
-         floor(b.tokens)::int as tokens
-    from eligible e
-    join webhook_targets t on t.id = e.target_id
-    left join trials tr on tr.id = e.target_id
-    left join bucket b on b.id = e.target_id
-    left join unnest(?::int[], ?::int[], ?::int[]) as c(target_id, room, held) on c.target_id = e.target_id
-   where e.first_due <= now()
-),
-hosts as (
-  select origin, count(distinct target_id) as endpoints
-    from rooms
-   where endpoint_room > 0 and not circuit_open and not trial
-   group by origin
-),
-sized as (
-  select r.registration_id, r.target_id, r.circuit_open,
-         r.on_hold or (r.tokens is not null and r.tokens <= r.endpoint_room) as paced,
-         case when r.circuit_open or r.trial or (select host_room from params) is null then r.endpoint_room
-              else least(r.endpoint_room,
-                         greatest(ceil((select host_room from params)::numeric / h.endpoints)::int - r.held, 0))
-         end as room
-    from rooms r
-    left join hosts h on h.origin = r.origin
-),
-shares as (
-  select r.*,
-         least(r.room, (select batch from params),
-               ceil((select batch from params)::numeric
-                    / greatest(count(*) filter (where r.room > 0) over (), 1))::int) as take
-    from sized r
-),
-picked as (
-  select w.id, r.registration_id, r.target_id, r.room, r.take, r.circuit_open, w.next_attempt_at,
-         row_number() over (partition by r.target_id order by w.next_attempt_at) as rn,
-         count(*) over (partition by r.registration_id) as n_reg
-    from shares r
-   cross join lateral (
-     select w.id, w.next_attempt_at from webhooks w
-      where w.registration_id = r.registration_id and w.state in (${CLAIMABLE}) and w.next_attempt_at <= now()
-      order by w.next_attempt_at
-      limit r.take
-        for update skip locked) w
-   where r.take > 0
-),
-chosen as (
-  select id, target_id, circuit_open from picked
-   where rn <= room
-   order by rn, next_attempt_at
-   limit (select batch from params)
-),
-spent as (
-  update webhook_targets t
-     set rate_tokens = b.tokens - (select count(*) from chosen c where c.target_id = b.id),
-         rate_refilled_at = b.refilled_at
-    from bucket b
-   where t.id = b.id
-  returning t.id, t.rate_tokens, b.rate_limit
-)
-select webhooks_lease(array(select id from chosen), (select dispatcher_id from params),
-                      (select lease_ms from params), array(select id from chosen where circuit_open)) as leased,
-       array(select distinct target_id from chosen where circuit_open) as open_targets,
-       exists (select 1 from picked p
-                where p.take < least(p.room, (select batch from params)) and p.n_reg >= p.take)
-         or (not (select done from lap) and (select count(*) from chosen) < (select batch from params)) as more,
-       array(select distinct r.target_id from sized r
-               join rooms o using (registration_id)
-               join webhook_targets t on t.id = r.target_id
-              where not r.circuit_open and not r.paced and (t.breaker_state = 'closed' or o.trial)
-                and r.room <= (select count(*) from chosen c where c.target_id = r.target_id)) as capped_targets,
-       case when (select count(*) from chosen) < (select batch from params) and (select done from lap) then least(
-         (select min(f.next_attempt_at) from eligible e
-           cross join lateral (
-             select w.next_attempt_at from webhooks w
-              where w.registration_id = e.id and w.state in (${CLAIMABLE}) and w.next_attempt_at > now()
-              order by w.next_attempt_at limit 1) f),
-         (select min(t.trial_until) from webhook_targets t
-           where t.id in (select target_id from eligible) and t.breaker_state = 'half-open'
-             and t.trial_until > now()),
-         (select min(t.open_until) from webhook_targets t
-           where t.id in (select target_id from eligible) and t.breaker_state = 'open'
-             and t.open_until > now()),
-         (select min(t.hold_until) from webhook_targets t
-           where t.id in (select target_id from eligible) and t.hold_until > now()),
-         (select min(now() + make_interval(secs => (1 - s.rate_tokens) / s.rate_limit))
-            from spent s where s.rate_tokens < 1))
-       end as next_due,
-       (select cursor from lap) as cursor,
-       (select wrapped from lap) as wrapped`;
-
-/** The bindings of `CLAIM_SQL`, in order. */
-export function claimBindings(options: ClaimOptions): Knex.RawBinding[] {
-  return arrays([
-    options.after ?? 0,
-    options.batch,
-    [...options.rooms].filter(([, room]) => room <= 0).map(([target]) => target),
-    options.batch,
-    options.leaseMs,
-    options.dispatcherId,
-    options.hostRoom ?? null,
-    options.defaultRoom,
-    [...options.rooms.keys()],
-    [...options.rooms.values()],
-    [...options.rooms.keys()].map((target) => options.held?.get(target) ?? 0),
-  ]);
+/** The claim's inputs by name: the bindings of `CLAIM_SQL` and of `CLAIM_PICK_SQL`. */
+export function claimBindings(options: ClaimOptions): Record<ClaimParameter, Knex.RawBinding> {
+  const targets = [...options.rooms.keys()];
+  return {
+    after: options.after ?? 0,
+    batch: options.batch,
+    roomless: targets.filter((target) => options.rooms.get(target)! <= 0),
+    lease_ms: options.leaseMs,
+    dispatcher_id: options.dispatcherId,
+    host_room: options.hostRoom ?? null,
+    default_room: options.defaultRoom,
+    room_targets: targets,
+    rooms: [...options.rooms.values()],
+    held: targets.map((target) => options.held?.get(target) ?? 0),
+  };
 }
 
 /**
- * Claims up to `batch` due webhooks in one statement, fairly across endpoints (`CLAIM_SQL`), and
- * leases them (`webhooks_lease`) by pushing `next_attempt_at` to now + lease. A dispatcher that
- * dies loses its lease and the rows become due again; the next claim records the lost try as
- * `interrupted`. Also answers which endpoints' breakers are open, which endpoints may have more
- * work than their room, and (when short) when more work falls due, so the loop needs no second
- * query to know how long to sleep.
+ * Claims up to `batch` due webhooks with one call (`CLAIM_SQL`, `webhooks_claim`): picks them
+ * fairly across endpoints and leases them (`webhooks_lease`) by pushing `next_attempt_at` to now
+ * + lease. A dispatcher that dies loses its lease and the rows become due again; the next claim
+ * records the lost try as `interrupted`. Also answers which endpoints' breakers are open, which
+ * endpoints may have more work than their room, and (when short) when more work falls due, so the
+ * loop needs no second query to know how long to sleep.
  */
 export async function claimWebhooks(knex: Knex, options: ClaimOptions): Promise<Claim> {
   const { rows } = await knex
     .raw<{
       rows: {
-        leased: ClaimedWebhook[];
-        open_targets: number[];
-        more: boolean;
-        capped_targets: number[];
-        next_due: Date | null;
-        cursor: number;
-        wrapped: boolean;
+        claim: {
+          leased: ClaimedWebhook[];
+          open_targets: number[];
+          more: boolean;
+          capped_targets: number[];
+          /** JSON: an ISO time. */
+          next_due: string | null;
+          cursor: number;
+          wrapped: boolean;
+        };
       }[];
     }>(CLAIM_SQL, claimBindings(options))
     .options(prepared('webhooks-claim'));
-  const row = rows[0]!;
+  const claim = rows[0]!.claim;
   return {
-    leased: row.leased,
-    openTargets: row.open_targets,
-    more: row.more,
-    cappedTargets: row.capped_targets,
-    nextDueAt: row.next_due,
-    cursor: row.cursor,
-    wrapped: row.wrapped,
+    leased: claim.leased,
+    openTargets: claim.open_targets,
+    more: claim.more,
+    cappedTargets: claim.capped_targets,
+    nextDueAt: claim.next_due === null ? null : new Date(claim.next_due),
+    cursor: claim.cursor,
+    wrapped: claim.wrapped,
   };
 }

@@ -13,7 +13,7 @@ import {
   TEST_HEALTH_POLICY,
 } from '../../tests/queue';
 
-// What a receiver asks of its endpoint, at the claim (CLAIM_SQL) against a real Postgres: a
+// What a receiver asks of its endpoint, at the claim (webhooks_claim) against a real Postgres: a
 // Retry-After hold gives the endpoint no room until it ends, and a rate limit's token bucket,
 // kept on the endpoint row, bounds what every replica's claims take together.
 

@@ -20,7 +20,7 @@ import {
 } from '../../tests/queue';
 import { pauseRegistration, resumeRegistration } from './registration-status';
 
-// The fair claim (CLAIM_SQL) against a real Postgres: what one statement takes from which
+// The fair claim (webhooks_claim) against a real Postgres: what one claim takes from which
 // registration and target, and what it says about the rest.
 
 const { Retrying, Failed } = WebhookState;
