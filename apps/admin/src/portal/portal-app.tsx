@@ -60,6 +60,14 @@ function themeStyle(theme: PortalTheme): CSSProperties {
   return style as CSSProperties;
 }
 
+/**
+ * Focus for the portal's views, which replace one another in place (no address, no `main` to
+ * focus as the console's shell does): a view that opens focuses its heading, and going back
+ * focuses the button that opened the view left, so the keyboard is never dropped on `<body>`. A
+ * stable callback ref: React calls it when the element mounts, not on each render.
+ */
+const focusOnMount = (element: HTMLElement | null) => element?.focus();
+
 /** Whether `error` says the portal session is over (revoked, expired, or no token at all). */
 const sessionOver = (error: unknown) =>
   error instanceof SessionExpiredError || (error instanceof ApiError && error.status === 401);
@@ -196,7 +204,7 @@ function WebhookDetail({
       <Button size="small" variant="ghost" onClick={onBack}>
         ← Back
       </Button>
-      <h2>
+      <h2 tabIndex={-1} ref={focusOnMount}>
         Delivery {webhook.data.id} <StateBadge state={webhook.data.state} />
       </h2>
       {actions.has('retry') && webhook.data.state === WebhookState.Failed && (
@@ -231,14 +239,24 @@ function RegistrationDetail({
   const health = useRegistrationHealth(registration.id, 30_000);
   const webhooks = useRegistrationWebhooks(registration.id);
   const [webhookId, setWebhookId] = useState<number>();
+  const [cameBackFrom, setCameBackFrom] = useState<number>();
   if (webhookId !== undefined)
-    return <WebhookDetail id={webhookId} actions={actions} onBack={() => setWebhookId(undefined)} />;
+    return (
+      <WebhookDetail
+        id={webhookId}
+        actions={actions}
+        onBack={() => {
+          setCameBackFrom(webhookId);
+          setWebhookId(undefined);
+        }}
+      />
+    );
   return (
     <section data-testid="portal-registration">
       <Button size="small" variant="ghost" onClick={onBack}>
         ← All endpoints
       </Button>
-      <h2>
+      <h2 tabIndex={-1} ref={cameBackFrom === undefined ? focusOnMount : undefined}>
         <code>{registration.targetUrl}</code> <RegistrationStatusBadge status={registration.status} />
       </h2>
       {health.data && <HealthBadge health={health.data} />}
@@ -264,7 +282,12 @@ function RegistrationDetail({
           {webhooks.data.items.map((webhook) => (
             <tr key={webhook.id}>
               <td>
-                <button type="button" className="link-button" onClick={() => setWebhookId(webhook.id)}>
+                <button
+                  type="button"
+                  className="link-button"
+                  onClick={() => setWebhookId(webhook.id)}
+                  ref={webhook.id === cameBackFrom ? focusOnMount : undefined}
+                >
                   {webhook.id}
                 </button>
               </td>
@@ -317,6 +340,7 @@ function NewRegistration({ onDone }: { onDone: () => void }) {
 function Endpoints({ actions, mayCreate }: { actions: ReadonlySet<PortalAction>; mayCreate: boolean }) {
   const registrations = useRegistrations({ pageNumber: 1, pageSize: 100 });
   const [selected, setSelected] = useState<number>();
+  const [cameBackFrom, setCameBackFrom] = useState<number>();
   const [creating, setCreating] = useState(false);
   if (creating) return <NewRegistration onDone={() => setCreating(false)} />;
   if (registrations.isPending) return <Loading />;
@@ -324,7 +348,14 @@ function Endpoints({ actions, mayCreate }: { actions: ReadonlySet<PortalAction>;
   const chosen = registrations.data.items.find((registration) => registration.id === selected);
   if (chosen)
     return (
-      <RegistrationDetail registration={chosen} actions={actions} onBack={() => setSelected(undefined)} />
+      <RegistrationDetail
+        registration={chosen}
+        actions={actions}
+        onBack={() => {
+          setCameBackFrom(chosen.id);
+          setSelected(undefined);
+        }}
+      />
     );
   const create = mayCreate && (
     <div className="portal__actions">
@@ -351,7 +382,12 @@ function Endpoints({ actions, mayCreate }: { actions: ReadonlySet<PortalAction>;
         {registrations.data.items.map((registration) => (
           <tr key={registration.id}>
             <td>
-              <button type="button" className="link-button" onClick={() => setSelected(registration.id)}>
+              <button
+                type="button"
+                className="link-button"
+                onClick={() => setSelected(registration.id)}
+                ref={registration.id === cameBackFrom ? focusOnMount : undefined}
+              >
                 {registration.targetUrl}
               </button>
             </td>
