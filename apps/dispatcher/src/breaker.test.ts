@@ -1,7 +1,6 @@
 import { WebhookState } from '@platform/shared';
 import {
   attemptsOf,
-  createTestDatabase,
   type DispatcherProcess,
   eventually,
   propertyChange,
@@ -9,14 +8,11 @@ import {
   seedChange,
   seedParty,
   seedRegistration,
-  startDispatcher,
-  startTestTarget,
-  type TargetScript,
-  type TestDatabase,
   type TestTarget,
   waitForWebhook,
 } from '@platform/testkit';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { useDispatchersPerTest } from '@platform/testkit/testbed';
+import { describe, expect, it } from 'vitest';
 
 // The circuit breaker of a target (docs/dispatcher.md › The breaker), with real dispatcher
 // processes, a real Postgres holding the breaker, and real targets on 127.0.0.1. The breaker
@@ -27,37 +23,18 @@ const { Successful } = WebhookState;
 /** Clock rounding between the target's Date.now() and Postgres' now(). */
 const SLACK_MS = 5;
 
-let db: TestDatabase;
-const dispatchers: DispatcherProcess[] = [];
-const targets: TestTarget[] = [];
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterEach(async () => {
-  for (const dispatcher of dispatchers.splice(0)) await dispatcher.stop();
-  for (const target of targets.splice(0)) await target.close();
-});
-afterAll(() => db.drop());
+const testbed = useDispatchersPerTest();
+const { db, target } = testbed;
 
 /** A dispatcher whose breaker opens after 3 target failures and cools down for `cooldown` first. */
-async function dispatcher(cooldown: string, schedule: string): Promise<DispatcherProcess> {
-  const started = await startDispatcher(db.url, {
+const dispatcher = (cooldown: string, schedule: string): Promise<DispatcherProcess> =>
+  testbed.dispatcher({
     WEBHOOK_TIMEOUT: '1s',
     WEBHOOK_RETRY_SCHEDULE: schedule,
     DISPATCHER_BREAKER_FAILURES: '3',
     DISPATCHER_BREAKER_COOLDOWN: cooldown,
     DISPATCHER_POLL_INTERVAL: '60s',
   });
-  dispatchers.push(started);
-  return started;
-}
-
-async function target(script: TargetScript): Promise<TestTarget> {
-  const started = await startTestTarget(script);
-  targets.push(started);
-  return started;
-}
 
 /** A party of its own with one registration at `url`; answers them and the registration's target. */
 async function registered(url: string) {

@@ -2,21 +2,17 @@ import { notifyWebhookDue, pauseRegistration, resumeRegistration } from '@platfo
 import { WebhookState } from '@platform/shared';
 import {
   attemptsOf,
-  createTestDatabase,
-  type DispatcherProcess,
   eventually,
   propertyChange,
   seedChange,
   seedParty,
   seedRegistration,
-  startDispatcher,
-  startTestTarget,
   type TargetAnswer,
-  type TestDatabase,
   type TestTarget,
   waitForWebhook,
 } from '@platform/testkit';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { useDispatchersPerTest } from '@platform/testkit/testbed';
+import { describe, expect, it } from 'vitest';
 
 // What a receiver asks of its endpoint, honoured by the real dispatcher process against a real
 // HTTP server on 127.0.0.1 (docs/dispatcher.md › Retry-After hold, › Rate limit, › Pause, resume
@@ -25,34 +21,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 const { Successful } = WebhookState;
 
-let db: TestDatabase;
-const dispatchers: DispatcherProcess[] = [];
-const servers: TestTarget[] = [];
+const testbed = useDispatchersPerTest({ LOG_LEVEL: 'warn', DISPATCHER_POLL_INTERVAL: '60s' });
+const { db, dispatcher } = testbed;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterEach(async () => {
-  for (const dispatcher of dispatchers.splice(0)) await dispatcher.stop();
-  for (const server of servers.splice(0)) await server.close();
-});
-afterAll(() => db.drop());
-
-async function dispatcher(env: Record<string, string>): Promise<DispatcherProcess> {
-  const started = await startDispatcher(db.url, {
-    LOG_LEVEL: 'warn',
-    DISPATCHER_POLL_INTERVAL: '60s',
-    ...env,
-  });
-  dispatchers.push(started);
-  return started;
-}
-
-async function target(script: (path: string, index: number) => TargetAnswer): Promise<TestTarget> {
-  const server = await startTestTarget((request) => script(request.path, request.index));
-  servers.push(server);
-  return server;
-}
+const target = (script: (path: string, index: number) => TargetAnswer): Promise<TestTarget> =>
+  testbed.target((request) => script(request.path, request.index));
 
 /** A registration of `partyId` at `url`; answers it and its endpoint. */
 async function registered(partyId: number, url: string) {

@@ -3,21 +3,16 @@ import { WebhookState } from '@platform/shared';
 import {
   attemptKindsOf,
   attemptsOf,
-  createTestDatabase,
-  type DispatcherProcess,
   eventually,
   propertyChange,
   seedChange,
   seedParty,
   seedRegistration,
-  startDispatcher,
-  startTestTarget,
-  type TestDatabase,
   type TargetAnswer,
-  type TestTarget,
   waitForWebhook,
 } from '@platform/testkit';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { useDispatchersPerTest } from '@platform/testkit/testbed';
+import { describe, expect, it } from 'vitest';
 
 // The endpoint is the unit of isolation (docs/decisions.md › Delivery isolation), with the real
 // dispatcher process, a real Postgres and one real HTTP server on 127.0.0.1 standing in for a
@@ -25,28 +20,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 const { Successful } = WebhookState;
 
-let db: TestDatabase;
-const dispatchers: DispatcherProcess[] = [];
-const servers: TestTarget[] = [];
-
-beforeAll(async () => {
-  db = await createTestDatabase();
+const { db, dispatcher, target } = useDispatchersPerTest({
+  LOG_LEVEL: 'warn',
+  DISPATCHER_POLL_INTERVAL: '60s',
 });
-afterEach(async () => {
-  for (const dispatcher of dispatchers.splice(0)) await dispatcher.stop();
-  for (const server of servers.splice(0)) await server.close();
-});
-afterAll(() => db.drop());
-
-async function dispatcher(env: Record<string, string>): Promise<DispatcherProcess> {
-  const started = await startDispatcher(db.url, {
-    LOG_LEVEL: 'warn',
-    DISPATCHER_POLL_INTERVAL: '60s',
-    ...env,
-  });
-  dispatchers.push(started);
-  return started;
-}
 
 /** A registration of `partyId` at `url` (Property events of `types`); answers it and its endpoint. */
 async function registered(partyId: number, url: string, types: number[] = [1, 2, 3]) {
@@ -76,8 +53,7 @@ describe('endpoints sharing a host', () => {
       DISPATCHER_BREAKER_FAILURES: '3',
       DISPATCHER_BREAKER_COOLDOWN: '30s',
     });
-    const server = await startTestTarget((request) => ({ status: request.path === '/a' ? 500 : 200 }));
-    servers.push(server);
+    const server = await target((request) => ({ status: request.path === '/a' ? 500 : 200 }));
     const tenantA = await seedParty(db.knex, 'Tenant A');
     const tenantB = await seedParty(db.knex, 'Tenant B');
     const a = await registered(tenantA, `${server.origin}/a`);
@@ -127,10 +103,7 @@ describe('endpoints sharing a host', () => {
       // the breaker kept shut: the per-endpoint limits and shares alone must hold the hang apart
       DISPATCHER_BREAKER_FAILURES: '10000',
     });
-    const server = await startTestTarget((request): TargetAnswer =>
-      request.path === '/slow' ? { hang: true } : {},
-    );
-    servers.push(server);
+    const server = await target((request): TargetAnswer => (request.path === '/slow' ? { hang: true } : {}));
     const slowParty = await seedParty(db.knex, 'Slow tenant');
     const otherParty = await seedParty(db.knex, 'Other tenant');
     // the slow tenant's endpoint hears Created, its second endpoint Updated, on the same host
@@ -181,8 +154,7 @@ describe('endpoints sharing a host', () => {
       DISPATCHER_MAX_PER_ENDPOINT: '4',
       DISPATCHER_MAX_PER_HOST: '6',
     });
-    const server = await startTestTarget((): TargetAnswer => ({ hang: true }));
-    servers.push(server);
+    const server = await target((): TargetAnswer => ({ hang: true }));
     const paths = ['/one', '/two', '/three'];
     const parties: number[] = [];
     for (const path of paths) {

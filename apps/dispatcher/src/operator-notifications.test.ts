@@ -1,22 +1,16 @@
 import { createHmac } from 'node:crypto';
 import {
   bodyOf,
-  createTestDatabase,
-  type DispatcherProcess,
   eventually,
   propertyChange,
   seedChange,
   seedParty,
   seedRegistration,
-  startDispatcher,
-  startTestTarget,
   type ReceivedRequest,
-  type TargetScript,
-  type TestDatabase,
-  type TestTarget,
   testSecrets,
 } from '@platform/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useDispatcherTestbed } from '@platform/testkit/testbed';
+import { describe, expect, it } from 'vitest';
 import { buildAccount } from '../../api/tests/support/api';
 
 // Notifications to operators (docs/dispatcher.md#operator-notifications) with the real dispatcher
@@ -24,34 +18,16 @@ import { buildAccount } from '../../api/tests/support/api';
 // for too long are told to the party's configured addresses (the mail outbox) and to its operator
 // webhook, signed as Standard Webhooks with the party's operator secret; a breaker's opening once.
 
-let db: TestDatabase;
-let dispatcher: DispatcherProcess;
-const targets: TestTarget[] = [];
 const OPERATOR_SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  dispatcher = await startDispatcher(db.url, {
-    WEBHOOK_RETRY_SCHEDULE: ['0ms', ...Array(9).fill('300ms')].join(','),
-    WEBHOOK_DISABLE_AFTER: '1h',
-    DISPATCHER_POLL_INTERVAL: '60s',
-    DISPATCHER_BREAKER_FAILURES: '2',
-    DISPATCHER_BREAKER_COOLDOWN: '500ms',
-    DISPATCHER_BREAKER_MAX_COOLDOWN: '500ms',
-    DISPATCHER_NOTIFY_INTERVAL: '200ms',
-  });
+const { db, target } = useDispatcherTestbed({
+  WEBHOOK_RETRY_SCHEDULE: ['0ms', ...Array(9).fill('300ms')].join(','),
+  WEBHOOK_DISABLE_AFTER: '1h',
+  DISPATCHER_POLL_INTERVAL: '60s',
+  DISPATCHER_BREAKER_FAILURES: '2',
+  DISPATCHER_BREAKER_COOLDOWN: '500ms',
+  DISPATCHER_BREAKER_MAX_COOLDOWN: '500ms',
+  DISPATCHER_NOTIFY_INTERVAL: '200ms',
 });
-afterAll(async () => {
-  if (dispatcher) expect(await dispatcher.stop()).toBe(0);
-  for (const target of targets) await target.close();
-  await db?.drop();
-});
-
-async function target(script?: TargetScript): Promise<TestTarget> {
-  const started = await startTestTarget(script);
-  targets.push(started);
-  return started;
-}
 
 /** A party whose notifications go to `emails` and to the operator webhook `operatorUrl`. */
 async function partyWithSettings(

@@ -3,22 +3,17 @@ import { WebhookState } from '@platform/shared';
 import {
   attemptsOf,
   bodyOf,
-  createTestDatabase,
-  type DispatcherProcess,
   eventually,
   propertyChange,
   seedChange,
   seedParty,
   seedRegistration,
-  startDispatcher,
-  startTestTarget,
-  type TargetScript,
-  type TestDatabase,
   type TestTarget,
   waitForWebhook,
   webhookRow,
 } from '@platform/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useDispatcherTestbed } from '@platform/testkit/testbed';
+import { describe, expect, it } from 'vitest';
 import { buildAccount } from '../../api/tests/support/api';
 
 // A registration's delivery status with the real dispatcher process: automatic disable (a 410,
@@ -30,32 +25,15 @@ const { Created, Retrying, Pending, Successful } = WebhookState;
 const STEP_MS = 800;
 const SLACK_MS = 5;
 
-let db: TestDatabase;
-let dispatcher: DispatcherProcess;
-const targets: TestTarget[] = [];
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  dispatcher = await startDispatcher(db.url, {
-    WEBHOOK_RETRY_SCHEDULE: ['0ms', ...Array(6).fill(`${STEP_MS}ms`)].join(','),
-    WEBHOOK_DISABLE_AFTER: '2s',
-    WEBHOOK_DISABLE_MIN_ATTEMPTS: '3',
-    DISPATCHER_POLL_INTERVAL: '60s',
-    // these tests are about registrations; the breaker (breaker.test.ts) must not step in
-    DISPATCHER_BREAKER_FAILURES: '100',
-  });
+const testbed = useDispatcherTestbed({
+  WEBHOOK_RETRY_SCHEDULE: ['0ms', ...Array(6).fill(`${STEP_MS}ms`)].join(','),
+  WEBHOOK_DISABLE_AFTER: '2s',
+  WEBHOOK_DISABLE_MIN_ATTEMPTS: '3',
+  DISPATCHER_POLL_INTERVAL: '60s',
+  // these tests are about registrations; the breaker (breaker.test.ts) must not step in
+  DISPATCHER_BREAKER_FAILURES: '100',
 });
-afterAll(async () => {
-  if (dispatcher) expect(await dispatcher.stop()).toBe(0);
-  for (const target of targets) await target.close();
-  await db?.drop();
-});
-
-async function target(script?: TargetScript): Promise<TestTarget> {
-  const started = await startTestTarget(script);
-  targets.push(started);
-  return started;
-}
+const { db, target } = testbed;
 
 /** A party of its own with one grouped registration at `url`. */
 async function registered(url: string): Promise<{ partyId: number; registrationId: number }> {
@@ -96,7 +74,7 @@ function deliveredOrder(hook: TestTarget): Record<number, number[]> {
 }
 
 async function disabledCount(reason: 'gone' | 'failing'): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${dispatcher.port}/metrics`)).text();
+  const text = await (await fetch(`http://127.0.0.1:${testbed.dispatcher.port}/metrics`)).text();
   const line = new RegExp(`^dispatcher_registrations_disabled_total\\{reason="${reason}"\\} (\\d+)$`, 'm');
   return Number(line.exec(text)?.[1] ?? 0);
 }

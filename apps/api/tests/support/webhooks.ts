@@ -63,6 +63,7 @@ export async function patchProperty(
 
 export interface WebhookRowView {
   id: number;
+  entity_change_id: number;
   state: WebhookState;
   group_key: string | null;
   group_seq: number | null;
@@ -77,7 +78,16 @@ export function webhooksOf(api: TestApi, registrationId: number): Promise<Webhoo
     .knex('webhooks')
     .where({ registration_id: registrationId })
     .orderBy('id')
-    .select('id', 'state', 'group_key', 'group_seq', 'attempt_count', 'completed_at', 'locked_by');
+    .select(
+      'id',
+      'entity_change_id',
+      'state',
+      'group_key',
+      'group_seq',
+      'attempt_count',
+      'completed_at',
+      'locked_by',
+    );
 }
 
 /**

@@ -13,4 +13,5 @@ export * from './repair';
 export * from './stopped-deliveries';
 export { sqlList } from './sql';
 export * from './registration-status';
+export * from './latency-percentiles';
 export * from './registration-health';

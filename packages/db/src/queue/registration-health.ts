@@ -7,6 +7,7 @@ import {
   type WebhookDisabledReason,
   type WebhookRegistrationStatus,
 } from '@platform/shared';
+import { latencyBucketUpperMs, latencyPercentileBuckets, requestRunningCounts } from './latency-percentiles';
 import { sqlList } from './sql';
 
 /** The delivery figures of one window of a registration's health. */
@@ -61,13 +62,6 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 const AWAITING = sqlList([...CLAIMABLE_WEBHOOK_STATES, WebhookState.Pending]);
 
 /**
- * The duration a latency bucket of `webhook_attempt_stats` stands for, in SQL: its upper bound
- * 1.1^(b+1) - 1 ms, to 0.1 ms (`webhooks_complete` writes bucket floor(ln(ms + 1) / ln(1.1))).
- */
-export const latencyBucketUpperMs = (bucket: string) =>
-  `round((power(1.1, ${bucket} + 1) - 1)::numeric, 1)::float8`;
-
-/**
  * How many awaiting webhooks the health read counts at most: beyond it the count says "at least
  * this many" (`due_count_capped`). Counting a million rows would cost the read 250 to 400 ms.
  */
@@ -102,18 +96,14 @@ export const REGISTRATION_HEALTH_SQL = `
   ),
   running as (
     select w.name, b.bucket, w.attempts, w.successes,
-           sum(case when b.bucket >= 0 then w.attempts else 0 end)
-             over (partition by w.name order by b.bucket) as sent_upto,
-           sum(case when b.bucket >= 0 then w.attempts else 0 end) over (partition by w.name) as sent
+           ${requestRunningCounts({ bucket: 'b.bucket', attempts: 'w.attempts', partition: 'w.name' })}
       from buckets b
      cross join lateral (values ('last_hour', b.hour_attempts, b.hour_successes),
                                 ('last_day', b.day_attempts, b.day_successes)) as w(name, attempts, successes)
   ),
   figures as (
     select name, sum(attempts)::int as attempts, (sum(attempts) filter (where bucket < 0))::int as skipped,
-           sum(successes)::int as successes,
-           min(bucket) filter (where bucket >= 0 and attempts > 0 and sent_upto >= 0.50 * sent) as p50_bucket,
-           min(bucket) filter (where bucket >= 0 and attempts > 0 and sent_upto >= 0.95 * sent) as p95_bucket
+           sum(successes)::int as successes, ${latencyPercentileBuckets}
       from running
      group by name
   ),

@@ -4,52 +4,19 @@ import {
   type Page,
   type WebhookOperationRead,
 } from '@platform/shared';
-import {
-  bodyOf,
-  propertyChange,
-  seedChange,
-  seedRegistration,
-  startDispatcher,
-  startTestTarget,
-  waitForWebhook,
-  type DispatcherProcess,
-  type TestTarget,
-} from '@platform/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bodyOf, propertyChange, seedChange, seedRegistration, waitForWebhook } from '@platform/testkit';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../tests/support/http';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
-import { createProperty, patchProperty } from '../../../tests/support/webhooks';
+import { onlyDelivery, useDelivery } from '../../../tests/support/delivery';
+import { createProperty, patchProperty, webhooksOf } from '../../../tests/support/webhooks';
 import type { OperationRow } from './operation-kinds';
 import { replayKind } from './replay-kind';
 
 const { Created, Successful, Pending } = WebhookState;
 
 const { api, world } = useTestApi({ world: true });
-let target: TestTarget;
-let dispatcher: DispatcherProcess;
-
-beforeAll(async () => {
-  target = await startTestTarget();
-  dispatcher = await startDispatcher(api.db.url);
-}, 60_000);
-afterAll(async () => {
-  expect(await dispatcher?.stop()).toBe(0);
-  await target?.close();
-});
-
-interface HookRow {
-  id: number;
-  entity_change_id: number;
-  state: number;
-  group_key: string | null;
-  group_seq: number | null;
-}
-const hooksOf = (registrationId: number): Promise<HookRow[]> =>
-  api.db
-    .knex('webhooks')
-    .where({ registration_id: registrationId })
-    .orderBy('id')
-    .select('id', 'entity_change_id', 'state', 'group_key', 'group_seq');
+const delivery = useDelivery(api);
 
 /** The database's clock now: windows compare with `entity_changes.created`, which it writes. */
 const dbNow = async (): Promise<string> => {
@@ -74,11 +41,7 @@ async function replay(registrationId: number, body: unknown, token = world.pmc.f
   return (await read.json()) as WebhookOperationRead;
 }
 
-const deliveredBody = (webhookId: number) => {
-  const requests = target.requestsFor(webhookId);
-  expect(requests, `deliveries of webhook ${webhookId}`).toHaveLength(1);
-  return bodyOf(requests[0]!);
-};
+const deliveredBody = (webhookId: number) => bodyOf(onlyDelivery(delivery.target, webhookId));
 
 describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
   const token = () => world.pmc.full.token;
@@ -90,12 +53,16 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
 
   beforeAll(async () => {
     grouped = (
-      await seedRegistration(api.db.knex, { partyId: world.pmc.id, targetUrl: target.url, shouldGroup: true })
+      await seedRegistration(api.db.knex, {
+        partyId: world.pmc.id,
+        targetUrl: delivery.target.url,
+        shouldGroup: true,
+      })
     ).id;
     updatesOnly = (
       await seedRegistration(api.db.knex, {
         partyId: world.pmc.id,
-        targetUrl: target.url,
+        targetUrl: delivery.target.url,
         events: [{ entityName: 'Property', type: 2 }],
       })
     ).id;
@@ -131,12 +98,12 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
     expect(
       await api.db.knex('entity_changes').where('created', '>=', since).where('created', '<', until),
     ).toHaveLength(7);
-    for (const hook of [...(await hooksOf(grouped)), ...(await hooksOf(updatesOnly))])
+    for (const hook of [...(await webhooksOf(api, grouped)), ...(await webhooksOf(api, updatesOnly))])
       await waitForWebhook(api.db.knex, hook.id, Successful);
   }, 60_000);
 
   it('counts in a dry run and changes nothing', async () => {
-    const before = await hooksOf(grouped);
+    const before = await webhooksOf(api, grouped);
     const groups = await api.db
       .knex('webhook_groups')
       .where({ registration_id: grouped })
@@ -153,18 +120,18 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
       changed: 5,
       skipped: {},
     });
-    expect(await hooksOf(grouped)).toEqual(before);
+    expect(await webhooksOf(api, grouped)).toEqual(before);
     expect(
       await api.db.knex('webhook_groups').where({ registration_id: grouped }).orderBy('group_key'),
     ).toEqual(groups);
   });
 
   it('delivers the window’s changes again: the bodies as they were, in the original order', async () => {
-    const before = await hooksOf(grouped);
+    const before = await webhooksOf(api, grouped);
     const operation = await replay(grouped, window);
     expect(operation).toMatchObject({ state: 'done', total: 5, done: 5, changed: 5, skipped: {} });
 
-    const replayed = (await hooksOf(grouped)).slice(before.length);
+    const replayed = (await webhooksOf(api, grouped)).slice(before.length);
     // one new webhook per change of the window, in change order
     expect(replayed.map((hook) => hook.entity_change_id)).toEqual(windowChanges);
     for (const hook of replayed) await waitForWebhook(api.db.knex, hook.id, Successful);
@@ -179,7 +146,7 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
       .map((entity) => entity.notes);
     expect(notes).toEqual(['in window 1', 'in window 3']);
     // each group's replayed webhooks arrived in their order
-    const arrival = (id: number) => target.requestsFor(id)[0]!.index;
+    const arrival = (id: number) => delivery.target.requestsFor(id)[0]!.index;
     for (const key of new Set(replayed.map((hook) => hook.group_key))) {
       const ofGroup = replayed.filter((hook) => hook.group_key === key);
       expect(ofGroup.map((hook) => arrival(hook.id))).toEqual(
@@ -211,10 +178,10 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
   });
 
   it('replays only what the registration subscribes to, of its own party, within the window', async () => {
-    const before = await hooksOf(updatesOnly);
+    const before = await webhooksOf(api, updatesOnly);
     const operation = await replay(updatesOnly, window);
     expect(operation).toMatchObject({ state: 'done', total: 3, changed: 3, skipped: {} });
-    const replayed = (await hooksOf(updatesOnly)).slice(before.length);
+    const replayed = (await webhooksOf(api, updatesOnly)).slice(before.length);
     const changes = await api.db
       .knex('entity_changes')
       .whereIn(
@@ -247,13 +214,13 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
     });
     expect(paused.status).toBe(200);
     await patchProperty(api, token(), firstProperty, { notes: 'while paused' });
-    const [head] = (await hooksOf(grouped)).slice(-1);
+    const [head] = (await webhooksOf(api, grouped)).slice(-1);
     expect(head).toMatchObject({ state: Created, group_key: `Property:${firstProperty}` });
-    const before = await hooksOf(grouped);
+    const before = await webhooksOf(api, grouped);
 
     const operation = await replay(grouped, window);
     expect(operation).toMatchObject({ state: 'done', total: 5, changed: 5 });
-    const replayed = (await hooksOf(grouped)).slice(before.length);
+    const replayed = (await webhooksOf(api, grouped)).slice(before.length);
     const behindHead = replayed.filter((hook) => hook.group_key === head!.group_key);
     expect(behindHead.map((hook) => [hook.state, hook.group_seq])).toEqual([
       [Pending, head!.group_seq! + 1],
@@ -266,7 +233,7 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
     });
     expect(resumed.status).toBe(200);
     for (const hook of [head!, ...replayed]) await waitForWebhook(api.db.knex, hook.id, Successful);
-    const arrival = (id: number) => target.requestsFor(id)[0]!.index;
+    const arrival = (id: number) => delivery.target.requestsFor(id)[0]!.index;
     const order = [head!, ...behindHead].map((hook) => arrival(hook.id));
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(behindHead.map((hook) => deliveredBody(hook.id).entity.notes)).toEqual([
@@ -297,7 +264,9 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
       changed: 1,
       skipped: { 'not-subscribed': 1, pruned: 1 },
     });
-    const gone = (await seedRegistration(api.db.knex, { partyId: world.pmc.id, targetUrl: target.url })).id;
+    const gone = (
+      await seedRegistration(api.db.knex, { partyId: world.pmc.id, targetUrl: delivery.target.url })
+    ).id;
     await api.db.knex('webhook_registrations').where({ id: gone }).update({ deleted: new Date() });
     expect(await apply(gone, [changeId!])).toEqual({ changed: 0, skipped: { 'registration-deleted': 1 } });
   });
@@ -328,7 +297,9 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
       }),
       404,
     );
-    const gone = (await seedRegistration(api.db.knex, { partyId: world.pmc.id, targetUrl: target.url })).id;
+    const gone = (
+      await seedRegistration(api.db.knex, { partyId: world.pmc.id, targetUrl: delivery.target.url })
+    ).id;
     await api.db.knex('webhook_registrations').where({ id: gone }).update({ deleted: new Date() });
     await expectProblem(
       await api.fetch(`/api/webhook-registrations/${gone}/replay`, {

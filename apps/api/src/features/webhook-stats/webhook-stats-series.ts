@@ -1,4 +1,4 @@
-import { latencyBucketUpperMs } from '@platform/db';
+import { latencyBucketUpperMs, latencyPercentileBuckets, requestRunningCounts } from '@platform/db';
 import { SERIES_MAX_HOURS, seriesStep, type WebhookStatsSeriesRead } from '@platform/shared';
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal';
@@ -95,8 +95,7 @@ export async function readWebhookStatsSeries(
      ),
      running as (
        select f.*,
-              sum(case when f.bucket >= 0 then f.attempts else 0 end) over (partition by f.at order by f.bucket) as sent_upto,
-              sum(case when f.bucket >= 0 then f.attempts else 0 end) over (partition by f.at) as sent
+              ${requestRunningCounts({ bucket: 'f.bucket', attempts: 'f.attempts', partition: 'f.at' })}
          from figures f
      ),
      points as (
@@ -105,8 +104,7 @@ export async function readWebhookStatsSeries(
               coalesce(sum(successes), 0)::int as successes,
               coalesce(sum(target_failures) filter (where bucket >= 0), 0)::int as target_failures,
               coalesce(sum(attempts) filter (where bucket < 0), 0)::int as skipped,
-              min(bucket) filter (where bucket >= 0 and attempts > 0 and sent_upto >= 0.50 * sent) as p50_bucket,
-              min(bucket) filter (where bucket >= 0 and attempts > 0 and sent_upto >= 0.95 * sent) as p95_bucket
+              ${latencyPercentileBuckets}
          from running
         group by at
      )

@@ -5,45 +5,30 @@ import {
   type WebhookAttemptDetailRead,
   type WebhookAttemptRead,
 } from '@platform/shared';
-import {
-  bodyOf,
-  seedRegistration,
-  startDispatcher,
-  startTestTarget,
-  type DispatcherProcess,
-  type TestTarget,
-} from '@platform/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bodyOf, seedRegistration } from '@platform/testkit';
+import { describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { useTestApi } from '../../../tests/support/api';
+import { useDelivery } from '../../../tests/support/delivery';
 import { createProperty } from '../../../tests/support/webhooks';
 
 const { api, world } = useTestApi({ world: true });
-let target: TestTarget;
-let dispatcher: DispatcherProcess;
 
 const PASSWORD = 'hunter2-very-secret';
 const LONG_HEADER = 'x'.repeat(900);
 
-beforeAll(async () => {
-  // answers 500 with headers of its own, echoing the authorization it got (a debug endpoint)
-  target = await startTestTarget((request) => ({
-    status: 500,
-    headers: {
-      'x-receiver': 'test-target',
-      'x-echo-authorization': String(request.headers.authorization),
-      'x-long-1': LONG_HEADER,
-      'x-long-2': LONG_HEADER,
-      'x-long-3': LONG_HEADER,
-    },
-    body: `failed for ${String(request.headers.authorization)}`,
-  }));
-  dispatcher = await startDispatcher(api.db.url);
-}, 60_000);
-afterAll(async () => {
-  expect(await dispatcher?.stop()).toBe(0);
-  await target?.close();
-});
+// answers 500 with headers of its own, echoing the authorization it got (a debug endpoint)
+const delivery = useDelivery(api, (request) => ({
+  status: 500,
+  headers: {
+    'x-receiver': 'test-target',
+    'x-echo-authorization': String(request.headers.authorization),
+    'x-long-1': LONG_HEADER,
+    'x-long-2': LONG_HEADER,
+    'x-long-3': LONG_HEADER,
+  },
+  body: `failed for ${String(request.headers.authorization)}`,
+}));
 
 const token = () => world.pmc.full.token;
 
@@ -51,7 +36,7 @@ describe('the full record of an attempt', () => {
   it('keeps the request as sent and the answer, credentials redacted, headers bounded; the body rebuilt', async () => {
     const registration = await seedRegistration(api.db.knex, {
       partyId: world.pmc.id,
-      targetUrl: target.url,
+      targetUrl: delivery.target.url,
       authType: WebhookAuthType.BasicAuth,
       credentials: { username: 'platform', password: PASSWORD },
     });
@@ -63,7 +48,7 @@ describe('the full record of an attempt', () => {
       id: string;
     }[];
     const webhookId = Number(webhook!.id);
-    await target.waitForAnswered(webhookId, 1);
+    await delivery.target.waitForAnswered(webhookId, 1);
     await expect
       .poll(async () => (await api.db.knex('webhook_attempts').where({ webhook_id: webhookId })).length)
       .toBeGreaterThan(0);
@@ -73,8 +58,8 @@ describe('the full record of an attempt', () => {
     );
     const first = page.items.at(-1)!;
     expect(first).toMatchObject({ number: 1, statusCode: 500, sentRequest: true, skipReason: null });
-    const received = target.requestsFor(webhookId)[0]!;
-    expect(first.request!.url).toBe(target.url);
+    const received = delivery.target.requestsFor(webhookId)[0]!;
+    expect(first.request!.url).toBe(delivery.target.url);
     expect(first.request!.headers).toMatchObject({
       'content-type': 'application/json',
       'webhook-id': String(webhookId),
@@ -122,7 +107,7 @@ describe('the full record of an attempt', () => {
   it('says why a skip sent nothing, and shows no request for it', async () => {
     const registration = await seedRegistration(api.db.knex, {
       partyId: world.pmc.id,
-      targetUrl: target.url,
+      targetUrl: delivery.target.url,
     });
     await createProperty(api, token(), 'Skipped House');
     const [webhook] = (await api.db

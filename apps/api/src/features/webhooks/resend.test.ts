@@ -1,75 +1,38 @@
 import { WebhookState, type OperatorActionRead, type Page, type WebhookRead } from '@platform/shared';
-import {
-  seedRegistration,
-  setWebhookState,
-  startDispatcher,
-  startTestTarget,
-  waitForWebhook,
-  type DispatcherProcess,
-  type TestTarget,
-} from '@platform/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedRegistration, setWebhookState, waitForWebhook } from '@platform/testkit';
+import { describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
 import { expectAccessRules, useTestApi } from '../../../tests/support/api';
-import { createProperty, patchProperty } from '../../../tests/support/webhooks';
+import { onlyDelivery, useDelivery } from '../../../tests/support/delivery';
+import { createProperty, patchProperty, webhooksOf } from '../../../tests/support/webhooks';
 
 const { Successful, Aborted } = WebhookState;
 
 const { api, world } = useTestApi({ world: true });
-let target: TestTarget;
-let dispatcher: DispatcherProcess;
-
-beforeAll(async () => {
-  target = await startTestTarget();
-  dispatcher = await startDispatcher(api.db.url);
-}, 60_000);
-afterAll(async () => {
-  expect(await dispatcher?.stop()).toBe(0);
-  await target?.close();
-});
+const delivery = useDelivery(api);
 
 const token = () => world.pmc.full.token;
 const resend = (id: number, as = token()) =>
   api.fetch(`/api/webhooks/${id}/resend`, { method: 'POST', token: as });
 
-interface HookRow {
-  id: number;
-  entity_change_id: number;
-  state: number;
-  group_key: string | null;
-  group_seq: number | null;
-}
-const hooksOf = async (registrationId: number): Promise<HookRow[]> =>
-  (
-    await api.db
-      .knex('webhooks')
-      .where({ registration_id: registrationId })
-      .orderBy('id')
-      .select('id', 'entity_change_id', 'state', 'group_key', 'group_seq')
-  ).map((row: HookRow) => ({
-    ...row,
-    id: Number(row.id),
-    entity_change_id: Number(row.entity_change_id),
-    group_seq: row.group_seq === null ? null : Number(row.group_seq),
-  }));
-
 /** The one request the target received for `webhookId`, raw. */
-const deliveredText = (webhookId: number): string => {
-  const requests = target.requestsFor(webhookId);
-  expect(requests, `deliveries of webhook ${webhookId}`).toHaveLength(1);
-  return requests[0]!.body;
-};
+const deliveredText = (webhookId: number): string => onlyDelivery(delivery.target, webhookId).body;
 
 async function registration(shouldGroup: boolean): Promise<number> {
-  return (await seedRegistration(api.db.knex, { partyId: world.pmc.id, targetUrl: target.url, shouldGroup }))
-    .id;
+  return (
+    await seedRegistration(api.db.knex, {
+      partyId: world.pmc.id,
+      targetUrl: delivery.target.url,
+      shouldGroup,
+    })
+  ).id;
 }
 
 describe('resend (POST /api/webhooks/{id}/resend)', () => {
   it('delivers the same body again as a new webhook, audited as webhook.resend', async () => {
     const registrationId = await registration(false);
     await createProperty(api, token(), 'Resend House');
-    const [original] = await hooksOf(registrationId);
+    const [original] = await webhooksOf(api, registrationId);
     await waitForWebhook(api.db.knex, original!.id, Successful);
 
     const resent = await readJson<WebhookRead>(await resend(original!.id), 201);
@@ -80,7 +43,7 @@ describe('resend (POST /api/webhooks/{id}/resend)', () => {
 
     // the receiver got the very same body again, under the new webhook's id
     expect(deliveredText(resent.id)).toBe(deliveredText(original!.id));
-    const hooks = await hooksOf(registrationId);
+    const hooks = await webhooksOf(api, registrationId);
     expect(hooks.map((h) => h.entity_change_id)).toEqual([
       original!.entity_change_id,
       original!.entity_change_id,
@@ -104,7 +67,7 @@ describe('resend (POST /api/webhooks/{id}/resend)', () => {
     const registrationId = await registration(true);
     const propertyId = await createProperty(api, token(), 'Group House');
     await patchProperty(api, token(), propertyId, { notes: 'second state' });
-    const [first, latest] = await hooksOf(registrationId);
+    const [first, latest] = await webhooksOf(api, registrationId);
     await waitForWebhook(api.db.knex, latest!.id, Successful);
 
     await expectProblem(await resend(first!.id), 409, {
@@ -112,7 +75,7 @@ describe('resend (POST /api/webhooks/{id}/resend)', () => {
         `^Webhook ${first!.id} is position 1 of group Property:${propertyId}, whose latest webhook is position 2: resending it would deliver an older state after a newer one`,
       ),
     });
-    expect(await hooksOf(registrationId)).toHaveLength(2);
+    expect(await webhooksOf(api, registrationId)).toHaveLength(2);
     const refusedAudit = await api.db.knex('operator_actions').where({ webhook_id: first!.id });
     expect(refusedAudit).toEqual([]);
 
@@ -127,7 +90,7 @@ describe('resend (POST /api/webhooks/{id}/resend)', () => {
   it('refuses a webhook that is not Successful, and one of a registration since deleted', async () => {
     const registrationId = await registration(false);
     await createProperty(api, token(), 'Aborted House');
-    const [hook] = await hooksOf(registrationId);
+    const [hook] = await webhooksOf(api, registrationId);
     await waitForWebhook(api.db.knex, hook!.id, Successful);
     await setWebhookState(api.db.knex, hook!.id, Aborted);
     await expectProblem(await resend(hook!.id), 409, {
@@ -138,18 +101,18 @@ describe('resend (POST /api/webhooks/{id}/resend)', () => {
     await expectProblem(await resend(hook!.id), 409, {
       detail: `The registration of webhook ${hook!.id} was deleted`,
     });
-    expect(await hooksOf(registrationId)).toHaveLength(1);
+    expect(await webhooksOf(api, registrationId)).toHaveLength(1);
   });
 
   it('is a 404 for a webhook of another party, and follows the access rules of the other actions', async () => {
     const foreign = (
-      await seedRegistration(api.db.knex, { partyId: world.otherPmc.id, targetUrl: target.url })
+      await seedRegistration(api.db.knex, { partyId: world.otherPmc.id, targetUrl: delivery.target.url })
     ).id;
     await createProperty(api, world.otherPmc.full.token, 'Foreign House');
-    const [hook] = await hooksOf(foreign);
+    const [hook] = await webhooksOf(api, foreign);
     await waitForWebhook(api.db.knex, hook!.id, Successful);
     await expectProblem(await resend(hook!.id), 404);
-    expect(await hooksOf(foreign)).toHaveLength(1);
+    expect(await webhooksOf(api, foreign)).toHaveLength(1);
     await expectAccessRules(api, world, {
       method: 'POST',
       path: `/api/webhooks/${hook!.id}/resend`,

@@ -1,4 +1,5 @@
 import { formatClock, formatCount } from '../../../lib/format';
+import { ChartFrame } from './chart-frame';
 import { layoutAttemptBars, type ChartPoint } from '../utils/chart';
 
 const WIDTH = 600;
@@ -19,77 +20,64 @@ export function chartSummary(points: readonly ChartPoint[]): string {
 }
 
 /**
- * Requests sent per minute, successes and failures stacked (skips only in the summary). The bars are an SVG stretched to
- * the width available; the axis labels are HTML, so they stay legible on a narrow screen.
+ * Requests sent per minute, successes and failures stacked (skips only in the summary), in the
+ * console's chart frame.
  */
 export function AttemptsChart({ points }: { points: readonly ChartPoint[] }) {
   const { bars, max, ticks } = layoutAttemptBars(points, WIDTH, HEIGHT);
   const summary = chartSummary(points);
-  const labelAt = (index: number) => (points[index] ? formatClock(points[index].minute) : '');
-  const last = points.length - 1;
   return (
-    <figure className="chart" data-testid="attempts-chart">
-      <div className="chart__body">
-        <div className="chart__y-axis" aria-hidden="true">
-          {[...ticks].reverse().map((tick) => (
-            <span key={tick}>{formatCount(tick)}</span>
-          ))}
-        </div>
-        <svg
-          className="chart__plot"
-          viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
-          preserveAspectRatio="none"
-          role="img"
-          aria-label={summary}
-        >
-          {ticks.map((tick) => {
-            const y = HEIGHT - (tick / max) * HEIGHT;
-            return (
-              <line
-                key={tick}
-                className="chart__grid"
-                x1={0}
-                x2={WIDTH}
-                y1={y}
-                y2={y}
-                vectorEffect="non-scaling-stroke"
-              />
-            );
-          })}
-          {bars.map((bar) => (
-            <g key={bar.minute}>
-              {bar.success.height > 0 && (
-                <rect
-                  className="chart__bar chart__bar--success"
-                  x={bar.x}
-                  y={bar.success.y}
-                  width={bar.width}
-                  height={bar.success.height}
-                />
-              )}
-              {bar.failure.height > 0 && (
-                <rect
-                  className="chart__bar chart__bar--failure"
-                  x={bar.x}
-                  y={bar.failure.y}
-                  width={bar.width}
-                  height={bar.failure.height}
-                />
-              )}
-            </g>
-          ))}
-        </svg>
-        <div className="chart__x-axis" aria-hidden="true">
-          <span>{labelAt(0)}</span>
-          <span>{labelAt(Math.round(last / 2))}</span>
-          <span>{labelAt(last)}</span>
-        </div>
-      </div>
-      <figcaption className="chart__caption">
-        <span className="legend legend--success">Delivered</span>
-        <span className="legend legend--failure">Failed</span>
-        <span className="muted">{summary}</span>
-      </figcaption>
-    </figure>
+    <ChartFrame
+      testId="attempts-chart"
+      width={WIDTH}
+      height={HEIGHT}
+      yLabels={[...ticks].reverse().map(formatCount)}
+      label={summary}
+      xAxis={{ points, labelOf: (point) => formatClock(point.minute) }}
+      caption={
+        <>
+          <span className="legend legend--success">Delivered</span>
+          <span className="legend legend--failure">Failed</span>
+          <span className="muted">{summary}</span>
+        </>
+      }
+    >
+      {ticks.map((tick) => {
+        const y = HEIGHT - (tick / max) * HEIGHT;
+        return (
+          <line
+            key={tick}
+            className="chart__grid"
+            x1={0}
+            x2={WIDTH}
+            y1={y}
+            y2={y}
+            vectorEffect="non-scaling-stroke"
+          />
+        );
+      })}
+      {bars.map((bar) => (
+        <g key={bar.minute}>
+          {bar.success.height > 0 && (
+            <rect
+              className="chart__bar chart__bar--success"
+              x={bar.x}
+              y={bar.success.y}
+              width={bar.width}
+              height={bar.success.height}
+            />
+          )}
+          {bar.failure.height > 0 && (
+            <rect
+              className="chart__bar chart__bar--failure"
+              x={bar.x}
+              y={bar.failure.y}
+              width={bar.width}
+              height={bar.failure.height}
+            />
+          )}
+        </g>
+      ))}
+    </ChartFrame>
   );
 }

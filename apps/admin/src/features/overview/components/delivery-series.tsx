@@ -2,6 +2,7 @@ import { formatClock, formatCount, formatDateTime, formatDuration } from '../../
 import { Link, useLocation, useSearchParams } from '../../../lib/router';
 import { ErrorState, Loading } from '../../../components/ui/feedback';
 import { useWebhookStatsSeries } from '../api/get-webhook-stats-series';
+import { ChartFrame } from './chart-frame';
 import {
   layoutSeries,
   SERIES_RANGES,
@@ -99,92 +100,75 @@ function SeriesChart({
 }) {
   const layout = layoutSeries(points, WIDTH, HEIGHT, LATENCY_HEIGHT);
   const text = summary(points, label);
-  const last = points.length - 1;
-  const labelAt = (index: number) => (points[index] ? stepLabel(points[index].at, stepMinutes) : '');
   return (
     <>
-      <figure className="chart" data-testid="series-chart">
-        <div className="chart__body">
-          <div className="chart__y-axis" aria-hidden="true">
-            <span>{formatCount(layout.max)}</span>
-            <span>{formatCount(layout.max / 2)}</span>
-            <span>0</span>
-          </div>
-          <svg
-            className="chart__plot"
-            viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
-            preserveAspectRatio="none"
-            role="img"
-            aria-label={text}
-          >
-            {layout.bars.map((bar) => (
-              <g key={bar.at}>
-                {bar.parts.map((part) => (
-                  <rect
-                    key={part.part}
-                    className={`chart__bar chart__bar--${part.part}`}
-                    x={bar.x}
-                    y={part.y}
-                    width={bar.width}
-                    height={part.height}
-                  />
-                ))}
-              </g>
+      <ChartFrame
+        testId="series-chart"
+        width={WIDTH}
+        height={HEIGHT}
+        yLabels={[formatCount(layout.max), formatCount(layout.max / 2), '0']}
+        label={text}
+        xAxis={{ points, labelOf: (point) => stepLabel(point.at, stepMinutes) }}
+        caption={
+          <>
+            {(Object.keys(PART_LABELS) as SeriesPart[]).map((part) => (
+              <span key={part} className={`legend legend--${part}`}>
+                {PART_LABELS[part]}
+              </span>
             ))}
-          </svg>
-          <div className="chart__x-axis" aria-hidden="true">
-            <span>{labelAt(0)}</span>
-            <span>{labelAt(Math.round(last / 2))}</span>
-            <span>{labelAt(last)}</span>
-          </div>
-        </div>
-        <figcaption className="chart__caption">
-          {(Object.keys(PART_LABELS) as SeriesPart[]).map((part) => (
-            <span key={part} className={`legend legend--${part}`}>
-              {PART_LABELS[part]}
+            <span className="muted" data-testid="series-summary">
+              {text} One bar per {formatDuration(stepMinutes * 60_000)}.
             </span>
-          ))}
-          <span className="muted" data-testid="series-summary">
-            {text} One bar per {formatDuration(stepMinutes * 60_000)}.
-          </span>
-        </figcaption>
-      </figure>
-      <figure className="chart chart--latency" data-testid="series-latency">
-        <div className="chart__body chart__body--short">
-          <div className="chart__y-axis" aria-hidden="true">
-            <span>{formatDuration(layout.latencyMax)}</span>
-            <span>0</span>
-          </div>
-          <svg
-            className="chart__plot"
-            viewBox={`0 0 ${WIDTH} ${LATENCY_HEIGHT}`}
-            preserveAspectRatio="none"
-            role="img"
-            aria-label={`Request duration p50 and p95 over the last ${label}`}
-          >
-            {layout.p95.map((run) => (
-              <polyline
-                key={`p95 ${run}`}
-                className="chart__line chart__line--p95"
-                points={run}
-                vectorEffect="non-scaling-stroke"
+          </>
+        }
+      >
+        {layout.bars.map((bar) => (
+          <g key={bar.at}>
+            {bar.parts.map((part) => (
+              <rect
+                key={part.part}
+                className={`chart__bar chart__bar--${part.part}`}
+                x={bar.x}
+                y={part.y}
+                width={bar.width}
+                height={part.height}
               />
             ))}
-            {layout.p50.map((run) => (
-              <polyline
-                key={`p50 ${run}`}
-                className="chart__line chart__line--p50"
-                points={run}
-                vectorEffect="non-scaling-stroke"
-              />
-            ))}
-          </svg>
-        </div>
-        <figcaption className="chart__caption">
-          <span className="legend legend--p50">Duration p50</span>
-          <span className="legend legend--p95">p95</span>
-        </figcaption>
-      </figure>
+          </g>
+        ))}
+      </ChartFrame>
+      <ChartFrame
+        testId="series-latency"
+        className="chart--latency"
+        short
+        width={WIDTH}
+        height={LATENCY_HEIGHT}
+        yLabels={[formatDuration(layout.latencyMax), '0']}
+        label={`Request duration p50 and p95 over the last ${label}`}
+        caption={
+          <>
+            <span className="legend legend--p50">Duration p50</span>
+            <span className="legend legend--p95">p95</span>
+          </>
+        }
+      >
+        {layout.p95.map((run) => (
+          <polyline
+            key={`p95 ${run}`}
+            className="chart__line chart__line--p95"
+            points={run}
+            vectorEffect="non-scaling-stroke"
+          />
+        ))}
+        {layout.p50.map((run) => (
+          <polyline
+            key={`p50 ${run}`}
+            className="chart__line chart__line--p50"
+            points={run}
+            vectorEffect="non-scaling-stroke"
+          />
+        ))}
+      </ChartFrame>
       <details className="series-table">
         <summary>The figures as a table</summary>
         <table className="table table--compact" data-testid="series-table">
