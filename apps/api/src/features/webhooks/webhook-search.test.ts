@@ -23,7 +23,7 @@ const hooksOfChange = async (changeId: number) =>
     .sort((a, b) => b - a);
 
 describe('search (GET /api/webhooks?q=)', () => {
-  it('finds webhooks by a string in their payload, by webhook id, change (event) id and entity id, in scope', async () => {
+  it('finds webhooks by the words of their payload (whole or begun), by webhook id, change (event) id and entity id, in scope', async () => {
     const token = world.pmc.full.token;
     const registration = await register(api, token);
     const needle = await createProperty(api, token, 'Haus Nadelöhr-7Q');
@@ -44,15 +44,36 @@ describe('search (GET /api/webhooks?q=)', () => {
       (a, b) => b - a,
     );
 
-    // a substring of the payload, any case
+    // a word of the payload, any case, or its beginning; several words are all required
     expect(await found('nadelöhr-7q')).toEqual(withNeedle);
+    expect(await found('NADELÖ')).toEqual(withNeedle);
     expect(await found('Haus Nadel')).toEqual(await hooksOfChange(created!));
-    // LIKE's wildcards are taken literally
-    expect(await found('100%')).toEqual(await hooksOfChange(percent!));
+    expect(await found('Nadel Haus')).toEqual(await hooksOfChange(created!));
+    expect(await found('Haus Eichenhof')).toEqual([]);
+    expect(await found('sure_thing')).toEqual(await hooksOfChange(percent!));
     expect(await found('sure_thin')).toEqual(await hooksOfChange(percent!));
-    // as a wildcard, _ would match the %
-    expect(await found('100_')).toEqual([]);
-    expect(await found('%%%')).toEqual([]);
+    // words, not any substring: the middle or end of a word is not found
+    expect(await found('adelöhr')).toEqual([]);
+    expect(await found('chenhof')).toEqual([]);
+    // string values only: a key of the payload is not its text
+    expect(await found('postalCode')).toEqual([]);
+    // the search's characters are text, never the query syntax: no error, no wildcard
+    for (const special of [
+      "it's",
+      'a\\b',
+      "'''",
+      'zq\\',
+      '%%%',
+      '!(zq|zr)',
+      'zq & zr | zs',
+      ':*:*',
+      '<->',
+      'zq:*A',
+    ]) {
+      const response = await api.fetch(`/api/webhooks?q=${encodeURIComponent(special)}`, { token });
+      expect(response.status, special).toBe(200);
+      expect((await readJson<Page<WebhookRead>>(response)).items, special).toEqual([]);
+    }
     expect(await found('no such text anywhere')).toEqual([]);
     // with the other filters
     expect(await found('nadelöhr-7q', token, `&registrationId=${registration.id}`)).toEqual(withNeedle);
