@@ -1,5 +1,6 @@
 import {
   WEBHOOK_ENTITY_NAMES,
+  WEBHOOK_SEARCH_COUNT_CAP,
   WebhookAuthType,
   WebhookEntityNameIn,
   WebhookState,
@@ -217,10 +218,11 @@ export function webhookListQuery(
 const QUERY_CANCELED = '57014';
 
 /**
- * A page of the visible webhooks matching the query's filters, sorted as asked. A search runs
- * under WEBHOOK_SEARCH_TIMEOUT: its exact count of a string in most payloads grows with the
- * matches (docs/performance.md › Search), and one such search must not hold a connection for a
- * minute; past the limit it is a 400 naming the fix.
+ * A page of the visible webhooks matching the query's filters, sorted as asked. A search counts
+ * its matches up to WEBHOOK_SEARCH_COUNT_CAP (`totalCountCapped` past it), so a word in most
+ * payloads answers as fast as a rare one (docs/performance.md › Search), and runs under
+ * WEBHOOK_SEARCH_TIMEOUT: a search must not hold a connection for a minute whatever its plan;
+ * past the limit it is a 400 naming the fix.
  */
 export async function listWebhooks(
   deps: AppDeps,
@@ -233,7 +235,7 @@ export async function listWebhooks(
   try {
     return await deps.knex.transaction(async (trx) => {
       await trx.raw(`set local statement_timeout = ${Math.round(deps.config.WEBHOOK_SEARCH_TIMEOUT)}`);
-      return paginate(webhookListQuery(trx, principal, list), list, presentWebhook);
+      return paginate(webhookListQuery(trx, principal, list), list, presentWebhook, WEBHOOK_SEARCH_COUNT_CAP);
     });
   } catch (error) {
     if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;
