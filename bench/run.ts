@@ -21,7 +21,7 @@
  *                                                   due work beside its cost with 10, C claims each (200),
  *                                                   interleaved; instead of the layouts
  *   pnpm bench --health [--waiting N]               the registration health read at N waiting (1,000,000)
- *   pnpm bench --search [--waiting N]               GET /api/webhooks?q= for a string in one payload among N
+ *   pnpm bench --search [--waiting N]               GET /api/webhooks?q= for a word in one payload among N
  *                                                   webhooks (1,000,000), each its own payload; its plan
  *   pnpm bench --search-cost [-n N] [--preload P] [--rounds R]
  *                                                   what the payload search index costs the enqueue and the

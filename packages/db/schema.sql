@@ -932,7 +932,7 @@ CREATE INDEX documents_property ON public.documents USING btree (property_id) WH
 CREATE INDEX documents_unit ON public.documents USING btree (unit_id) WHERE (deleted IS NULL);
 CREATE INDEX entity_changes_entity ON ONLY public.entity_changes USING btree (entity_name, entity_id);
 CREATE INDEX entity_changes_party_created ON ONLY public.entity_changes USING btree (initiator_party_id, created);
-CREATE INDEX entity_changes_payload_trgm ON ONLY public.entity_changes USING gin (((entity)::text) gin_trgm_ops);
+CREATE INDEX entity_changes_payload_words ON ONLY public.entity_changes USING gin (jsonb_to_tsvector('simple'::regconfig, entity, '["string"]'::jsonb));
 CREATE INDEX entrances_party ON public.entrances USING btree (party_id) WHERE (deleted IS NULL);
 CREATE INDEX entrances_property ON public.entrances USING btree (property_id) WHERE (deleted IS NULL);
 CREATE UNIQUE INDEX entrances_property_name ON public.entrances USING btree (property_id, lower(name)) WHERE (deleted IS NULL);

@@ -25,6 +25,7 @@ import * as operatorNotifications from './20261202000000_operator_notifications'
 import * as attemptExchange from './20261202100000_attempt_exchange';
 import * as payloadSearch from './20261202100100_payload_search';
 import * as statsTargetFailures from './20261202400000_stats_target_failures';
+import * as payloadWords from './20261202500000_payload_words';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -60,4 +61,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261202100000_attempt_exchange', attemptExchange],
   ['20261202100100_payload_search', payloadSearch],
   ['20261202400000_stats_target_failures', statsTargetFailures],
+  ['20261202500000_payload_words', payloadWords],
 ];

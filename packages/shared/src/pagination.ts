@@ -24,6 +24,8 @@ export interface Page<T> {
   totalPages: number;
   hasPreviousPage: boolean;
   hasNextPage: boolean;
+  /** A list whose count is capped (the webhooks' search): the count stopped at `totalCount`, more match. */
+  totalCountCapped?: boolean;
 }
 
 /** Batch read body: `{ ids: [...] }` (IdListDtoOfInt32). */

@@ -513,7 +513,22 @@ export const WebhookDetailRead = WebhookRead.extend({
 }).meta({ id: 'WebhookDetailRead' });
 export type WebhookDetailRead = z.infer<typeof WebhookDetailRead>;
 
-export const PaginatedListOfWebhookRead = Page(WebhookRead).meta({ id: 'PaginatedListOfWebhookRead' });
+/** The most webhooks a search (`q`) counts: past it the page says `totalCountCapped`. */
+export const WEBHOOK_SEARCH_COUNT_CAP = 10_000;
+
+export const PaginatedListOfWebhookRead = Page(WebhookRead)
+  .extend({
+    totalCountCapped: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          `With a search (\`q\`) only: more than \`totalCount\` webhooks match, the count stopped at ` +
+          `${WEBHOOK_SEARCH_COUNT_CAP.toLocaleString('en')} (so a common word answers as fast as a rare one); ` +
+          'the pages reach that many. Narrow the search to reach the rest.',
+      }),
+  })
+  .meta({ id: 'PaginatedListOfWebhookRead' });
 
 /** One HTTP try of a webhook. */
 export const WebhookAttemptRead = z

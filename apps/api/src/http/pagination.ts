@@ -31,15 +31,18 @@ export function pageStatement(count: string, page: string): string {
 /** Offset of the first row of `page`. */
 export const offsetOf = (page: PageQuery) => (page.PageNumber - 1) * page.PageSize;
 
-/** The page of the rows a `pageStatement` answered. */
+/** The page of the rows a `pageStatement` answered; `countCap`: the cap its count was taken under. */
 export function pageOf<Row, Out>(
   rows: Record<string, unknown>[],
   page: PageQuery,
   present: (row: Row) => Out,
+  countCap?: number,
 ): Page<Out> {
-  const totalCount = Number(rows[0]?.[TOTAL] ?? 0);
+  const counted = Number(rows[0]?.[TOTAL] ?? 0);
+  const capped = countCap !== undefined && counted > countCap;
+  const totalCount = capped ? countCap : counted;
   // past the last row the statement answers the count alone, on a row of nulls
-  const onPage = totalCount > offsetOf(page) ? rows : [];
+  const onPage = counted > offsetOf(page) ? rows : [];
   const totalPages = Math.ceil(totalCount / page.PageSize);
   return {
     items: onPage.map((row) => {
@@ -52,17 +55,33 @@ export function pageOf<Row, Out>(
     totalPages,
     hasPreviousPage: page.PageNumber > 1,
     hasNextPage: page.PageNumber < totalPages,
+    ...(countCap === undefined ? {} : { totalCountCapped: capped }),
   };
 }
 
 /**
  * The `pageStatement` of `query` for the rows `limit` and `offset` pick, with its bindings. The
- * count drops the query's order; the page keeps it.
+ * count drops the query's order; the page keeps it. With `countCap`, the count stops past the cap
+ * (it reads `countCap + 1` rows at most, and `pageOf` says it stopped), so its cost stays bounded
+ * however many rows match.
  */
-export function pageSql(query: Knex.QueryBuilder, limit: number, offset: number): CompiledSql {
-  const count = query.clone().clearSelect().clearOrder().count({ count: '*' }).toSQL();
+export function pageSql(
+  query: Knex.QueryBuilder,
+  limit: number,
+  offset: number,
+  countCap?: number,
+): CompiledSql {
+  const counted = query.clone().clearSelect().clearOrder();
+  const count =
+    countCap === undefined
+      ? counted.count({ count: '*' }).toSQL()
+      : counted
+          .select(query.client.raw('1'))
+          .limit(countCap + 1)
+          .toSQL();
+  const countSql = countCap === undefined ? count.sql : `select count(*) as count from (${count.sql}) capped`;
   const rows = query.clone().limit(limit).offset(offset).toSQL();
-  return { sql: pageStatement(count.sql, rows.sql), bindings: [...count.bindings, ...rows.bindings] };
+  return { sql: pageStatement(countSql, rows.sql), bindings: [...count.bindings, ...rows.bindings] };
 }
 
 /** SQL with Knex's `?` placeholders and their values. */
@@ -80,8 +99,9 @@ export async function paginate<Row, Out>(
   query: Knex.QueryBuilder,
   page: PageQuery,
   present: (row: Row) => Out,
+  countCap?: number,
 ): Promise<Page<Out>> {
-  const { sql, bindings } = pageSql(query, page.PageSize, offsetOf(page));
+  const { sql, bindings } = pageSql(query, page.PageSize, offsetOf(page), countCap);
   const { rows } = (await query.client.raw(sql, bindings)) as { rows: Record<string, unknown>[] };
-  return pageOf(rows, page, present);
+  return pageOf(rows, page, present, countCap);
 }

@@ -3,7 +3,10 @@ import { formatCount } from '../../lib/format';
 import { Button } from './button';
 
 interface PaginationProps {
-  page: Pick<Page<unknown>, 'pageNumber' | 'totalPages' | 'totalCount' | 'hasPreviousPage' | 'hasNextPage'>;
+  page: Pick<
+    Page<unknown>,
+    'pageNumber' | 'totalPages' | 'totalCount' | 'totalCountCapped' | 'hasPreviousPage' | 'hasNextPage'
+  >;
   /** What the list holds, plural: `webhooks` (one: the same without its final `s`, unless `one` says). */
   noun: string;
   one?: string;
@@ -15,7 +18,8 @@ interface PaginationProps {
 /** Previous/next paging of a server-side paginated list, with where the operator is. */
 export function Pagination({ page, noun, one, onPageChange, loading = false }: PaginationProps) {
   const totalPages = Math.max(page.totalPages, 1);
-  const counted = `${formatCount(page.totalCount)} ${page.totalCount === 1 ? (one ?? noun.replace(/s$/, '')) : noun}`;
+  // a capped count (a search's) says "at least": 10,000+
+  const counted = `${formatCount(page.totalCount)}${page.totalCountCapped ? '+' : ''} ${page.totalCount === 1 ? (one ?? noun.replace(/s$/, '')) : noun}`;
   if (totalPages === 1 && page.pageNumber === 1) {
     return (
       <p className="pagination pagination__status" data-testid="pagination-status">

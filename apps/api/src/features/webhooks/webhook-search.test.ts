@@ -1,4 +1,4 @@
-import type { Page, WebhookRead } from '@platform/shared';
+import { WEBHOOK_SEARCH_COUNT_CAP, type Page, type WebhookRead } from '@platform/shared';
 import { seedBacklog, seedRegistration } from '@platform/testkit';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, readJson } from '../../../tests/support/http';
@@ -23,7 +23,7 @@ const hooksOfChange = async (changeId: number) =>
     .sort((a, b) => b - a);
 
 describe('search (GET /api/webhooks?q=)', () => {
-  it('finds webhooks by a string in their payload, by webhook id, change (event) id and entity id, in scope', async () => {
+  it('finds webhooks by the words of their payload (whole or begun), by webhook id, change (event) id and entity id, in scope', async () => {
     const token = world.pmc.full.token;
     const registration = await register(api, token);
     const needle = await createProperty(api, token, 'Haus Nadelöhr-7Q');
@@ -44,15 +44,36 @@ describe('search (GET /api/webhooks?q=)', () => {
       (a, b) => b - a,
     );
 
-    // a substring of the payload, any case
+    // a word of the payload, any case, or its beginning; several words are all required
     expect(await found('nadelöhr-7q')).toEqual(withNeedle);
+    expect(await found('NADELÖ')).toEqual(withNeedle);
     expect(await found('Haus Nadel')).toEqual(await hooksOfChange(created!));
-    // LIKE's wildcards are taken literally
-    expect(await found('100%')).toEqual(await hooksOfChange(percent!));
+    expect(await found('Nadel Haus')).toEqual(await hooksOfChange(created!));
+    expect(await found('Haus Eichenhof')).toEqual([]);
+    expect(await found('sure_thing')).toEqual(await hooksOfChange(percent!));
     expect(await found('sure_thin')).toEqual(await hooksOfChange(percent!));
-    // as a wildcard, _ would match the %
-    expect(await found('100_')).toEqual([]);
-    expect(await found('%%%')).toEqual([]);
+    // words, not any substring: the middle or end of a word is not found
+    expect(await found('adelöhr')).toEqual([]);
+    expect(await found('chenhof')).toEqual([]);
+    // string values only: a key of the payload is not its text
+    expect(await found('postalCode')).toEqual([]);
+    // the search's characters are text, never the query syntax: no error, no wildcard
+    for (const special of [
+      "it's",
+      'a\\b',
+      "'''",
+      'zq\\',
+      '%%%',
+      '!(zq|zr)',
+      'zq & zr | zs',
+      ':*:*',
+      '<->',
+      'zq:*A',
+    ]) {
+      const response = await api.fetch(`/api/webhooks?q=${encodeURIComponent(special)}`, { token });
+      expect(response.status, special).toBe(200);
+      expect((await readJson<Page<WebhookRead>>(response)).items, special).toEqual([]);
+    }
     expect(await found('no such text anywhere')).toEqual([]);
     // with the other filters
     expect(await found('nadelöhr-7q', token, `&registrationId=${registration.id}`)).toEqual(withNeedle);
@@ -81,7 +102,7 @@ describe('search (GET /api/webhooks?q=)', () => {
     expect((await api.fetch('/api/webhooks?q=', { token })).status).toBe(200);
   });
 
-  it('refuses a search that runs past WEBHOOK_SEARCH_TIMEOUT, naming the fix', async () => {
+  it('counts a common word up to a cap, and refuses a search that runs past WEBHOOK_SEARCH_TIMEOUT, naming the fix', async () => {
     const registration = await seedRegistration(api.db.knex, {
       partyId: world.pmc.id,
       targetUrl: 'http://127.0.0.1:9/hook',
@@ -95,7 +116,7 @@ describe('search (GET /api/webhooks?q=)', () => {
     );
     const config = api.deps.config as { WEBHOOK_SEARCH_TIMEOUT: number };
     const before = config.WEBHOOK_SEARCH_TIMEOUT;
-    config.WEBHOOK_SEARCH_TIMEOUT = 20;
+    config.WEBHOOK_SEARCH_TIMEOUT = 1;
     try {
       await expectProblem(
         await api.fetch(`/api/webhooks?q=${encodeURIComponent('Benchmarkstraße')}`, {
@@ -104,7 +125,7 @@ describe('search (GET /api/webhooks?q=)', () => {
         400,
         {
           detail:
-            'The search "Benchmarkstraße" matches too many webhooks to count within 0.02 s: narrow it with a ' +
+            'The search "Benchmarkstraße" matches too many webhooks to count within 0.001 s: narrow it with a ' +
             'longer text, or with the registration, state or creation time filters',
         },
       );
@@ -117,6 +138,28 @@ describe('search (GET /api/webhooks?q=)', () => {
         token: world.pmc.full.token,
       }),
     );
-    expect(page.totalCount).toBe(1);
+    expect(page).toMatchObject({ totalCount: 1, totalCountCapped: false });
+
+    // a word in every one of the 20,000 payloads: counted up to the cap, and said so
+    const common = await readJson<Page<WebhookRead>>(
+      await api.fetch(`/api/webhooks?q=${encodeURIComponent('benchmarkstr')}`, {
+        token: world.pmc.full.token,
+      }),
+    );
+    expect(common).toMatchObject({
+      totalCount: WEBHOOK_SEARCH_COUNT_CAP,
+      totalCountCapped: true,
+      totalPages: WEBHOOK_SEARCH_COUNT_CAP / 20,
+      hasNextPage: true,
+    });
+    expect(common.items).toHaveLength(20);
+    // without a search the count is exact, as before
+    const all = await readJson<Page<WebhookRead>>(
+      await api.fetch(`/api/webhooks?registrationId=${registration.id}&PageSize=1`, {
+        token: world.pmc.full.token,
+      }),
+    );
+    expect(all.totalCount).toBe(20_000);
+    expect(all.totalCountCapped).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import {
   WEBHOOK_ENTITY_NAMES,
+  WEBHOOK_SEARCH_COUNT_CAP,
   WebhookAuthType,
   WebhookEntityNameIn,
   WebhookState,
@@ -74,20 +75,40 @@ export const WEBHOOK_COLLECTION: CollectionSpec = {
 /** Ids of webhooks, attempts and changes are bigserial: any safe integer, not just int32. */
 export const webhookId = wholeNumberText('', 1, Number.MAX_SAFE_INTEGER);
 
-/** The shortest payload text searched: a trigram index matches from three characters. */
+/** The shortest payload text searched: a shorter prefix would match a large share of all words. */
 const PAYLOAD_SEARCH_MIN = 3;
 
-/** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
-const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/**
+ * The words of a payload as the search index `entity_changes_payload_words` holds them
+ * (migration 20261202500000_payload_words): those of the entity's string values only, `simple`
+ * (no language, lower case). A query must use this very expression to be served by the index.
+ */
+const PAYLOAD_WORDS = `jsonb_to_tsvector('simple', e.entity, '["string"]')`;
+
+/**
+ * `text` as a tsquery (`to_tsquery('simple', …)`) of its whitespace-separated words, each a
+ * prefix (`:*`), ANDed. Each word is quoted, its `'` and `\` escaped, so the operators `& | ! (
+ * ) < > : *` and quotes in the text are searched as text, never read as syntax; the quoted word
+ * is then split as the index split the payload (`ZX-48213-Mietminderung` into its parts, each a
+ * prefix, in a row). A text of no word at all (only punctuation) is an empty query: it matches
+ * nothing.
+ */
+export function payloadWordsQuery(text: string): string {
+  return text
+    .split(/\s+/)
+    .filter((word) => word !== '')
+    .map((word) => `'${word.replace(/['\\]/g, (c) => `\\${c}`)}':*`)
+    .join(' & ');
+}
 
 /**
  * Limits `query` (over `webhooks as w`) to the search `q` (docs/performance.md › Search): the
- * webhooks of the changes whose payload contains the text, a semi-join the planner starts from
- * the trigram index `entity_changes_payload_trgm` when few changes match (then `webhooks_change`
- * per change), or hashes when most do (its statistics on the indexed expression tell it which). A
- * whole number also matches the webhook id, the change id and the entity id (through
- * `entity_changes_entity`, one probe per entity name); each part then is an index condition on
- * `webhooks`, so the planner ORs their bitmaps.
+ * webhooks of the changes whose payload holds every word of `q` (a word or its prefix,
+ * case-insensitive, in a string value), a semi-join the planner starts from the full-text index
+ * `entity_changes_payload_words` when few changes match (then `webhooks_change` per change), or
+ * hashes when most do. A whole number also matches the webhook id, the change id and the entity
+ * id (through `entity_changes_entity`, one probe per entity name); each part then is an index
+ * condition on `webhooks`, so the planner ORs their bitmaps.
  */
 export function applyWebhookSearch(query: Knex.QueryBuilder, q: string): Knex.QueryBuilder {
   const numeric = /^\d+$/.test(q) && Number(q) <= Number.MAX_SAFE_INTEGER ? Number(q) : undefined;
@@ -104,13 +125,14 @@ export function applyWebhookSearch(query: Knex.QueryBuilder, q: string): Knex.Qu
       }
     }
     if (payload) {
+      const matching = `select e.id from entity_changes e where ${PAYLOAD_WORDS} @@ to_tsquery('simple', ?)`;
       // beside the ids, an IN would be a subplan run per webhook (Postgres cannot pull a sublink
       // out of an OR): the matching changes are read once into an array instead
       match.orWhereRaw(
         numeric === undefined
-          ? `w.entity_change_id in (select e.id from entity_changes e where e.entity::text ilike ?)`
-          : `w.entity_change_id = any(array(select e.id from entity_changes e where e.entity::text ilike ?))`,
-        [containsPattern(q)],
+          ? `w.entity_change_id in (${matching})`
+          : `w.entity_change_id = any(array(${matching}))`,
+        [payloadWordsQuery(q)],
       );
     }
   });
@@ -137,9 +159,12 @@ export const WebhookListQuery = listQuery(WEBHOOK_COLLECTION)
       .optional()
       .meta({
         description:
-          'Search: a webhook whose payload (its entity as recorded) contains this text, case-insensitive ' +
-          `(from ${PAYLOAD_SEARCH_MIN} characters); a whole number also finds the webhook of that id, the ` +
-          'webhooks of the recorded change (event) of that id, and those of the entity of that id.',
+          'Search: a webhook whose payload (its entity as recorded) holds every word of this text, each ' +
+          'as a whole word or the beginning of one, in a string value (not a key, number or boolean), ' +
+          `case-insensitive (from ${PAYLOAD_SEARCH_MIN} characters): \`Lindenstr\` finds "Lindenstraße 5", ` +
+          '`straße` does not; punctuation splits words (`ZX-48213` finds "ref ZX-48213/2"). A whole number ' +
+          'also finds the webhook of that id, the webhooks of the recorded change (event) of that id, and ' +
+          'those of the entity of that id.',
       }),
   })
   .superRefine((query, ctx) => {
@@ -193,10 +218,11 @@ export function webhookListQuery(
 const QUERY_CANCELED = '57014';
 
 /**
- * A page of the visible webhooks matching the query's filters, sorted as asked. A search runs
- * under WEBHOOK_SEARCH_TIMEOUT: its exact count of a string in most payloads grows with the
- * matches (docs/performance.md › Search), and one such search must not hold a connection for a
- * minute; past the limit it is a 400 naming the fix.
+ * A page of the visible webhooks matching the query's filters, sorted as asked. A search counts
+ * its matches up to WEBHOOK_SEARCH_COUNT_CAP (`totalCountCapped` past it), so a word in most
+ * payloads answers as fast as a rare one (docs/performance.md › Search), and runs under
+ * WEBHOOK_SEARCH_TIMEOUT: a search must not hold a connection for a minute whatever its plan;
+ * past the limit it is a 400 naming the fix.
  */
 export async function listWebhooks(
   deps: AppDeps,
@@ -209,7 +235,7 @@ export async function listWebhooks(
   try {
     return await deps.knex.transaction(async (trx) => {
       await trx.raw(`set local statement_timeout = ${Math.round(deps.config.WEBHOOK_SEARCH_TIMEOUT)}`);
-      return paginate(webhookListQuery(trx, principal, list), list, presentWebhook);
+      return paginate(webhookListQuery(trx, principal, list), list, presentWebhook, WEBHOOK_SEARCH_COUNT_CAP);
     });
   } catch (error) {
     if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;

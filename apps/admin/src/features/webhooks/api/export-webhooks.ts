@@ -11,16 +11,21 @@ import { getWebhooks } from './get-webhooks';
 export async function readWebhooksForExport(
   filters: WebhookFilters,
   signal?: AbortSignal,
-): Promise<{ webhooks: WebhookRead[]; totalCount: number; cut: boolean }> {
+): Promise<{ webhooks: WebhookRead[]; totalCount: number; totalCountCapped: boolean; cut: boolean }> {
   const seen = new Set<number>();
   const webhooks: WebhookRead[] = [];
   let totalCount = 0;
+  // a search's count stops at a cap: "at least", so more match than were read
+  let totalCountCapped = false;
   for (let page = 1; webhooks.length < CSV_EXPORT_LIMIT; page++) {
     const read = await getWebhooks(
       { ...filters, sort: 'id', ascending: true, page, pageSize: CSV_EXPORT_PAGE_SIZE },
       signal,
     );
-    if (page === 1) totalCount = read.totalCount;
+    if (page === 1) {
+      totalCount = read.totalCount;
+      totalCountCapped = read.totalCountCapped ?? false;
+    }
     for (const webhook of read.items) {
       if (seen.has(webhook.id) || webhooks.length >= CSV_EXPORT_LIMIT) continue;
       seen.add(webhook.id);
@@ -28,5 +33,5 @@ export async function readWebhooksForExport(
     }
     if (!read.hasNextPage) break;
   }
-  return { webhooks, totalCount, cut: totalCount > webhooks.length };
+  return { webhooks, totalCount, totalCountCapped, cut: totalCountCapped || totalCount > webhooks.length };
 }

@@ -20,7 +20,7 @@ export function ExportCsvButton({ filters }: { filters: WebhookFilters }) {
   const run = async () => {
     setBusy(true);
     try {
-      const { webhooks, totalCount, cut } = await readWebhooksForExport(filters);
+      const { webhooks, totalCount, totalCountCapped, cut } = await readWebhooksForExport(filters);
       const url = URL.createObjectURL(new Blob([webhooksCsv(webhooks)], { type: 'text/csv;charset=utf-8' }));
       const link = document.createElement('a');
       link.href = url;
@@ -29,7 +29,7 @@ export function ExportCsvButton({ filters }: { filters: WebhookFilters }) {
       window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
       if (cut) {
         toast.error(
-          `Exported the first ${formatCount(CSV_EXPORT_LIMIT)} of ${formatCount(totalCount)} webhooks (oldest first): narrow the filters to export the rest.`,
+          `Exported the first ${formatCount(CSV_EXPORT_LIMIT)} of ${formatCount(totalCount)}${totalCountCapped ? '+' : ''} webhooks (oldest first): narrow the filters to export the rest.`,
         );
       } else
         toast.success(`Exported ${formatCount(webhooks.length)} webhook${webhooks.length === 1 ? '' : 's'}.`);

@@ -127,7 +127,7 @@ export function WebhookFiltersForm({
       <div className="filters__search">
         <Field
           label="Search"
-          hint="Text in the payload (from 3 characters), or a webhook, event (change) or entity id"
+          hint="Words of the payload or their beginnings (from 3 characters), or a webhook, event (change) or entity id"
           errors={searchError ? [searchError] : undefined}
         >
           <input

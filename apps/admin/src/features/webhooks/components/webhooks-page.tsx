@@ -463,7 +463,8 @@ export function WebhooksPage() {
       {webhooks.data && webhooks.data.totalCount > 0 && filters.page > webhooks.data.totalPages && (
         <div className="notice notice--warn" role="alert" data-testid="page-out-of-range">
           <p>
-            Page {formatCount(filters.page)} does not exist: {formatCount(webhooks.data.totalCount)}{' '}
+            Page {formatCount(filters.page)} does not exist: {formatCount(webhooks.data.totalCount)}
+            {webhooks.data.totalCountCapped ? '+' : ''}{' '}
             {webhooks.data.totalCount === 1 ? 'webhook fills' : 'webhooks fill'}{' '}
             {formatCount(webhooks.data.totalPages)} page{webhooks.data.totalPages === 1 ? '' : 's'}.
           </p>

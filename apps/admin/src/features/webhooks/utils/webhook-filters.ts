@@ -49,7 +49,7 @@ const positiveInt = (text: string | null, max = 2_147_483_647): number | undefin
   const value = Number(text);
   return value <= max ? value : undefined;
 };
-/** The shortest payload text the API searches (a trigram index matches from three characters). */
+/** The shortest payload text the API searches (a shorter word prefix would match too many words). */
 export const SEARCH_MIN = 3;
 /** A search the API takes: a whole number (an id), or 3 to 200 characters of payload text. */
 export const searchText = (text: string | null): string | undefined => {
