@@ -1041,9 +1041,9 @@ function webhook_endpoint_url(p_url text) returns text
   language sql immutable
   -- defined in packages/db/src/queue/functions/webhook-endpoint-url.ts, md5 of pg_get_functiondef dc3273e94a9125a89788e4c0720bbaaf;
 
-function webhook_groups_release(p_registration_ids integer[], p_group_keys text[], p_lease_to text DEFAULT NULL::text, p_lease_ms double precision DEFAULT NULL::double precision) returns SETOF bigint
+function webhook_groups_release(p_registration_ids integer[], p_group_keys text[], p_lease_to text DEFAULT NULL::text, p_lease_ms double precision DEFAULT NULL::double precision, p_locked boolean DEFAULT false) returns SETOF bigint
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 8ee559c63497772cf2495a41fd508f1e;
+  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 63d62ef53fae38a12695ee256823f3e8;
 
 function webhook_notification_recipients(p_party_id integer) returns SETOF text
   language sql stable
@@ -1083,7 +1083,7 @@ function webhooks_claim(p_after integer, p_batch integer, p_roomless integer[], 
 
 function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json, p_requests jsonb[], p_response_headers jsonb[]) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 8c0a0558952e5bc1f91b8ed77403b1ef;
+  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 7502e7fe2e4c0090ea639d42de4d9102;
 
 function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallint, p_entity_id integer, p_entity jsonb, p_party_id integer, p_account_id integer, p_group_key text, p_action_id bigint, p_only_registration integer DEFAULT NULL::integer, p_trace_context jsonb DEFAULT NULL::jsonb, p_notify boolean DEFAULT true) returns integer
   language plpgsql volatile

@@ -5,7 +5,8 @@ const { Created, Aborted, Pending } = WebhookState;
 /**
  * Releases groups whose head ended: each loses one open webhook, and its oldest Pending (lowest
  * group_seq) becomes the new head. Locks the group rows first, in the fixed order every writer of
- * a group uses. Given p_lease_to, the new head is leased to that dispatcher in the same update (as
+ * a group uses, unless the caller did (p_locked: `webhooks_complete`, which locks them before the
+ * webhooks it updates). Given p_lease_to, the new head is leased to that dispatcher in the same update (as
  * `webhooks_lease` would: attempt counted, Aborted if its registration was deleted) when a claim
  * could take it: its registration active, its target's breaker closed, not held by a
  * `Retry-After` and without a rate limit (whose tokens only the claim spends). Otherwise it
@@ -17,7 +18,7 @@ const { Created, Aborted, Pending } = WebhookState;
 export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
     create or replace function webhook_groups_release(
       p_registration_ids int[], p_group_keys text[],
-      p_lease_to text default null, p_lease_ms float8 default null
+      p_lease_to text default null, p_lease_ms float8 default null, p_locked boolean default false
     )
     returns setof bigint
     language plpgsql as $$
@@ -26,11 +27,13 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
       v_now timestamptz := now();
       v_lease_until timestamptz := v_now + make_interval(secs => p_lease_ms / 1000.0);
     begin
-      perform 1 from webhook_groups g
-        join (select distinct * from unnest(p_registration_ids, p_group_keys)) as r(registration_id, group_key)
-          using (registration_id, group_key)
-       order by g.registration_id, g.group_key
-         for update of g;
+      if not p_locked then
+        perform 1 from webhook_groups g
+          join (select distinct * from unnest(p_registration_ids, p_group_keys)) as r(registration_id, group_key)
+            using (registration_id, group_key)
+         order by g.registration_id, g.group_key
+           for update of g;
+      end if;
       return query
       with released as (
         select distinct registration_id, group_key

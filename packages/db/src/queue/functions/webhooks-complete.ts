@@ -18,7 +18,11 @@ const {
  * automatic disable, told to the party's operators by `webhook_notify`), and the release of the groups whose head ended. Rows are
  * locked first, each table in id order, registrations before groups before targets (the order
  * a registration's delete takes), and a registration or target only when its row must change:
- * a healthy steady state writes neither (last_success_at moves at most every 10 seconds). The
+ * a healthy steady state writes neither (last_success_at moves at most every 10 seconds). A step
+ * the batch needs nothing of is not run at all (each statement run costs its executor set-up,
+ * about a fifth of the backend's CPU in a drain: docs/performance.md › Where the CPU per delivery
+ * goes): the updates of registrations and targets when none must change, the group locks and
+ * releases when no result is of a grouped webhook, the notification loop when none was disabled. The
  * new heads of the released groups are leased straight to the calling dispatcher (p_lease_ms)
  * when a claim could take them (webhook_groups_release). A NOTIFY wakes the dispatchers when
  * the batch made work claimable that no timer knows of: a breaker closed, a half-open trial
@@ -50,6 +54,8 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       v_now timestamptz := now();
       applied bigint[];
       promoted bigint[];
+      -- a promoted head left unleased that a claim may take
+      unleased boolean;
       release_registrations int[];
       release_keys text[];
       disabled json;
@@ -67,6 +73,12 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       wake boolean := false;
       -- a hold began or a registration was disabled: dispatchers drop what they buffered of it
       stopped boolean := false;
+      -- the registrations and targets whose rows this batch changes, locked in id order: in a
+      -- healthy steady state none, and their updates are not run at all
+      reg_changing int[];
+      tgt_changing int[];
+      -- whether any result is of a grouped webhook: only then are groups locked and released
+      grouped boolean := cardinality(array_remove(p_group_keys, null)) > 0;
     begin
       select coalesce(array_agg(registration_id order by registration_id), '{}'),
              coalesce(array_agg(any_success order by registration_id), '{}'),
@@ -83,20 +95,23 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                        where t.outcome <> ${NEUTRAL}) r
                group by registration_id) a;
 
-      perform 1 from webhook_registrations g
-        join unnest(reg_ids, reg_success, reg_trailing) as a(id, any_success, tail_failures) using (id)
-       where a.tail_failures > 0 or g.failures_since_success <> 0
-          or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
-       order by g.id
-         for no key update of g;
+      reg_changing := array(
+        select g.id from webhook_registrations g
+          join unnest(reg_ids, reg_success, reg_trailing) as a(id, any_success, tail_failures) using (id)
+         where a.tail_failures > 0 or g.failures_since_success <> 0
+            or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
+         order by g.id
+           for no key update of g);
 
-      perform 1 from webhook_groups g
-        join (select distinct registration_id, group_key
-                from unnest(p_registration_ids, p_group_keys, p_releases) as r(registration_id, group_key, releases)
-               where releases and group_key is not null) as r
-          using (registration_id, group_key)
-       order by g.registration_id, g.group_key
-         for update of g;
+      if grouped then
+        perform 1 from webhook_groups g
+          join (select distinct registration_id, group_key
+                  from unnest(p_registration_ids, p_group_keys, p_releases) as r(registration_id, group_key, releases)
+                 where releases and group_key is not null) as r
+            using (registration_id, group_key)
+         order by g.registration_id, g.group_key
+           for update of g;
+      end if;
 
       with results as (
         select r.*, v_now + make_interval(secs => r.retry_delay_ms / 1000.0) as retry_at
@@ -168,137 +183,149 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                                where u.id = any(applied) and u.error_kind is distinct from 'circuit-open') t) r
                group by target_id) a;
 
-      perform 1 from webhook_targets t
-        join unnest(tgt_ids, tgt_success, tgt_trailing, tgt_hold) as a(id, any_success, tail_failures, hold_ms) using (id)
-       where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0 or a.hold_ms is not null
-          or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'))
-       order by t.id
-         for no key update of t;
-
-      with n as (
-        select t.id, a.any_success, a.any_answer, a.tail_failures, a.unanswered, a.hold_ms, t.breaker_state as was,
-               case when a.any_answer then a.tail_failures else t.consecutive_failures + a.tail_failures end as failures,
-               -- the end of the cool-down if the breaker opens now, and of the hold a Retry-After asked for
-               v_now + make_interval(secs => least((p_policy->>'breakerMaxCooldownMs')::float8,
-                 (p_policy->>'breakerCooldownMs')::float8 * 2 ^ least(t.opens, 30)) / 1000.0) as reopen_until,
-               v_now + make_interval(secs => a.hold_ms / 1000.0) as hold_to
-          from webhook_targets t
-          join unnest(tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered, tgt_hold)
-                 as a(id, any_success, any_answer, tail_failures, unanswered, hold_ms) using (id)
+      tgt_changing := array(
+        select t.id from webhook_targets t
+          join unnest(tgt_ids, tgt_success, tgt_trailing, tgt_hold) as a(id, any_success, tail_failures, hold_ms) using (id)
          where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0 or a.hold_ms is not null
             or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'))
-      ),
-      s as (
-        select n.*,
-               case when n.tail_failures = 0 and n.any_answer then 'closed'
-                    when n.tail_failures = 0 then n.was
-                    when n.was = 'open' then 'open'
-                    when n.was = 'half-open' and not n.any_answer then 'open'
-                    when n.failures >= (p_policy->>'breakerFailures')::int then 'open'
-                    else 'closed' end as state
-          from n
-      ),
-      updated as (
-        update webhook_targets t
-           set consecutive_failures = s.failures,
-               breaker_state = s.state,
-               opens = case when s.state = 'closed' then 0
-                            when s.state = 'open' and s.was <> 'open' then t.opens + 1
-                            else t.opens end,
-               open_until = case when s.state = 'closed' then null
-                                 when s.state = 'open' and s.was <> 'open' then s.reopen_until
-                                 else t.open_until end,
-               trial_until = case when s.state = s.was and not (s.state = 'half-open' and s.unanswered)
-                                  then t.trial_until end,
-               last_success_at = case when s.any_success then v_now else t.last_success_at end,
-               last_failure_at = case when s.tail_failures > 0 then v_now else t.last_failure_at end,
-               state_changed = case when s.state <> s.was then v_now else t.state_changed end,
-               -- an opening lasts from leaving closed to closing again; it is told once
-               -- (webhook_breakers_notify), so a new one starts untold
-               open_since = case when s.state = 'closed' then null
-                                 when s.was = 'closed' then v_now else t.open_since end,
-               open_notified_at = case when s.state = 'closed' then null else t.open_notified_at end,
-               -- a Retry-After holds the endpoint until then; a later, shorter one does not cut it
-               hold_until = case when s.hold_ms is null then t.hold_until
-                                 else greatest(t.hold_until, s.hold_to) end
-          from s
-         where t.id = s.id
-        returning s.was, s.state, s.unanswered, s.hold_ms
-      )
-      select coalesce(bool_or((was <> 'closed' and state = 'closed') or (state = 'half-open' and unanswered)), false),
-             coalesce(bool_or(hold_ms is not null), false)
-        into wake, stopped
-        from updated;
+         order by t.id
+           for no key update of t);
+
+      if cardinality(tgt_changing) > 0 then
+        with n as (
+          select t.id, a.any_success, a.any_answer, a.tail_failures, a.unanswered, a.hold_ms, t.breaker_state as was,
+                 case when a.any_answer then a.tail_failures else t.consecutive_failures + a.tail_failures end as failures,
+                 -- the end of the cool-down if the breaker opens now, and of the hold a Retry-After asked for
+                 v_now + make_interval(secs => least((p_policy->>'breakerMaxCooldownMs')::float8,
+                   (p_policy->>'breakerCooldownMs')::float8 * 2 ^ least(t.opens, 30)) / 1000.0) as reopen_until,
+                 v_now + make_interval(secs => a.hold_ms / 1000.0) as hold_to
+            from webhook_targets t
+            join unnest(tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered, tgt_hold)
+                   as a(id, any_success, any_answer, tail_failures, unanswered, hold_ms) using (id)
+           where t.id = any(tgt_changing)
+        ),
+        s as (
+          select n.*,
+                 case when n.tail_failures = 0 and n.any_answer then 'closed'
+                      when n.tail_failures = 0 then n.was
+                      when n.was = 'open' then 'open'
+                      when n.was = 'half-open' and not n.any_answer then 'open'
+                      when n.failures >= (p_policy->>'breakerFailures')::int then 'open'
+                      else 'closed' end as state
+            from n
+        ),
+        updated as (
+          update webhook_targets t
+             set consecutive_failures = s.failures,
+                 breaker_state = s.state,
+                 opens = case when s.state = 'closed' then 0
+                              when s.state = 'open' and s.was <> 'open' then t.opens + 1
+                              else t.opens end,
+                 open_until = case when s.state = 'closed' then null
+                                   when s.state = 'open' and s.was <> 'open' then s.reopen_until
+                                   else t.open_until end,
+                 trial_until = case when s.state = s.was and not (s.state = 'half-open' and s.unanswered)
+                                    then t.trial_until end,
+                 last_success_at = case when s.any_success then v_now else t.last_success_at end,
+                 last_failure_at = case when s.tail_failures > 0 then v_now else t.last_failure_at end,
+                 state_changed = case when s.state <> s.was then v_now else t.state_changed end,
+                 -- an opening lasts from leaving closed to closing again; it is told once
+                 -- (webhook_breakers_notify), so a new one starts untold
+                 open_since = case when s.state = 'closed' then null
+                                   when s.was = 'closed' then v_now else t.open_since end,
+                 open_notified_at = case when s.state = 'closed' then null else t.open_notified_at end,
+                 -- a Retry-After holds the endpoint until then; a later, shorter one does not cut it
+                 hold_until = case when s.hold_ms is null then t.hold_until
+                                   else greatest(t.hold_until, s.hold_to) end
+            from s
+           where t.id = s.id
+          returning s.was, s.state, s.unanswered, s.hold_ms
+        )
+        select coalesce(bool_or((was <> 'closed' and state = 'closed') or (state = 'half-open' and unanswered)), false),
+               coalesce(bool_or(hold_ms is not null), false)
+          into wake, stopped
+          from updated;
+      end if;
 
       -- the registrations' failing runs; a 410 or a long enough run disables, and mails the party
-      with n as (
-        select g.id, g.party_id, g.target_url, g.status as was, a.gone, a.any_success,
-               case when a.any_success then a.tail_failures else g.failures_since_success + a.tail_failures end as failures,
-               case when a.tail_failures = 0 then null
-                    when a.any_success then now()
-                    else coalesce(g.failing_since, now()) end as failing_since
-          from webhook_registrations g
-          join unnest(reg_ids, reg_success, reg_trailing, reg_gone) as a(id, any_success, tail_failures, gone) using (id)
-         where a.tail_failures > 0 or g.failures_since_success <> 0
-            or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
-      ),
-      s as (
-        select n.*,
-               case when n.was <> 'active' then null
-                    when n.gone then 'gone'
-                    when n.failing_since <= now() - make_interval(secs => (p_policy->>'disableAfterMs')::float8 / 1000.0)
-                         and n.failures >= (p_policy->>'disableMinAttempts')::int then 'failing'
-               end as disable
-          from n
-      ),
-      changed as (
-        update webhook_registrations g
-           set failures_since_success = s.failures,
-               failing_since = s.failing_since,
-               last_success_at = case when s.any_success then v_now else g.last_success_at end,
-               status = case when s.disable is not null then 'disabled' else g.status end,
-               disabled_reason = coalesce(s.disable, g.disabled_reason),
-               status_changed = case when s.disable is not null then v_now else g.status_changed end
-          from s
-         where g.id = s.id
-        returning g.id, g.party_id, g.target_url, s.disable
-      )
-      select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable)), '[]')
-        into disabled
-        from changed c where c.disable is not null;
+      disabled := '[]';
+      if cardinality(reg_changing) > 0 then
+        with n as (
+          select g.id, g.party_id, g.target_url, g.status as was, a.gone, a.any_success,
+                 case when a.any_success then a.tail_failures else g.failures_since_success + a.tail_failures end as failures,
+                 case when a.tail_failures = 0 then null
+                      when a.any_success then now()
+                      else coalesce(g.failing_since, now()) end as failing_since
+            from webhook_registrations g
+            join unnest(reg_ids, reg_success, reg_trailing, reg_gone) as a(id, any_success, tail_failures, gone) using (id)
+           where g.id = any(reg_changing)
+        ),
+        s as (
+          select n.*,
+                 case when n.was <> 'active' then null
+                      when n.gone then 'gone'
+                      when n.failing_since <= now() - make_interval(secs => (p_policy->>'disableAfterMs')::float8 / 1000.0)
+                           and n.failures >= (p_policy->>'disableMinAttempts')::int then 'failing'
+                 end as disable
+            from n
+        ),
+        changed as (
+          update webhook_registrations g
+             set failures_since_success = s.failures,
+                 failing_since = s.failing_since,
+                 last_success_at = case when s.any_success then v_now else g.last_success_at end,
+                 status = case when s.disable is not null then 'disabled' else g.status end,
+                 disabled_reason = coalesce(s.disable, g.disabled_reason),
+                 status_changed = case when s.disable is not null then v_now else g.status_changed end
+            from s
+           where g.id = s.id
+          returning g.id, g.party_id, g.target_url, s.disable
+        )
+        select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable)), '[]')
+          into disabled
+          from changed c where c.disable is not null;
+      end if;
       stopped := stopped or json_array_length(disabled) > 0;
 
       -- each disabled registration's party is told (its recipients mailed, its operator webhook
       -- written), in this transaction
       -- one call per registration, not a function called over a table's rows (Citus, R3)
-      for dis in select g.id, g.party_id, g.target_url, g.disabled_reason from webhook_registrations g
-                  where g.id in (select (d->>'registrationId')::int from json_array_elements(disabled) d)
-                  order by g.id loop
-        perform webhook_notify(
-                  dis.party_id, 'registration-disabled',
-                  format('Webhook deliveries to %s stopped', dis.target_url),
-                  format(E'The webhook registration %s (%s) was disabled: %s.\n\n'
-                         'Its webhooks are kept, not lost. Once the endpoint is fixed, resume the registration '
-                         '(POST /api/webhook-registrations/%s/resume, or Resume in the console) and they are delivered in order.',
-                         dis.id, dis.target_url,
-                         case dis.disabled_reason when 'gone' then 'the endpoint answered 410 Gone'
-                              else 'every delivery attempt has failed for a long time' end,
-                         dis.id),
-                  jsonb_build_object('registrationId', dis.id, 'targetUrl', dis.target_url, 'reason', dis.disabled_reason));
-      end loop;
+      if json_array_length(disabled) > 0 then
+        for dis in select g.id, g.party_id, g.target_url, g.disabled_reason from webhook_registrations g
+                    where g.id in (select (d->>'registrationId')::int from json_array_elements(disabled) d)
+                    order by g.id loop
+          perform webhook_notify(
+                    dis.party_id, 'registration-disabled',
+                    format('Webhook deliveries to %s stopped', dis.target_url),
+                    format(E'The webhook registration %s (%s) was disabled: %s.\n\n'
+                           'Its webhooks are kept, not lost. Once the endpoint is fixed, resume the registration '
+                           '(POST /api/webhook-registrations/%s/resume, or Resume in the console) and they are delivered in order.',
+                           dis.id, dis.target_url,
+                           case dis.disabled_reason when 'gone' then 'the endpoint answered 410 Gone'
+                                else 'every delivery attempt has failed for a long time' end,
+                           dis.id),
+                    jsonb_build_object('registrationId', dis.id, 'targetUrl', dis.target_url, 'reason', dis.disabled_reason));
+        end loop;
+      end if;
 
-      select array_agg(r.registration_id), array_agg(r.group_key)
-        into release_registrations, release_keys
-        from unnest(p_ids, p_registration_ids, p_group_keys, p_releases) as r(id, registration_id, group_key, releases)
-       where r.releases and r.group_key is not null and r.id = any(applied);
+      if grouped then
+        select array_agg(r.registration_id), array_agg(r.group_key)
+          into release_registrations, release_keys
+          from unnest(p_ids, p_registration_ids, p_group_keys, p_releases) as r(id, registration_id, group_key, releases)
+         where r.releases and r.group_key is not null and r.id = any(applied);
+      end if;
       if release_registrations is not null then
-        promoted := array(select webhook_groups_release(release_registrations, release_keys, p_dispatcher_id, p_lease_ms));
+        -- the group rows are locked above, in the order every writer of a group takes them
+        promoted := array(select webhook_groups_release(release_registrations, release_keys, p_dispatcher_id, p_lease_ms,
+                                                        p_locked => true));
         -- a head left unleased (its registration paused or disabled, its target not closed) is
-        -- the claim's to take, when its rules let it
-        wake := wake or exists (
-          select 1 from webhooks w join webhook_registrations r on r.id = w.registration_id
-           where w.id = any(promoted) and w.locked_by is null and w.state = ${Created} and r.status = 'active');
-        promoted := array(select id from webhooks where id = any(promoted) and locked_by = p_dispatcher_id);
+        -- the claim's to take, when its rules let it; the ones leased to us are answered
+        select coalesce(bool_or(w.locked_by is null and w.state = ${Created} and r.status = 'active'), false),
+               coalesce(array_agg(w.id order by w.id) filter (where w.locked_by = p_dispatcher_id), '{}')
+          into unleased, promoted
+          from webhooks w join webhook_registrations r on r.id = w.registration_id
+         where w.id = any(promoted);
+        wake := wake or unleased;
       end if;
       if wake then
         perform pg_notify('webhook_due', '');
@@ -309,7 +336,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
 
       return json_build_object(
         'applied', to_json(applied),
-        'leased', case when promoted is null then '[]'::json else webhook_deliveries(promoted) end,
+        'leased', case when coalesce(cardinality(promoted), 0) = 0 then '[]'::json else webhook_deliveries(promoted) end,
         'disabled', disabled
       );
     end
