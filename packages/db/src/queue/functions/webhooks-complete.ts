@@ -11,6 +11,40 @@ const {
 } = ATTEMPT_OUTCOME_CODES;
 
 /**
+ * Per registration of the batch's results (all but the neutral ones, that asked nobody): whether
+ * one succeeded, the failures after its last success, and whether one of those answered 410.
+ */
+const REGISTRATION_RUNS = `
+  select registration_id as id, bool_or(outcome = ${SUCCESS}) as any_success,
+         (count(*) filter (where outcome <> ${SUCCESS} and i > coalesce(last_success, 0)))::int as tail_failures,
+         coalesce(bool_or(status_code = 410 and i > coalesce(last_success, 0)), false) as gone
+    from (select t.registration_id, t.outcome, t.status_code, t.i,
+                 max(t.i) filter (where t.outcome = ${SUCCESS}) over (partition by t.registration_id) as last_success
+            from unnest(p_registration_ids, p_outcomes, p_status_codes) with ordinality
+                   as t(registration_id, outcome, status_code, i)
+           where t.outcome <> ${NEUTRAL}) r
+   group by registration_id`;
+
+/**
+ * Per endpoint of the batch's applied results, in the order they finished (not circuit-open
+ * ones, which asked it nothing): whether one succeeded, whether one got an answer (a 2xx, or any
+ * status but a 5xx), the target failures after its last answer, whether one sent no request or
+ * got no verdict, and the longest hold one asked for (a 429 or 503 with Retry-After), or null.
+ */
+const TARGET_RUNS = `
+  select target_id as id, bool_or(outcome = ${SUCCESS}) as any_success, bool_or(answered) as any_answer,
+         (count(*) filter (where outcome = ${TARGET_FAILURE} and i > coalesce(last_answer, 0)))::int as tail_failures,
+         bool_or(not answered and outcome <> ${TARGET_FAILURE}) as unanswered,
+         max(hold_ms) filter (where hold_ms > 0) as hold_ms
+    from (select t.target_id, t.outcome, t.i, t.answered, t.hold_ms,
+                 max(t.i) filter (where t.answered) over (partition by t.target_id) as last_answer
+            from (select u.*, u.outcome = ${SUCCESS} or (u.outcome = ${FAILURE} and u.status_code is not null) as answered
+                    from unnest(p_ids, p_target_ids, p_outcomes, p_status_codes, p_error_kinds, p_hold_ms)
+                           with ordinality as u(id, target_id, outcome, status_code, error_kind, hold_ms, i)
+                   where u.id = any(applied) and u.error_kind is distinct from 'circuit-open') t) r
+   group by target_id`;
+
+/**
  * Records a batch of delivery results: the state update guarded by the lease and the try (a
  * dispatcher whose lease ran out cannot overwrite newer state, nor a late result of an earlier
  * try count again), one attempt row per applied result, the
@@ -61,15 +95,6 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       disabled json;
       -- a registration this batch disabled, whose party is told
       dis record;
-      -- per registration, then per target: whether the batch holds a success, the failures after
-      -- its last success, and (registrations) whether one of those answered 410
-      reg_ids int[]; reg_success boolean[]; reg_trailing int[]; reg_gone boolean[];
-      -- per target: whether the batch holds a 2xx, an answer (a 2xx, or any status but a 5xx),
-      -- the target failures after its last answer, and a result that sent no request or got no
-      -- verdict (internal, private-address, interrupted: not circuit-open)
-      tgt_ids int[]; tgt_success boolean[]; tgt_answer boolean[]; tgt_trailing int[]; tgt_unanswered boolean[];
-      -- per target: the longest hold its results asked for (a 429 or 503 with Retry-After), or null
-      tgt_hold float8[];
       wake boolean := false;
       -- a hold began or a registration was disabled: dispatchers drop what they buffered of it
       stopped boolean := false;
@@ -80,24 +105,9 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       -- whether any result is of a grouped webhook: only then are groups locked and released
       grouped boolean := cardinality(array_remove(p_group_keys, null)) > 0;
     begin
-      select coalesce(array_agg(registration_id order by registration_id), '{}'),
-             coalesce(array_agg(any_success order by registration_id), '{}'),
-             coalesce(array_agg(tail_failures order by registration_id), '{}'),
-             coalesce(array_agg(gone order by registration_id), '{}')
-        into reg_ids, reg_success, reg_trailing, reg_gone
-        from (select registration_id, bool_or(outcome = ${SUCCESS}) as any_success,
-                     (count(*) filter (where outcome <> ${SUCCESS} and i > coalesce(last_success, 0)))::int as tail_failures,
-                     coalesce(bool_or(status_code = 410 and i > coalesce(last_success, 0)), false) as gone
-                from (select t.registration_id, t.outcome, t.status_code, t.i,
-                             max(t.i) filter (where t.outcome = ${SUCCESS}) over (partition by t.registration_id) as last_success
-                        from unnest(p_registration_ids, p_outcomes, p_status_codes) with ordinality
-                               as t(registration_id, outcome, status_code, i)
-                       where t.outcome <> ${NEUTRAL}) r
-               group by registration_id) a;
-
       reg_changing := array(
         select g.id from webhook_registrations g
-          join unnest(reg_ids, reg_success, reg_trailing) as a(id, any_success, tail_failures) using (id)
+          join (${REGISTRATION_RUNS}) as a using (id)
          where a.tail_failures > 0 or g.failures_since_success <> 0
             or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
          order by g.id
@@ -159,33 +169,14 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
         do update set attempts = s.attempts + excluded.attempts, successes = s.successes + excluded.successes,
                       target_failures = s.target_failures + excluded.target_failures;
 
-      -- the breakers: per target, the results in the order they finished. A run of target failures
-      -- (timeouts, connection errors, 5xx) opens it; any answer but a 5xx (a 2xx, a 4xx, a
-      -- redirect) shows the target up: it ends the run and closes a half-open breaker. Results
-      -- that asked the target nothing leave the run as it is, and let a half-open breaker send
-      -- another trial now (the one it had ended without a verdict).
-      select coalesce(array_agg(target_id order by target_id), '{}'),
-             coalesce(array_agg(any_success order by target_id), '{}'),
-             coalesce(array_agg(any_answer order by target_id), '{}'),
-             coalesce(array_agg(tail_failures order by target_id), '{}'),
-             coalesce(array_agg(unanswered order by target_id), '{}'),
-             coalesce(array_agg(hold_ms order by target_id), '{}')
-        into tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered, tgt_hold
-        from (select target_id, bool_or(outcome = ${SUCCESS}) as any_success, bool_or(answered) as any_answer,
-                     (count(*) filter (where outcome = ${TARGET_FAILURE} and i > coalesce(last_answer, 0)))::int as tail_failures,
-                     bool_or(not answered and outcome <> ${TARGET_FAILURE}) as unanswered,
-                     max(hold_ms) filter (where hold_ms > 0) as hold_ms
-                from (select t.target_id, t.outcome, t.i, t.answered, t.hold_ms,
-                             max(t.i) filter (where t.answered) over (partition by t.target_id) as last_answer
-                        from (select u.*, u.outcome = ${SUCCESS} or (u.outcome = ${FAILURE} and u.status_code is not null) as answered
-                                from unnest(p_ids, p_target_ids, p_outcomes, p_status_codes, p_error_kinds, p_hold_ms)
-                                       with ordinality as u(id, target_id, outcome, status_code, error_kind, hold_ms, i)
-                               where u.id = any(applied) and u.error_kind is distinct from 'circuit-open') t) r
-               group by target_id) a;
-
+      -- the breakers: per target, the results in the order they finished (TARGET_RUNS). A run of
+      -- target failures (timeouts, connection errors, 5xx) opens it; any answer but a 5xx (a 2xx,
+      -- a 4xx, a redirect) shows the target up: it ends the run and closes a half-open breaker.
+      -- Results that asked the target nothing leave the run as it is, and let a half-open breaker
+      -- send another trial now (the one it had ended without a verdict).
       tgt_changing := array(
         select t.id from webhook_targets t
-          join unnest(tgt_ids, tgt_success, tgt_trailing, tgt_hold) as a(id, any_success, tail_failures, hold_ms) using (id)
+          join (${TARGET_RUNS}) as a using (id)
          where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0 or a.hold_ms is not null
             or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'))
          order by t.id
@@ -200,8 +191,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                    (p_policy->>'breakerCooldownMs')::float8 * 2 ^ least(t.opens, 30)) / 1000.0) as reopen_until,
                  v_now + make_interval(secs => a.hold_ms / 1000.0) as hold_to
             from webhook_targets t
-            join unnest(tgt_ids, tgt_success, tgt_answer, tgt_trailing, tgt_unanswered, tgt_hold)
-                   as a(id, any_success, any_answer, tail_failures, unanswered, hold_ms) using (id)
+            join (${TARGET_RUNS}) as a using (id)
            where t.id = any(tgt_changing)
         ),
         s as (
@@ -257,7 +247,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                       when a.any_success then now()
                       else coalesce(g.failing_since, now()) end as failing_since
             from webhook_registrations g
-            join unnest(reg_ids, reg_success, reg_trailing, reg_gone) as a(id, any_success, tail_failures, gone) using (id)
+            join (${REGISTRATION_RUNS}) as a using (id)
            where g.id = any(reg_changing)
         ),
         s as (
