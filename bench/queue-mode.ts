@@ -2,6 +2,7 @@ import {
   claimWebhooks,
   completeWebhooks,
   createKnex,
+  enqueueEntityChange,
   type AttemptResult,
   type ClaimedWebhook,
   type Knex,
@@ -10,7 +11,7 @@ import { WebhookState } from '@platform/shared';
 import type { BenchContext } from './context';
 import { round } from './drain';
 import { processCpuMs } from './processes';
-import { seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
+import { benchEntity, seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
 
 /** The dispatcher's claim size and the results one flush carries under load (docs/performance.md). */
 export const CLAIM = 64;
@@ -29,6 +30,7 @@ export async function queueMode(context: BenchContext, count: number) {
   context.log(`queue: ${count} webhooks, no HTTP`);
   const unordered = await queueFigures(context, count, false);
   const ordered = await queueFigures(context, count, true);
+  const atRest = await atRestFigures(context);
   return {
     mode: 'queue',
     webhooks: count,
@@ -37,6 +39,7 @@ export async function queueMode(context: BenchContext, count: number) {
     orderedRatio: round(ordered.perSecond / unordered.perSecond, 3),
     unordered,
     ordered,
+    atRest,
     database: context.cluster.server,
   };
 }
@@ -79,6 +82,84 @@ export async function queueFigures(
   });
   const run = await drainWithoutHttp(knex, Number(total)).finally(() => knex.destroy());
   return { perSecond: round(run.done / run.seconds, 0), seconds: round(run.seconds, 3), ...run.statements };
+}
+
+/** Untimed rounds before `atRestFigures` measures, and the rounds it measures. */
+const REST_WARMUP = 50;
+const REST_ROUNDS = 400;
+
+/**
+ * The queue statements one webhook at a time, the shape of a quiet system and of the latency
+ * mode: a change written by the API's enqueue statement (its own transaction, commit included), then on the
+ * dispatcher's connection a claim that takes its one webhook, the completion of it, and a claim
+ * that finds nothing (what a wake-up without work costs). Client round trips of each, medians and
+ * p90 over `REST_ROUNDS` after `REST_WARMUP`.
+ */
+export async function atRestFigures(context: BenchContext) {
+  const db = await context.cluster.create('queue_rest');
+  const partyId = await seedParty(db.knex);
+  // subscribed to Property Updated: each change below fans out to one webhook of it
+  await seedRegistration(db.knex, {
+    partyId,
+    targetUrl: 'http://127.0.0.1:9/',
+    shouldGroup: false,
+    secrets: context.secrets,
+    signingSecret: context.signingSecret,
+  });
+  context.log(`queue: ${REST_ROUNDS} webhooks one at a time`);
+  const knex = createKnex(db.url, {
+    pool: { max: 1 },
+    synchronousCommit: false,
+    applicationName: 'platform-bench',
+  });
+  const times = {
+    enqueueOne: [] as number[],
+    claimOne: [] as number[],
+    completeOne: [] as number[],
+    claimEmpty: [] as number[],
+  };
+  try {
+    const at = new Date().toISOString();
+    for (let i = 0; i < REST_WARMUP + REST_ROUNDS; i++) {
+      const timed = async <T>(figure: keyof typeof times, run: () => Promise<T>): Promise<T> => {
+        const started = performance.now();
+        const result = await run();
+        if (i >= REST_WARMUP) times[figure].push(performance.now() - started);
+        return result;
+      };
+      await timed('enqueueOne', () =>
+        db.knex.transaction((trx) =>
+          enqueueEntityChange(trx, {
+            entityName: 'Property',
+            type: 2,
+            entityId: i + 1,
+            entity: benchEntity(i + 1, i + 1, partyId, at),
+            initiatorPartyId: partyId,
+            initiatorAccountId: null,
+          }),
+        ),
+      );
+      const leased = await timed('claimOne', () => claimAsBench(knex, CLAIM));
+      if (leased.length !== 1) throw new Error(`a claim at rest took ${leased.length} webhooks, not 1`);
+      await timed('completeOne', () => recordSuccesses(knex, leased));
+      await timed('claimEmpty', () => claimAsBench(knex, CLAIM));
+    }
+  } finally {
+    await knex.destroy();
+  }
+  const summary = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const quantile = (q: number) =>
+      round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!, 3);
+    return { p50Ms: quantile(0.5), p90Ms: quantile(0.9) };
+  };
+  return {
+    rounds: REST_ROUNDS,
+    enqueueOne: summary(times.enqueueOne),
+    claimOne: summary(times.claimOne),
+    completeOne: summary(times.completeOne),
+    claimEmpty: summary(times.claimEmpty),
+  };
 }
 
 /** Claims and completes until `total` are Successful; one connection, one statement at a time. */

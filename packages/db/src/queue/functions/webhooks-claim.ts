@@ -1,5 +1,5 @@
 import { CLAIMABLE_WEBHOOK_STATES } from '@platform/shared';
-import { sqlList } from '../sql';
+import { sqlList, GENERIC_PLANS } from '../sql';
 
 const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 
@@ -295,7 +295,7 @@ export const CLAIM_PICK_SQL = pickStatement((name) => `:${name}::${CLAIM_PARAMET
 export const WEBHOOKS_CLAIM_FUNCTION = `
     create or replace function webhooks_claim(${CLAIM_PARAMETER_NAMES.map((name) => `p_${name} ${CLAIM_PARAMETERS[name]}`).join(', ')})
     returns json
-    language plpgsql as $$
+    language plpgsql ${GENERIC_PLANS} as $$
     declare
       v_chosen bigint[];
       v_bare bigint[];

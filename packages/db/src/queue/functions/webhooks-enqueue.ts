@@ -1,5 +1,6 @@
 import { WebhookState } from '@platform/shared';
 import { WEBHOOK_DUE_CHANNEL } from '../../notify';
+import { GENERIC_PLANS } from '../sql';
 
 /**
  * The fan-out of one change (`enqueueEntityChange`, `replayEntityChange` in `../enqueue.ts`):
@@ -24,7 +25,7 @@ export const WEBHOOKS_ENQUEUE_FUNCTION = `
       p_only_registration int default null, p_trace_context jsonb default null, p_notify boolean default true
     )
     returns int
-    language plpgsql as $$
+    language plpgsql ${GENERIC_PLANS} as $$
     declare
       v_change bigint := p_change_id;
       v_registrations int[];

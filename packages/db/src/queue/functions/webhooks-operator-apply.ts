@@ -1,5 +1,5 @@
 import { FINAL_WEBHOOK_STATES, GROUP_HOLDING_STATES, WebhookState } from '@platform/shared';
-import { sqlList } from '../sql';
+import { sqlList, GENERIC_PLANS } from '../sql';
 
 const { Retrying, Failed, Aborted, Pending, Resolved } = WebhookState;
 const HEAD = sqlList(GROUP_HOLDING_STATES.head);
@@ -29,7 +29,7 @@ export const WEBHOOKS_OPERATOR_APPLY_FUNCTION = `
       p_notify boolean default true
     )
     returns table (webhook_id bigint, outcome text)
-    language plpgsql as $$
+    language plpgsql ${GENERIC_PLANS} as $$
     declare
       w record;
       opened int;
