@@ -1091,7 +1091,7 @@ function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallin
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 5d453d0b69fefb027fc12c0167cadfad;
+  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 50f9d62665e4cd7e19b478c15e095c03;
 
 function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone, p_notify boolean DEFAULT true) returns TABLE(webhook_id bigint, outcome text)
   language plpgsql volatile set plan_cache_mode=force_generic_plan

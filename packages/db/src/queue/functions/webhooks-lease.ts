@@ -20,26 +20,37 @@ export const WEBHOOKS_LEASE_FUNCTION = `
       interrupted bigint[];
       leased bigint[];
     begin
-      select coalesce(array_agg(id), '{}') into interrupted
-        from webhooks where id = any(p_ids) and locked_by is not null;
-      with updated as (
+      -- a claim that found nothing (a wake-up without work) leases nothing and builds nothing
+      if coalesce(cardinality(p_ids), 0) = 0 then
+        return '[]'::json;
+      end if;
+      -- \`prior\` reads the rows as they were before this update: those still leased are the interrupted
+      -- (no column may share a variable's name: Postgres refuses the reference as ambiguous)
+      with prior as (
+        select w.id, w.locked_by is not null as was_leased from webhooks w where w.id = any(p_ids)
+      ),
+      updated as (
         update webhooks w
            set next_attempt_at = now() + make_interval(secs => p_lease_ms / 1000.0),
                locked_by = case when r.deleted is null then p_dispatcher_id end,
-               attempt_count = w.attempt_count
-                 + case when r.deleted is null and not w.id = any(interrupted) then 1 else 0 end,
+               attempt_count = w.attempt_count + case when r.deleted is null and not p.was_leased then 1 else 0 end,
                state = case when r.deleted is null then w.state else ${WebhookState.Aborted} end,
                completed_at = case when r.deleted is null then w.completed_at else v_now end
-          from webhook_registrations r
-         where w.id = any(p_ids) and r.id = w.registration_id
-        returning w.id
+          from prior p, webhook_registrations r
+         where w.id = p.id and r.id = w.registration_id
+        returning w.id, p.was_leased
       )
-      select array_agg(id) into leased from updated;
+      select coalesce(array_agg(id), '{}'), coalesce(array_agg(id) filter (where was_leased), '{}')
+        into leased, interrupted
+        from updated;
       -- in the order of p_ids (the claim's: endpoints interleaved, each endpoint's rows due first
       -- first), which the dispatcher launches in
-      return webhook_deliveries(
-        array(select u.id from unnest(p_ids) with ordinality u(id, n) where u.id = any(leased) order by u.n),
-        interrupted, p_bare);
+      if cardinality(leased) < cardinality(p_ids) then
+        leased := array(select u.id from unnest(p_ids) with ordinality u(id, n) where u.id = any(leased) order by u.n);
+      else
+        leased := p_ids;
+      end if;
+      return webhook_deliveries(leased, interrupted, p_bare);
     end
     $$;
 `;
