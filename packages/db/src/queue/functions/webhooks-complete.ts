@@ -54,8 +54,8 @@ const TARGET_RUNS = `
  * a registration's delete takes), and a registration or target only when its row must change:
  * a healthy steady state writes neither (last_success_at moves at most every 10 seconds). A step
  * the batch needs nothing of is not run at all (each statement run costs its executor set-up,
- * about a fifth of the backend's CPU in a drain: docs/performance.md › Where the CPU per delivery
- * goes): the updates of registrations and targets when none must change, the group locks and
+ * about a fifth of the backend's CPU in a drain: docs/performance.md › Statements and plans of
+ * the queue functions): the updates of registrations and targets when none must change, the group locks and
  * releases when no result is of a grouped webhook, the notification loop when none was disabled. The
  * new heads of the released groups are leased straight to the calling dispatcher (p_lease_ms)
  * when a claim could take them (webhook_groups_release). A NOTIFY wakes the dispatchers when
