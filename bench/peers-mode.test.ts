@@ -112,4 +112,26 @@ describe('the peers summary', () => {
       'pg-boss latency round 1: 2 duplicate deliveries',
     ]);
   });
+
+  it('summarizes a run of some modes only (--peer-modes): their figures and ratios, no missing phases', () => {
+    // a latency-only run: no queue statements alone, no limits, no throughput or ordered phases
+    const latencyOnly = rounds.map(({ rows }) => ({
+      queuePerSecond: NaN,
+      rows: rows.filter((row) => row.mode === 'latency'),
+    }));
+    const summary = summarize(latencyOnly, 1000, { peers: 963, platform: 1080 }, ['latency']);
+    expect(Object.keys(summary.ratios)).toEqual(['latencyP50VsGraphileWorker', 'latencyP99VsGraphileWorker']);
+    expect(summary.ratios.latencyP50VsGraphileWorker).toEqual({ median: 1, rounds: [0.5, 1.5] });
+    expect(Object.keys(summary.subjects.platform!)).toEqual(['latency']);
+    expect(summary.limits).toEqual({});
+    expect(summary.problems).toEqual([]);
+    // ordered without throughput: its ratio to the best peer, not to our unordered drain
+    const orderedOnly = rounds.map(({ rows }) => ({
+      queuePerSecond: NaN,
+      rows: rows.filter((row) => row.mode === 'ordered'),
+    }));
+    const ordered = summarize(orderedOnly, 1000, { peers: 963, platform: 1080 }, ['ordered']);
+    expect(Object.keys(ordered.ratios)).toEqual(['orderedVsBestPeerOrdered']);
+    expect(ordered.problems).toEqual([]);
+  });
 });

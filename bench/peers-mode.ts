@@ -21,8 +21,8 @@ const OURS = 'platform';
 const GRAPHILE = 'graphile-worker';
 const SUBJECTS = [OURS, GRAPHILE, 'pg-boss'];
 const PEERS = SUBJECTS.filter((subject) => subject !== OURS);
-const MODES = ['throughput', 'latency', 'ordered'] as const;
-type Mode = (typeof MODES)[number];
+export const MODES = ['throughput', 'latency', 'ordered'] as const;
+export type Mode = (typeof MODES)[number];
 const LIMITS = { http: 'L1 raw HTTP', db: 'L2 raw DB insert', 'http+db': 'L3 HTTP+insert, no queue' };
 
 /** A latency summary of the harness, in ms. */
@@ -67,7 +67,10 @@ interface HarnessWebhook {
   entity: object;
 }
 
-/** One harness run: the queue statements alone measured just before it, and its phases. */
+/**
+ * One harness run: the queue statements alone measured just before it (NaN when the throughput
+ * mode, the one their composite limit is for, did not run), and its phases.
+ */
 export interface Round {
   queuePerSecond: number;
   rows: HarnessRow[];
@@ -92,7 +95,14 @@ const rotate = <T>(list: readonly T[], by: number): T[] => list.map((_, i) => li
  * figure per round and its median, and our ratios to the peers and limits, each the median of
  * its per-round ratios (docs/performance.md#peers-three-modes).
  */
-export async function peersMode(context: BenchContext, options: { rounds: number; count: number }) {
+export async function peersMode(
+  context: BenchContext,
+  options: { rounds: number; count: number; modes?: readonly Mode[] },
+) {
+  // the modes asked for (all by default); the queue statements and the limits are for the
+  // throughput mode's ratios, so a run without it skips them
+  const asked = MODES.filter((mode) => !options.modes || options.modes.includes(mode));
+  const withThroughput = asked.includes('throughput');
   const { cluster, log } = context;
   const harness = await installHarness(log);
   await buildBundle('dispatcher');
@@ -138,10 +148,16 @@ export async function peersMode(context: BenchContext, options: { rounds: number
   const rounds: Round[] = [];
   for (let index = 0; index < options.rounds; index++) {
     const subjects = rotate(SUBJECTS, index);
-    const modes = rotate(MODES, index);
-    log(`peers: round ${index + 1} of ${options.rounds}: the queue statements alone`);
-    const queue = await queueFigures(context, options.count, false, `peers_queue_${index + 1}`);
-    log(`peers: round ${index + 1}: limits, then ${subjects.join(', ')}, each ${modes.join(', ')}`);
+    const modes = rotate(asked, index);
+    let queuePerSecond = NaN;
+    if (withThroughput) {
+      log(`peers: round ${index + 1} of ${options.rounds}: the queue statements alone`);
+      queuePerSecond = (await queueFigures(context, options.count, false, `peers_queue_${index + 1}`))
+        .perSecond;
+    }
+    log(
+      `peers: round ${index + 1}: ${withThroughput ? 'limits, then ' : ''}${subjects.join(', ')}, each ${modes.join(', ')}`,
+    );
     const out = join(harness, 'results', `round-${index + 1}`);
     await runHarness(harness, env, [
       ...[
@@ -150,15 +166,15 @@ export async function peersMode(context: BenchContext, options: { rounds: number
         '--modes',
         modes.join(','),
         '--limits',
-        Object.keys(LIMITS).join(','),
+        withThroughput ? Object.keys(LIMITS).join(',') : '',
       ],
       ...['--n', String(options.count), '--ordered-n', String(options.count)],
       ...['--concurrency', String(context.concurrency), '--out', out],
     ]);
     const latest = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8')) as { results: HarnessRow[] };
-    rounds.push({ queuePerSecond: queue.perSecond, rows: latest.results });
+    rounds.push({ queuePerSecond, rows: latest.results });
   }
-  const result = summarize(rounds, options.count, await bodySizes(harness));
+  const result = summarize(rounds, options.count, await bodySizes(harness), asked);
   for (const problem of result.problems) log(`peers: PROBLEM: ${problem}`);
   return result;
 }
@@ -274,7 +290,12 @@ function ratio(numerator: number[], denominator: number[], digits = 2) {
 }
 
 /** The JSON the peers mode prints, from the harness's results of each round. */
-export function summarize(rounds: Round[], count: number, bodyBytes: { peers: number; platform: number }) {
+export function summarize(
+  rounds: Round[],
+  count: number,
+  bodyBytes: { peers: number; platform: number },
+  modes: readonly Mode[] = MODES,
+) {
   // phase of `subject` in `mode` (a limit's mode is its key) per round
   const phase = (subject: string, mode: string) =>
     rounds.map(({ rows }) => rows.find((row) => row.subject === subject && row.mode === mode));
@@ -324,11 +345,12 @@ export function summarize(rounds: Round[], count: number, bodyBytes: { peers: nu
   const subjects = Object.fromEntries(
     SUBJECTS.map((subject) => [
       subject,
-      Object.fromEntries(MODES.map((mode) => [mode, modeFigures(subject, mode)])),
+      Object.fromEntries(modes.map((mode) => [mode, modeFigures(subject, mode)])),
     ]),
   );
+  const has = (mode: Mode) => modes.includes(mode);
   const limits = Object.fromEntries(
-    Object.entries(LIMITS).map(([key, subject]) => {
+    Object.entries(has('throughput') ? LIMITS : {}).map(([key, subject]) => {
       const rows = phase(subject, key);
       return [key, { ...rate(rows), ...common(`${subject}`, rows) }];
     }),
@@ -355,16 +377,23 @@ export function summarize(rounds: Round[], count: number, bodyBytes: { peers: nu
     compositeLimitPerSecond: round(median(composite)),
     compositeRounds: composite.map((value) => round(value)),
     // each the median of the per-round ratios, beside those ratios
-    ratios: {
-      drainVsGraphileWorker: ratio(drain(OURS, 'throughput'), drain(GRAPHILE, 'throughput')),
-      drainVsPgBoss: ratio(drain(OURS, 'throughput'), drain('pg-boss', 'throughput')),
-      drainOfCompositeLimit: ratio(drain(OURS, 'throughput'), composite, 3),
-      machineCpuVsGraphileWorker: ratio(cpu(OURS), cpu(GRAPHILE)),
-      orderedVsBestPeerOrdered: ratio(drain(OURS, 'ordered'), bestPeerOrdered),
-      orderedVsOurUnordered: ratio(drain(OURS, 'ordered'), drain(OURS, 'throughput')),
-      latencyP50VsGraphileWorker: ratio(latency(OURS, 'p50'), latency(GRAPHILE, 'p50')),
-      latencyP99VsGraphileWorker: ratio(latency(OURS, 'p99'), latency(GRAPHILE, 'p99')),
-    },
+    ratios: Object.fromEntries(
+      Object.entries({
+        drainVsGraphileWorker: [
+          'throughput',
+          () => ratio(drain(OURS, 'throughput'), drain(GRAPHILE, 'throughput')),
+        ],
+        drainVsPgBoss: ['throughput', () => ratio(drain(OURS, 'throughput'), drain('pg-boss', 'throughput'))],
+        drainOfCompositeLimit: ['throughput', () => ratio(drain(OURS, 'throughput'), composite, 3)],
+        machineCpuVsGraphileWorker: ['throughput', () => ratio(cpu(OURS), cpu(GRAPHILE))],
+        orderedVsBestPeerOrdered: ['ordered', () => ratio(drain(OURS, 'ordered'), bestPeerOrdered)],
+        orderedVsOurUnordered: ['ordered', () => ratio(drain(OURS, 'ordered'), drain(OURS, 'throughput'))],
+        latencyP50VsGraphileWorker: ['latency', () => ratio(latency(OURS, 'p50'), latency(GRAPHILE, 'p50'))],
+        latencyP99VsGraphileWorker: ['latency', () => ratio(latency(OURS, 'p99'), latency(GRAPHILE, 'p99'))],
+      } satisfies Record<string, [Mode, () => ReturnType<typeof ratio>]>)
+        .filter(([name, [mode]]) => has(mode) && (name !== 'orderedVsOurUnordered' || has('throughput')))
+        .map(([name, [, figure]]) => [name, figure()]),
+    ),
     // duplicates, order violations, missing attempts, errors, time-outs: none in a sound run
     problems,
   };

@@ -35,9 +35,10 @@
  *                                                   rounds (R: 3), variants split, per-process, grouped (G
  *                                                   groups: 100), live (200 writes/s, each waking every
  *                                                   replica) and api (one API process against two)
- *   pnpm bench --peers [--rounds R] [-n N]          our dispatcher beside graphile-worker and pg-boss in the
+ *   pnpm bench --peers [--rounds R] [-n N] [--peer-modes M,…]
+ *                                                   our dispatcher beside graphile-worker and pg-boss in the
  *                                                   peer benchmark (../shared/bench-peers), its throughput,
- *                                                   latency and ordered modes, R rounds (3)
+ *                                                   latency and ordered modes (or those of M), R rounds (3)
  *   --concurrency K   deliveries in flight (DISPATCHER_CONCURRENCY and the raw client; default 32)
  *   --timeout S       longest wait for one drain, in seconds (default 60)
  *   --profile DIR     CPU profiles of the target, dispatcher and API into DIR (node --cpu-prof)
@@ -62,7 +63,7 @@ import { isolationMode } from './isolation-mode';
 import { claimScaleMode, healthScaleMode } from './claim-scale';
 import { pruneMode } from './prune-mode';
 import { latencyMode } from './latency';
-import { peersMode } from './peers-mode';
+import { MODES, peersMode, type Mode } from './peers-mode';
 import { queueMode } from './queue-mode';
 import { searchCostMode, searchMode } from './search-mode';
 import { REPLICA_VARIANTS, replicasMode, type ReplicaVariant } from './replicas-mode';
@@ -91,6 +92,7 @@ const { values } = parseArgs({
     attempts: { type: 'string' },
     capacity: { type: 'boolean' },
     peers: { type: 'boolean' },
+    'peer-modes': { type: 'string' },
     waiting: { type: 'string' },
     changes: { type: 'string' },
     concurrency: { type: 'string' },
@@ -111,6 +113,17 @@ function positive(name: string, text: string | undefined, fallback: number): num
     process.exit(2);
   }
   return value;
+}
+
+/** The harness modes `--peer-modes` names (default: all three). */
+function peerModes(text: string | undefined): Mode[] {
+  const names = text?.split(',') ?? [...MODES];
+  const unknown = names.filter((name) => !MODES.includes(name as Mode));
+  if (unknown.length > 0 || names.length === 0) {
+    console.error(`--peer-modes takes ${MODES.join(', ')}, not "${unknown.join(',')}"`);
+    process.exit(2);
+  }
+  return names as Mode[];
 }
 
 /** The variants `--replica-variants` names (default: all, and the API's). */
@@ -173,6 +186,7 @@ const settings = {
   capacity: !!values.capacity,
   // a harness run of three subjects in three modes per round, minutes each: only when asked for
   peers: !!values.peers,
+  peerModes: peerModes(values['peer-modes']),
   count: positive('n', values.n, 20_000),
   waiting: positive('waiting', values.waiting, 1_000_000),
   capacityWebhooks: positive('n', values.n, 10_000),
@@ -319,7 +333,15 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(result));
   }
   if (settings.peers) {
-    console.log(JSON.stringify(await peersMode(context, { rounds: settings.rounds, count: settings.count })));
+    console.log(
+      JSON.stringify(
+        await peersMode(context, {
+          rounds: settings.rounds,
+          count: settings.count,
+          modes: settings.peerModes,
+        }),
+      ),
+    );
   }
   if (settings.api) {
     console.log(JSON.stringify(await apiMode(context, { seconds: settings.seconds, clients: 32 })));
