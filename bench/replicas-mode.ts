@@ -114,7 +114,8 @@ const STEADY_TO = 0.9;
 
 /**
  * Counts calls of the queue's functions in `db` from now on (`track_functions`, for the sessions
- * opened after it): a claim calls `webhooks_claim` once, a result flush `webhooks_complete` once.
+ * opened after it): a claim calls `webhooks_claim` (or `webhooks_claim_notified`) once, a result
+ * flush `webhooks_complete` once.
  * Needs a superuser; false without one.
  */
 async function trackCalls(db: BenchDatabase): Promise<boolean> {
@@ -126,13 +127,16 @@ async function trackCalls(db: BenchDatabase): Promise<boolean> {
   }
 }
 
-/** Calls of `webhooks_claim` (claims) and `webhooks_complete` (flushes) so far in `db`. */
+/** Calls of the two claims (`webhooks_claim`, `webhooks_claim_notified`) and `webhooks_complete` (flushes) so far in `db`. */
 async function queueCalls(db: BenchDatabase): Promise<{ claims: number; flushes: number }> {
   const { rows } = await db.knex.raw<{ rows: { funcname: string; calls: number }[] }>(
-    `select funcname, calls from pg_stat_user_functions where funcname in ('webhooks_claim', 'webhooks_complete')`,
+    `select funcname, calls from pg_stat_user_functions where funcname in ('webhooks_claim', 'webhooks_claim_notified', 'webhooks_complete')`,
   );
   const calls = (name: string) => Number(rows.find((row) => row.funcname === name)?.calls ?? 0);
-  return { claims: calls('webhooks_claim'), flushes: calls('webhooks_complete') };
+  return {
+    claims: calls('webhooks_claim') + calls('webhooks_claim_notified'),
+    flushes: calls('webhooks_complete'),
+  };
 }
 
 /** One drain by `processes` dispatchers, and what it cost. */

@@ -1081,13 +1081,17 @@ function webhooks_claim(p_after integer, p_batch integer, p_roomless integer[], 
   language plpgsql volatile set plan_cache_mode=force_generic_plan
   -- defined in packages/db/src/queue/functions/webhooks-claim.ts, md5 of pg_get_functiondef f15f341e763b0cbd98f46192478d35e6;
 
+function webhooks_claim_notified(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_host_room integer, p_busy_origins text[]) returns json
+  language plpgsql volatile set plan_cache_mode=force_generic_plan
+  -- defined in packages/db/src/queue/functions/webhooks-claim-notified.ts, md5 of pg_get_functiondef baaff311b85bd60febc44b5787261389;
+
 function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json, p_requests jsonb[], p_response_headers jsonb[]) returns json
   language plpgsql volatile
   -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef a4cd4f9ed4ef62496e75af66d8a510b4;
 
 function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallint, p_entity_id integer, p_entity jsonb, p_party_id integer, p_account_id integer, p_group_key text, p_action_id bigint, p_only_registration integer DEFAULT NULL::integer, p_trace_context jsonb DEFAULT NULL::jsonb, p_notify boolean DEFAULT true) returns integer
   language plpgsql volatile set plan_cache_mode=force_generic_plan
-  -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef 7bcbefa49e646ff1289fc78be970c57f;
+  -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef 47894f403ecce7348ff111bee8604438;
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile

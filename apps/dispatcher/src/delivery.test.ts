@@ -159,7 +159,7 @@ describe('wake-ups', () => {
       .where({ id: targetId })
       .update({ breaker_state: 'open', open_until: new Date(Date.now() - 1_000) });
     const holdTarget = await holdRowLocks('webhook_targets', [targetId]);
-    const [blockedId] = await seedChange(api.db.knex, propertyChange(blocked.partyId, 1), { notify: false });
+    const [blockedId] = await seedChange(api.db.knex, propertyChange(blocked.partyId, 1));
     const holdWebhook = await holdRowLocks('webhooks', [blockedId!]);
     await notifyWebhookDue(api.db.knex);
     await waitForLockWaiter(api.db.knex);

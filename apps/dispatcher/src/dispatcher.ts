@@ -1,7 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { buildDeliveryRequest, createWebhookTokenSource, Deliverer } from '@platform/delivery';
 import { traceDelivery } from '@platform/tracing';
-import { DELIVERIES_STOPPED_PAYLOAD, queueStats, WEBHOOK_DUE_CHANNEL, type Knex } from '@platform/db';
+import {
+  DELIVERIES_STOPPED_PAYLOAD,
+  parseDueIds,
+  queueStats,
+  WEBHOOK_DUE_CHANNEL,
+  type Knex,
+} from '@platform/db';
 import { rememberingOpen, type SecretBox, type SigningKey } from '@platform/crypto';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock';
@@ -109,6 +115,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     // one span per attempt, continuing the writer's trace, when tracing is on (else a plain call)
     deliver: (request, webhook) => traceDelivery(webhook, request, (traced) => deliverer.deliver(traced)),
     onResult: (result) => metrics.recordAttempt(result),
+    onClaim: (kind) => metrics.claims.inc({ kind }),
     clock,
   });
   // A live loop turns at least once per poll interval (plus a claim); twice that and half a
@@ -184,9 +191,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   // stopping twice (a second signal, a test's cleanup) waits for the first stop
   let stopped: Promise<void> | undefined;
 
-  const wake = (reason: 'notification' | 'listen') => {
-    logger.debug({ reason }, 'wake-up');
-    loop.wake();
+  const wake = (reason: 'notification' | 'listen', ids?: readonly number[]) => {
+    logger.debug({ reason, ids }, 'wake-up');
+    loop.wake(ids);
   };
 
   return {
@@ -201,7 +208,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         onNotification: (payload) => {
           metrics.notifications.inc();
           if (payload === DELIVERIES_STOPPED_PAYLOAD) void loop.refreshStopped();
-          wake('notification');
+          // the rows an enqueue named: claimed by primary key while there is nothing else to claim
+          wake('notification', parseDueIds(payload));
         },
         onListen: () => {
           // a `stopped` notification may have been lost while LISTEN was down

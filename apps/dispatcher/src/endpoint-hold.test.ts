@@ -41,7 +41,7 @@ async function registered(partyId: number, url: string) {
 async function dueAtOnce(partyId: number, count: number, firstEntity = 1): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < count; i++)
-    ids.push(...(await seedChange(db.knex, propertyChange(partyId, firstEntity + i), { notify: false })));
+    ids.push(...(await seedChange(db.knex, propertyChange(partyId, firstEntity + i))));
   await notifyWebhookDue(db.knex);
   return ids;
 }

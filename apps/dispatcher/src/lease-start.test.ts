@@ -51,7 +51,8 @@ beforeAll(async () => {
     'query-response',
     (response: { rows?: { claim?: { leased: unknown[] } }[] }, query: { sql?: string }) => {
       if (query.sql?.includes('attempt_count = attempt_count - 1')) handedBack++;
-      if (!query.sql?.includes('webhooks_claim(')) return;
+      // either claim: the fair one or the notified rows' (both lease)
+      if (!/webhooks_claim(_notified)?\(/.test(query.sql ?? '')) return;
       claimsAnswered++;
       // the first claim that leases anything answers 10 s late by the dispatcher's clock: longer
       // than the lease

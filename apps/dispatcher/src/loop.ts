@@ -1,4 +1,10 @@
-import { claimWebhooks, stoppedDeliveries, type Claim } from '@platform/db';
+import {
+  claimNotifiedWebhooks,
+  claimWebhooks,
+  DUE_IDS_MAX,
+  stoppedDeliveries,
+  type Claim,
+} from '@platform/db';
 import { systemClock, type Clock } from './clock';
 import { ResultFlusher, type FlusherOptions, type FlushReport } from './flusher';
 import { Launcher, type LauncherOptions } from './launcher';
@@ -10,6 +16,8 @@ export interface DeliveryLoopOptions extends Omit<LauncherOptions, 'clock'>, Omi
   pollMs: number;
   /** Timestamps, sleeps and deadlines; the system clock unless a test moves time itself. */
   clock?: Clock;
+  /** Called as each claim is sent: `fair` (`claimWebhooks`) or `notified` (`claimNotifiedWebhooks`). */
+  onClaim?(kind: 'fair' | 'notified'): void;
 }
 
 /**
@@ -29,6 +37,13 @@ export class DeliveryLoop {
   private mayHaveWork = true;
   /** Wake-ups so far: one that comes while a claim runs must survive the claim's short answer. */
   private wakes = 0;
+  /**
+   * The rows the wake-ups since the last claim began named (`due:` ids), while nothing else asked
+   * for a claim: the notified rows' claim takes them by primary key (docs/dispatcher.md › The
+   * notified rows' claim). null: the fair claim is due (a wake-up without ids, a retry falling due,
+   * the poll, a claim that left work behind, or a notified rows' claim that left rows to it).
+   */
+  private notified: number[] | null = null;
   /** When the earliest known retry falls due, or the fallback poll (epoch ms). */
   private dueAt = 0;
   /**
@@ -97,8 +112,14 @@ export class DeliveryLoop {
     this.loop = this.run();
   }
 
-  /** A hint that work may be due (a NOTIFY, a reconnected LISTEN); never lost while claiming. */
-  wake(): void {
+  /**
+   * A hint that work may be due (a NOTIFY, a reconnected LISTEN); never lost while claiming.
+   * `ids`: the rows a NOTIFY named as due (`parseDueIds`); without them, the fair claim runs.
+   */
+  wake(ids?: readonly number[]): void {
+    if (ids === undefined || this.notified === null || this.notified.length + ids.length > DUE_IDS_MAX)
+      this.notified = null;
+    else this.notified.push(...ids);
     this.wakes++;
     this.mayHaveWork = true;
     this.nudge();
@@ -166,7 +187,10 @@ export class DeliveryLoop {
       this.lastTurn = clock.now();
       this.woken = false;
       launcher.launchBuffered();
-      if (clock.now() >= this.dueAt) this.mayHaveWork = true;
+      if (clock.now() >= this.dueAt) {
+        this.mayHaveWork = true;
+        this.notified = null;
+      }
       const room = capacity - launcher.active - launcher.buffered;
       // a free slot that nothing buffered may take (empty, or every buffered target at its limit)
       const starving = launcher.active < concurrency;
@@ -176,12 +200,40 @@ export class DeliveryLoop {
         continue;
       }
       const wanted = Math.min(room, batchSize);
-      let claim: Claim;
       // stamped before the statement: the lease starts somewhere in its round trip, and a stalled
       // event loop must not make a late answer look fresh
       const claimedAt = clock.now();
-      this.retryDueDuringClaim = Infinity;
       const wakesBefore = this.wakes;
+      const notified = this.notified;
+      // the wake-ups from here on are the next claim's
+      this.notified = [];
+      if (notified !== null && notified.length > 0 && notified.length <= wanted) {
+        // the only reason to claim is rows a NOTIFY named: take them by primary key
+        this.options.onClaim?.('notified');
+        try {
+          const fast = await claimNotifiedWebhooks(knex, {
+            ids: notified,
+            leaseMs,
+            dispatcherId,
+            hostRoom: limits.hostRoom(),
+            busyOrigins: limits.busyOrigins(),
+          });
+          failures = 0;
+          launcher.take(fast.leased, claimedAt);
+          // rows it left (a rule to apply, a second row of one endpoint): the fair claim next
+          if (fast.rest > 0) this.notified = null;
+          else if (this.wakes === wakesBefore) this.mayHaveWork = false;
+        } catch (error) {
+          failures++;
+          this.notified = null;
+          logger.error({ err: error }, 'claim of notified webhooks failed; retrying');
+          await this.sleep(Math.min(pollMs, 100 * 2 ** Math.min(failures, 6)));
+        }
+        continue;
+      }
+      let claim: Claim;
+      this.retryDueDuringClaim = Infinity;
+      this.options.onClaim?.('fair');
       try {
         claim = await claimWebhooks(knex, {
           batch: wanted,
@@ -193,6 +245,7 @@ export class DeliveryLoop {
         failures = 0;
       } catch (error) {
         failures++;
+        this.notified = null;
         logger.error({ err: error }, 'claim failed; retrying');
         await this.sleep(Math.min(pollMs, 100 * 2 ** Math.min(failures, 6)));
         continue;
@@ -204,14 +257,21 @@ export class DeliveryLoop {
       else if (claim.wrapped) this.emptyWraps++;
       // a full batch, registrations held to their share of it, or a walk that stopped before a
       // whole lap: more may be due right now
-      if (claim.leased.length === wanted || (claim.more && this.emptyWraps < 2)) continue;
-      // a target left with work may have freed room while the claim was on its way: claim again
-      if (limits.anyWaitingWithRoom()) continue;
+      if (
+        claim.leased.length === wanted ||
+        (claim.more && this.emptyWraps < 2) ||
+        limits.anyWaitingWithRoom()
+      ) {
+        // (or a target left with work freed room while the claim was on its way): claim again, fairly
+        this.notified = null;
+        continue;
+      }
       // everything due that we may take is claimed: sleep until new work is announced, a slot of
       // a target with work left frees, or the next retry falls due (the claim says when)
       // Unless a wake-up came while it ran: the claim read one snapshot, taken when it began, so
       // the work a NOTIFY announced meanwhile may have been invisible to it (and to the next due
-      // time it answered). Claim again rather than sleep on it.
+      // time it answered). Claim again rather than sleep on it: the rows those wake-ups named by
+      // primary key, when they named rows and nothing else (`notified`), else fairly.
       if (this.wakes === wakesBefore) this.mayHaveWork = false;
       const now = clock.now();
       const untilNext = claim.nextDueAt ? new Date(claim.nextDueAt).getTime() - now : pollMs;

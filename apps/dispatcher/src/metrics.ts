@@ -224,6 +224,14 @@ export function createDispatcherMetrics(sources: DispatcherMetricSources) {
     'dispatcher_notifications_total',
     'Wake-up notifications received since start.',
   );
+  const claims = registry.counter(
+    'dispatcher_claims_total',
+    'Claims this process ran, by kind: fair (the walk over every registration with due work) or notified ' +
+      '(the rows a wake-up named, by primary key, while there was nothing else to claim).',
+    ['kind'],
+  );
+  claims.inc({ kind: 'fair' }, 0);
+  claims.inc({ kind: 'notified' }, 0);
   const deliveries = registry.counter(
     'dispatcher_deliveries_total',
     'Requests sent to targets by this process, by outcome: success, or the error kind of the failure. ' +
@@ -304,6 +312,7 @@ export function createDispatcherMetrics(sources: DispatcherMetricSources) {
   return {
     registry,
     notifications,
+    claims,
     deliveries,
     skippedAttempts,
     maintenanceRuns,

@@ -241,7 +241,7 @@ describe('the dispatcher’s output holds no target credential', () => {
     // webhooks are written for the registrations as they are; then they are broken (the party of
     // a registration, and of the endpoint it moves to, can only go missing without their foreign
     // keys)
-    const firstIds = await seedChange(db.knex, propertyChange(first, 1), { notify: false });
+    const firstIds = await seedChange(db.knex, propertyChange(first, 1));
     expect(firstIds).toHaveLength(expected.size);
     const { rows: foreignKeys } = await db.knex.raw<{ rows: { name: string; table: string }[] }>(
       `select conname as name, conrelid::regclass::text as table from pg_constraint

@@ -171,6 +171,11 @@ export class TargetLimits {
     return maxPerHost === undefined ? undefined : 2 * maxPerHost;
   }
 
+  /** The origins this dispatcher holds any webhook of (in flight or buffered). */
+  busyOrigins(): string[] {
+    return [...this.hosts.keys()];
+  }
+
   /** The last claim left due work behind for these targets (they were at their room). */
   setWaiting(targets: readonly number[]): void {
     this.waiting = new Set(targets);

@@ -1,7 +1,32 @@
 import type { Knex } from 'knex';
 
-/** The channel that wakes dispatchers; its payload is constant so Postgres folds duplicates. */
+/**
+ * The channel that wakes dispatchers. Its payload is constant ('') so Postgres folds a
+ * transaction's duplicates into one, except for the first wake-up of an enqueueing transaction,
+ * which names the webhooks it made claimable (`DUE_IDS_PREFIX`).
+ */
 export const WEBHOOK_DUE_CHANNEL = 'webhook_due';
+
+/**
+ * The payload of the first wake-up of a transaction that enqueued webhooks: `due:` and the ids it
+ * made claimable, comma-separated, at most `DUE_IDS_MAX`. A dispatcher holding nothing of their
+ * origins claims those rows alone (`webhooks_claim_notified`, docs/dispatcher.md › The notified
+ * rows' claim) instead of walking the whole queue. The transaction's later wake-ups send '' (one
+ * fair claim), which Postgres folds.
+ */
+export const DUE_IDS_PREFIX = 'due:';
+
+/** The most ids one wake-up names; a transaction that made more claimable sends '' (the fair claim). */
+export const DUE_IDS_MAX = 64;
+
+/** The ids a `due:` payload names; undefined for any other payload (or a malformed one). */
+export function parseDueIds(payload: string | undefined): number[] | undefined {
+  if (!payload?.startsWith(DUE_IDS_PREFIX)) return undefined;
+  const ids = payload.slice(DUE_IDS_PREFIX.length).split(',').map(Number);
+  return ids.length > 0 && ids.length <= DUE_IDS_MAX && ids.every((id) => Number.isSafeInteger(id) && id > 0)
+    ? ids
+    : undefined;
+}
 
 /**
  * The payload on `WEBHOOK_DUE_CHANNEL` that says deliveries stopped somewhere: a registration was

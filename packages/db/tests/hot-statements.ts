@@ -1,4 +1,4 @@
-import { CLAIM_SQL } from '../src/queue/claim';
+import { CLAIM_NOTIFIED_SQL, CLAIM_SQL } from '../src/queue/claim';
 import { COMPLETE_SQL } from '../src/queue/complete';
 import { ENQUEUE_STATEMENTS } from '../src/queue/enqueue';
 import { OPERATOR_APPLY_SQL } from '../src/queue/operator-apply';
@@ -14,6 +14,7 @@ import { RELEASE_GROUPS_SQL } from '../src/queue/release-groups';
  */
 export const HOT_STATEMENTS: readonly { name: string; sql: string }[] = [
   { name: 'claim', sql: CLAIM_SQL },
+  { name: 'claim notified', sql: CLAIM_NOTIFIED_SQL },
   { name: 'enqueue', sql: ENQUEUE_STATEMENTS.enqueue },
   { name: 'enqueue (traced)', sql: ENQUEUE_STATEMENTS.traced },
   { name: 'replay', sql: ENQUEUE_STATEMENTS.replay },

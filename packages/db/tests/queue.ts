@@ -154,18 +154,18 @@ export async function setBreaker(
 
 /**
  * LISTENs for the dispatchers' wake-up on a connection of its own. `settle()` answers the
- * notifications that arrived since the last call; `close()` gives the connection back.
+ * payloads of the notifications that arrived since the last call ('' for a plain wake-up); `close()` gives the connection back.
  */
 export async function listenForWakeUps(
   knex: Knex,
 ): Promise<{ settle(): Promise<string[]>; close(): Promise<void> }> {
   const client = (await knex.client.acquireConnection()) as {
     query(sql: string): Promise<unknown>;
-    on(event: 'notification', listener: (message: { channel: string }) => void): void;
+    on(event: 'notification', listener: (message: { payload?: string }) => void): void;
     removeAllListeners(event: string): void;
   };
   const seen: string[] = [];
-  client.on('notification', (n) => seen.push(n.channel));
+  client.on('notification', (n) => seen.push(n.payload ?? ''));
   await client.query(`listen ${WEBHOOK_DUE_CHANNEL}`);
   return {
     settle: async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { enqueueEntityChange, notifyWebhookDue, type EntityChangeInput, type Knex } from '@platform/db';
+import { enqueueEntityChange, type EntityChangeInput, type Knex } from '@platform/db';
 import { createSecretBox, type SecretBox } from '@platform/crypto';
 import { PartyType } from '@platform/shared';
 
@@ -72,17 +72,12 @@ export async function seedRegistration(
 
 /**
  * Records one entity change through the queue's enqueue statement, as the API's write path does,
- * and answers the ids of the webhooks it fanned out to. `notify: false` leaves out the NOTIFY, so
- * only the dispatcher's own timer or poll can find them.
+ * and answers the ids of the webhooks it fanned out to. The enqueue's own NOTIFY wakes the
+ * dispatchers on commit, naming the heads it wrote (docs/dispatcher.md › The notified rows' claim).
  */
-export async function seedChange(
-  knex: Knex,
-  change: EntityChangeInput,
-  options: { notify?: boolean } = {},
-): Promise<number[]> {
+export async function seedChange(knex: Knex, change: EntityChangeInput): Promise<number[]> {
   return knex.transaction(async (trx) => {
-    const created = await enqueueEntityChange(trx, change);
-    if (created > 0 && options.notify !== false) await notifyWebhookDue(trx);
+    await enqueueEntityChange(trx, change);
     const rows = (await trx('webhooks')
       .where('entity_change_id', trx.raw(`currval('entity_changes_id_seq')`))
       .orderBy('id')
@@ -91,7 +86,6 @@ export async function seedChange(
   });
 }
 
-/** A Property change of `partyId` whose entity carries `extra` (a marker for the target's script). */
 export function propertyChange(
   partyId: number,
   entityId: number,

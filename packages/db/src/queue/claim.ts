@@ -155,3 +155,47 @@ export async function claimWebhooks(knex: Knex, options: ClaimOptions): Promise<
     wrapped: claim.wrapped,
   };
 }
+
+/** What the notified rows' claim needs: the ids a wake-up named, and what the dispatcher holds. */
+export interface ClaimNotifiedOptions {
+  ids: readonly number[];
+  leaseMs: number;
+  dispatcherId: string;
+  /** As `ClaimOptions.hostRoom`: at most this many of the rows per origin; none, no cap. */
+  hostRoom?: number;
+  /** The origins the dispatcher holds any webhook of (in flight or buffered): their rows are left to the fair claim. */
+  busyOrigins: readonly string[];
+}
+
+/** What the notified rows' claim took, and how many named rows it left to the fair claim. */
+export interface NotifiedClaim {
+  leased: ClaimedWebhook[];
+  /** Named rows still claimable that it did not take: above zero, run the fair claim. */
+  rest: number;
+}
+
+/** The notified rows' claim as the dispatcher sends it: one bare call of `webhooks_claim_notified`. */
+export const CLAIM_NOTIFIED_SQL = `select webhooks_claim_notified(:ids::bigint[], :dispatcherId::text,
+   :leaseMs::float8, :hostRoom::int, :busyOrigins::text[]) as claim`;
+
+/**
+ * Claims the rows a wake-up named (`parseDueIds`) with one call of `webhooks_claim_notified`
+ * (`functions/webhooks-claim-notified.ts`), by primary key: those the fair claim would take at
+ * once with every rule trivially met, leased as it leases them. For a dispatcher that has no other
+ * reason to claim; `rest` above zero says the fair claim (`claimWebhooks`) must run too.
+ */
+export async function claimNotifiedWebhooks(
+  knex: Knex,
+  options: ClaimNotifiedOptions,
+): Promise<NotifiedClaim> {
+  const { rows } = await knex
+    .raw<{ rows: { claim: NotifiedClaim }[] }>(CLAIM_NOTIFIED_SQL, {
+      ids: [...options.ids],
+      dispatcherId: options.dispatcherId,
+      leaseMs: options.leaseMs,
+      hostRoom: options.hostRoom ?? null,
+      busyOrigins: [...options.busyOrigins],
+    })
+    .options(prepared('webhooks-claim-notified'));
+  return rows[0]!.claim;
+}

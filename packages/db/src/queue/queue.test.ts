@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookState } from '@platform/shared';
 import { createTestDatabase, setWebhookState, type TestDatabase } from '@platform/testkit';
 import { completeWebhooks } from './complete';
+import { DUE_IDS_MAX } from '../notify';
 import { enqueueEntityChange, groupKeyOf, type EntityChangeInput } from './enqueue';
 import { applyOperatorAction } from './operator-apply';
 import { attemptResult, claim, listenForWakeUps, TEST_HEALTH_POLICY, unitChange } from '../../tests/queue';
@@ -121,15 +122,26 @@ describe('enqueueEntityChange', () => {
     ]);
   });
 
-  it('wakes the dispatchers with one NOTIFY per transaction, on commit, and only when it made webhooks', async () => {
-    await registration(partyId);
+  it('wakes the dispatchers on commit, only when it made webhooks: the first NOTIFY names the heads, the rest fold into one', async () => {
+    const plain = await registration(partyId);
+    const grouped = await registration(partyId, { shouldGroup: true });
     const { settle, close } = await listenForWakeUps(db.knex);
     try {
       await db.knex.transaction(async (trx) => {
         for (let i = 0; i < 3; i++) await enqueueEntityChange(trx, change());
         expect(await settle()).toEqual([]); // not before the commit
       });
-      expect(await settle()).toEqual(['webhook_due']);
+      const heads = [...(await webhooksOf(plain)), ...(await webhooksOf(grouped))]
+        .filter((w) => w.state === Created)
+        .map((w) => w.id)
+        .sort((a, b) => a - b);
+      // the first change's two heads; its grouped successors are Pending, not due
+      expect(heads).toHaveLength(4);
+      expect(await settle()).toEqual([`due:${heads.slice(0, 2).join(',')}`, '']);
+      // more heads than one payload names: a plain wake-up
+      for (let i = 0; i < DUE_IDS_MAX - 1; i++) await registration(partyId);
+      await db.knex.transaction((trx) => enqueueEntityChange(trx, change({ entityId: 9 })));
+      expect(await settle()).toEqual(['']);
       // no subscribed registration: no webhook, no wake-up
       await db.knex.transaction((trx) => enqueueEntityChange(trx, change({ entityName: 'Notice' })));
       expect(await settle()).toEqual([]);
@@ -162,7 +174,7 @@ describe('enqueueEntityChange', () => {
       await db.knex.raw(`select * from webhooks_operator_apply('retry', ?::bigint[], false, null, now())`, [
         [webhook!.id],
       ]);
-      expect(await settle()).toEqual(['webhook_due']);
+      expect(await settle()).toEqual(['']);
     } finally {
       await close();
     }

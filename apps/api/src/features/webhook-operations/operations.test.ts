@@ -67,7 +67,7 @@ async function registrationWithWebhooks(
   for (let entity = 1; entity <= (options.entities ?? 2); entity++) {
     const of: number[] = [];
     for (let k = 0; k < (options.perEntity ?? 3); k++) {
-      const fanned = await seedChange(api.db.knex, propertyChange(partyId, entity), { notify: false });
+      const fanned = await seedChange(api.db.knex, propertyChange(partyId, entity));
       of.push(...fanned.filter((id) => id > 0));
     }
     ids.push(of);

@@ -230,7 +230,7 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
 
   it('counts at most 10,000 awaiting webhooks and says when more are waiting', async () => {
     const created = await register(api, world.pmc.full.token);
-    const [first] = await seedChange(api.db.knex, propertyChange(world.pmc.id, 1), { notify: false });
+    const [first] = await seedChange(api.db.knex, propertyChange(world.pmc.id, 1));
     const copy = (count: number) =>
       api.db.knex.raw(
         `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
@@ -250,9 +250,9 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
     const other = await register(api, world.otherPmc.full.token);
     const ids: number[] = [];
     for (let entityId = 1; entityId <= 8; entityId++) {
-      ids.push(...(await seedChange(api.db.knex, propertyChange(world.pmc.id, entityId), { notify: false })));
+      ids.push(...(await seedChange(api.db.knex, propertyChange(world.pmc.id, entityId))));
     }
-    await seedChange(api.db.knex, propertyChange(world.otherPmc.id, 99), { notify: false });
+    await seedChange(api.db.knex, propertyChange(world.otherPmc.id, 99));
     expect(ids).toHaveLength(8);
     const [oldest, fresh, leased, leaseRanOut, retrying, pending, failed, successful] = ids.map(Number);
     const update = (id: number | undefined, fields: Record<string, unknown>) =>

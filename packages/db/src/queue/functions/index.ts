@@ -16,6 +16,7 @@ import { WEBHOOK_TARGET_HALF_OPEN_FUNCTION } from './webhook-target-half-open';
 import { WEBHOOK_TARGET_ORIGIN_FUNCTION } from './webhook-target-origin';
 import { WEBHOOK_TARGETS_RATE_LIMIT_FUNCTION } from './webhook-targets-rate-limit';
 import { WEBHOOKS_CLAIM_FUNCTION } from './webhooks-claim';
+import { WEBHOOKS_CLAIM_NOTIFIED_FUNCTION } from './webhooks-claim-notified';
 import { WEBHOOKS_COMPLETE_FUNCTION } from './webhooks-complete';
 import { WEBHOOKS_ENQUEUE_FUNCTION } from './webhooks-enqueue';
 import { WEBHOOKS_LEASE_FUNCTION } from './webhooks-lease';
@@ -42,6 +43,7 @@ export const DATABASE_FUNCTIONS: readonly string[] = [
   WEBHOOK_DELIVERIES_FUNCTION,
   WEBHOOKS_LEASE_FUNCTION,
   WEBHOOKS_CLAIM_FUNCTION,
+  WEBHOOKS_CLAIM_NOTIFIED_FUNCTION,
   WEBHOOK_GROUPS_RELEASE_FUNCTION,
   WEBHOOK_NOTIFICATION_RECIPIENTS_FUNCTION,
   WEBHOOK_NOTIFY_FUNCTION,

@@ -1,5 +1,5 @@
 import { WebhookState } from '@platform/shared';
-import { WEBHOOK_DUE_CHANNEL } from '../../notify';
+import { DUE_IDS_MAX, DUE_IDS_PREFIX, WEBHOOK_DUE_CHANNEL } from '../../notify';
 import { GENERIC_PLANS } from '../sql';
 
 /**
@@ -11,8 +11,10 @@ import { GENERIC_PLANS } from '../sql';
  * deadlock on them): the upsert row-locks the group until commit, so producers of one group
  * serialise and `group_seq` follows commit order; the new webhook is the group's head (Created)
  * when it is the only open one, else it waits (Pending) behind the open ones. When it created
- * webhooks and p_notify is true, queues the NOTIFY that wakes the dispatchers on commit (Postgres
- * folds a transaction's identical notifications into one). Answers how many webhooks it wrote.
+ * webhooks and p_notify is true, queues the NOTIFY that wakes the dispatchers on commit: the
+ * transaction's first names the heads it wrote (`due:` and their ids, at most DUE_IDS_MAX: the
+ * notified rows' claim, `webhooks_claim_notified`), marked sent in a transaction-local setting; every
+ * later one is '', which Postgres folds into one. Answers how many webhooks it wrote.
  *
  * One statement per step, no data-modifying CTE, the subscriptions read once into arrays: the
  * form Citus can run on the bucket's node (docs/scaling.md, R5 and R6: an INSERT inside a WITH is
@@ -31,7 +33,10 @@ export const WEBHOOKS_ENQUEUE_FUNCTION = `
       v_registrations int[];
       v_grouped boolean[];
       v_events int[];
-      v_count int;
+      v_count int := 0;
+      v_heads bigint[] := '{}';
+      v_id bigint;
+      v_state smallint;
     begin
       if v_change is null then
         insert into entity_changes (entity_name, type, entity_id, entity, initiator_party_id, initiator_account_id)
@@ -56,7 +61,9 @@ export const WEBHOOKS_ENQUEUE_FUNCTION = `
         on conflict (registration_id, group_key)
         do update set next_seq = g.next_seq + 1, open_count = g.open_count + 1;
       end if;
-      -- the group rows as the upsert left them (locked by it, so as this transaction wrote them)
+      -- the group rows as the upsert left them (locked by it, so as this transaction wrote them);
+      -- a loop over the insert's rows, not a data-modifying CTE (R5), collects the heads' ids
+      for v_id, v_state in
       insert into webhooks (registration_id, event_id, entity_change_id, state, group_key, group_seq,
                             last_action_id, trace_context)
       select s.registration_id, s.event_id, v_change,
@@ -67,10 +74,20 @@ export const WEBHOOKS_ENQUEUE_FUNCTION = `
         left join webhook_groups g
           on s.should_group and g.registration_id = s.registration_id and g.group_key = p_group_key
        -- ids in registration order, whatever join the planner picks
-       order by s.registration_id;
-      get diagnostics v_count = row_count;
+       order by s.registration_id
+      returning id, state
+      loop
+        v_count := v_count + 1;
+        if v_state = ${WebhookState.Created} then v_heads := v_heads || v_id; end if;
+      end loop;
       if v_count > 0 and p_notify then
-        perform pg_notify('${WEBHOOK_DUE_CHANNEL}', '');
+        if cardinality(v_heads) between 1 and ${DUE_IDS_MAX}
+           and coalesce(current_setting('platform.due_ids_sent', true), '') = '' then
+          perform set_config('platform.due_ids_sent', 'yes', true);
+          perform pg_notify('${WEBHOOK_DUE_CHANNEL}', '${DUE_IDS_PREFIX}' || array_to_string(v_heads, ','));
+        else
+          perform pg_notify('${WEBHOOK_DUE_CHANNEL}', '');
+        end if;
       end if;
       return v_count;
     end
