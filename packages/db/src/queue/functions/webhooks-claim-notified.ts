@@ -28,22 +28,31 @@ export const WEBHOOKS_CLAIM_NOTIFIED_FUNCTION = `
       v_ids bigint[];
       v_rest int;
     begin
+      -- each named row by primary key, locked first (a locking subquery is never flattened, so no
+      -- statistics, stale or not, can turn this into a walk over a registration's rows); its
+      -- registration and endpoint then
       select coalesce(array_agg(x.id order by x.id), '{}') into v_ids from (
-        select l.id, row_number() over (partition by l.target_id order by l.id) as per_target,
-               row_number() over (partition by l.origin order by l.id) as per_origin
-          from (select w.id, r.target_id, t.origin
-                  from webhooks w
-                  join webhook_registrations r on r.id = w.registration_id
-                  join webhook_targets t on t.id = r.target_id
-                 where w.id = any(p_ids) and w.state in (${CLAIMABLE}) and w.locked_by is null
-                   and w.next_attempt_at <= now()
-                   and r.status = 'active' and r.deleted is null
-                   and t.breaker_state = 'closed' and (t.hold_until is null or t.hold_until <= now())
-                   and t.rate_limit is null and t.origin <> all(p_busy_origins)
-                   for update of w skip locked) l) x
+        select w.id, row_number() over (partition by r.target_id order by w.id) as per_target,
+               row_number() over (partition by t.origin order by w.id) as per_origin
+          from unnest(p_ids) as n(id)
+         cross join lateral (
+           select w.id, w.registration_id from webhooks w
+            where w.id = n.id and w.state in (${CLAIMABLE}) and w.locked_by is null and w.next_attempt_at <= now()
+              for update skip locked) w
+          join webhook_registrations r on r.id = w.registration_id
+          join webhook_targets t on t.id = r.target_id
+         where r.status = 'active' and r.deleted is null
+           and t.breaker_state = 'closed' and (t.hold_until is null or t.hold_until <= now())
+           and t.rate_limit is null and t.origin <> all(p_busy_origins)) x
        where x.per_target = 1 and (p_host_room is null or x.per_origin <= p_host_room);
-      select count(*) into v_rest from webhooks w
-       where w.id = any(p_ids) and w.id <> all(v_ids) and w.state in (${CLAIMABLE}) and w.locked_by is null;
+      -- by primary key too (the limit keeps the subquery a probe per id)
+      select count(*) into v_rest
+        from unnest(p_ids) as n(id)
+       cross join lateral (
+         select 1 from webhooks w
+          where w.id = n.id and w.state in (${CLAIMABLE}) and w.locked_by is null
+          limit 1) w
+       where n.id <> all(v_ids);
       return json_build_object('leased', webhooks_lease(v_ids, p_dispatcher_id, p_lease_ms, '{}'), 'rest', v_rest);
     end
     $$;
