@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { CLAIM_PARAMETER_NAMES, CLAIM_PARAMETERS, type ClaimParameter } from './functions/webhooks-claim';
-import { prepared } from './prepared';
+import { queryPrepared, type PreparedStatement } from './prepared';
 
 /**
  * A claimed webhook with everything one delivery needs, as `webhook_deliveries`
@@ -96,13 +96,16 @@ export { CLAIM_PICK_SQL } from './functions/webhooks-claim';
 
 /**
  * The claim as the dispatcher sends it: one bare call of `webhooks_claim`
- * (`functions/webhooks-claim.ts`), each input a named binding (`claimBindings`).
+ * (`functions/webhooks-claim.ts`), its inputs in `CLAIM_PARAMETER_NAMES`' order (`claimBindings`).
  */
-export const CLAIM_SQL = `select webhooks_claim(${CLAIM_PARAMETER_NAMES.map(
-  (name) => `:${name}::${CLAIM_PARAMETERS[name]}`,
-).join(', ')}) as claim`;
+export const CLAIM_STATEMENT: PreparedStatement = {
+  name: 'webhooks-claim',
+  text: `select webhooks_claim(${CLAIM_PARAMETER_NAMES.map(
+    (name, index) => `$${index + 1}::${CLAIM_PARAMETERS[name]}`,
+  ).join(', ')}) as claim`,
+};
 
-/** The claim's inputs by name: the bindings of `CLAIM_SQL` and of `CLAIM_PICK_SQL`. */
+/** The claim's inputs by name: the inputs of `CLAIM_STATEMENT` and the bindings of `CLAIM_PICK_SQL`. */
 export function claimBindings(options: ClaimOptions): Record<ClaimParameter, Knex.RawBinding> {
   const targets = [...options.rooms.keys()];
   return {
@@ -120,7 +123,7 @@ export function claimBindings(options: ClaimOptions): Record<ClaimParameter, Kne
 }
 
 /**
- * Claims up to `batch` due webhooks with one call (`CLAIM_SQL`, `webhooks_claim`): picks them
+ * Claims up to `batch` due webhooks with one call (`CLAIM_STATEMENT`, `webhooks_claim`): picks them
  * fairly across endpoints and leases them (`webhooks_lease`) by pushing `next_attempt_at` to now
  * + lease. A dispatcher that dies loses its lease and the rows become due again; the next claim
  * records the lost try as `interrupted`. Also answers which endpoints' breakers are open, which
@@ -128,22 +131,23 @@ export function claimBindings(options: ClaimOptions): Record<ClaimParameter, Kne
  * loop needs no second query to know how long to sleep.
  */
 export async function claimWebhooks(knex: Knex, options: ClaimOptions): Promise<Claim> {
-  const { rows } = await knex
-    .raw<{
-      rows: {
-        claim: {
-          leased: ClaimedWebhook[];
-          open_targets: number[];
-          more: boolean;
-          capped_targets: number[];
-          /** JSON: an ISO time. */
-          next_due: string | null;
-          cursor: number;
-          wrapped: boolean;
-        };
-      }[];
-    }>(CLAIM_SQL, claimBindings(options))
-    .options(prepared('webhooks-claim'));
+  const bindings = claimBindings(options);
+  const rows = await queryPrepared<{
+    claim: {
+      leased: ClaimedWebhook[];
+      open_targets: number[];
+      more: boolean;
+      capped_targets: number[];
+      /** JSON: an ISO time. */
+      next_due: string | null;
+      cursor: number;
+      wrapped: boolean;
+    };
+  }>(
+    knex,
+    CLAIM_STATEMENT,
+    CLAIM_PARAMETER_NAMES.map((name) => bindings[name]),
+  );
   const claim = rows[0]!.claim;
   return {
     leased: claim.leased,
@@ -175,8 +179,10 @@ export interface NotifiedClaim {
 }
 
 /** The notified rows' claim as the dispatcher sends it: one bare call of `webhooks_claim_notified`. */
-export const CLAIM_NOTIFIED_SQL = `select webhooks_claim_notified(:ids::bigint[], :dispatcherId::text,
-   :leaseMs::float8, :hostRoom::int, :busyOrigins::text[]) as claim`;
+export const CLAIM_NOTIFIED_STATEMENT: PreparedStatement = {
+  name: 'webhooks-claim-notified',
+  text: `select webhooks_claim_notified($1::bigint[], $2::text, $3::float8, $4::int, $5::text[]) as claim`,
+};
 
 /**
  * Claims the rows a wake-up named (`parseDueIds`) with one call of `webhooks_claim_notified`
@@ -188,14 +194,12 @@ export async function claimNotifiedWebhooks(
   knex: Knex,
   options: ClaimNotifiedOptions,
 ): Promise<NotifiedClaim> {
-  const { rows } = await knex
-    .raw<{ rows: { claim: NotifiedClaim }[] }>(CLAIM_NOTIFIED_SQL, {
-      ids: [...options.ids],
-      dispatcherId: options.dispatcherId,
-      leaseMs: options.leaseMs,
-      hostRoom: options.hostRoom ?? null,
-      busyOrigins: [...options.busyOrigins],
-    })
-    .options(prepared('webhooks-claim-notified'));
+  const rows = await queryPrepared<{ claim: NotifiedClaim }>(knex, CLAIM_NOTIFIED_STATEMENT, [
+    [...options.ids],
+    options.dispatcherId,
+    options.leaseMs,
+    options.hostRoom ?? null,
+    [...options.busyOrigins],
+  ]);
   return rows[0]!.claim;
 }

@@ -6,8 +6,7 @@ import {
   type WebhookDisabledReason,
 } from '@platform/shared';
 import type { ClaimedWebhook } from './claim';
-import { prepared } from './prepared';
-import { arrays } from './sql';
+import { queryPrepared, type PreparedStatement } from './prepared';
 
 /** The outcome of one delivery attempt, as the dispatcher records it. */
 export interface AttemptResult {
@@ -66,9 +65,12 @@ export interface HealthPolicy {
 }
 
 /** The one statement `completeWebhooks` sends: a bare call of `webhooks_complete` (Citus R1). */
-export const COMPLETE_SQL = `select webhooks_complete(?, ?, ?::bigint[], ?::smallint[], ?::float8[], ?::smallint[],
-       ?::timestamptz[], ?::int[], ?::smallint[], ?::text[], ?::text[], ?::int[], ?::text[], ?::boolean[],
-       ?::int[], ?::smallint[], ?::float8[], ?::json, ?::jsonb[], ?::jsonb[]) as completed`;
+export const COMPLETE_STATEMENT: PreparedStatement = {
+  name: 'webhooks-complete',
+  text: `select webhooks_complete($1, $2, $3::bigint[], $4::smallint[], $5::float8[], $6::smallint[],
+       $7::timestamptz[], $8::int[], $9::smallint[], $10::text[], $11::text[], $12::int[], $13::text[],
+       $14::boolean[], $15::int[], $16::smallint[], $17::float8[], $18::json, $19::jsonb[], $20::jsonb[]) as completed`,
+};
 
 /**
  * Writes a batch of results with one call of `webhooks_complete` (`functions/webhooks-complete.ts`),
@@ -85,32 +87,27 @@ export async function completeWebhooks(
   results: readonly AttemptResult[],
 ): Promise<CompletedBatch> {
   if (results.length === 0) return { applied: [], leased: [], disabled: [] };
-  const { rows } = await knex
-    .raw<{ rows: { completed: CompletedBatch }[] }>(
-      COMPLETE_SQL,
-      arrays([
-        options.dispatcherId,
-        options.leaseMs,
-        results.map((r) => r.webhookId),
-        results.map((r) => r.state),
-        results.map((r) => r.retryDelayMs),
-        results.map((r) => r.attempt),
-        results.map((r) => r.startedAt),
-        results.map((r) => r.durationMs),
-        results.map((r) => r.statusCode),
-        results.map((r) => r.errorKind),
-        results.map((r) => r.responseBody),
-        results.map((r) => r.registrationId),
-        results.map((r) => r.groupKey),
-        results.map((r) => r.releasesGroup),
-        results.map((r) => r.targetId),
-        results.map((r) => ATTEMPT_OUTCOME_CODES[attemptOutcome(r.errorKind, r.statusCode)]),
-        results.map((r) => r.holdMs),
-        JSON.stringify(options.policy),
-        results.map((r) => (r.request ? JSON.stringify(r.request) : null)),
-        results.map((r) => (r.responseHeaders ? JSON.stringify(r.responseHeaders) : null)),
-      ]),
-    )
-    .options(prepared('webhooks-complete'));
+  const rows = await queryPrepared<{ completed: CompletedBatch }>(knex, COMPLETE_STATEMENT, [
+    options.dispatcherId,
+    options.leaseMs,
+    results.map((r) => r.webhookId),
+    results.map((r) => r.state),
+    results.map((r) => r.retryDelayMs),
+    results.map((r) => r.attempt),
+    results.map((r) => r.startedAt),
+    results.map((r) => r.durationMs),
+    results.map((r) => r.statusCode),
+    results.map((r) => r.errorKind),
+    results.map((r) => r.responseBody),
+    results.map((r) => r.registrationId),
+    results.map((r) => r.groupKey),
+    results.map((r) => r.releasesGroup),
+    results.map((r) => r.targetId),
+    results.map((r) => ATTEMPT_OUTCOME_CODES[attemptOutcome(r.errorKind, r.statusCode)]),
+    results.map((r) => r.holdMs),
+    JSON.stringify(options.policy),
+    results.map((r) => (r.request ? JSON.stringify(r.request) : null)),
+    results.map((r) => (r.responseHeaders ? JSON.stringify(r.responseHeaders) : null)),
+  ]);
   return rows[0]!.completed;
 }
