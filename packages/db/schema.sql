@@ -1081,9 +1081,9 @@ function webhooks_claim(p_after integer, p_batch integer, p_roomless integer[], 
   language plpgsql volatile set plan_cache_mode=force_generic_plan
   -- defined in packages/db/src/queue/functions/webhooks-claim.ts, md5 of pg_get_functiondef f15f341e763b0cbd98f46192478d35e6;
 
-function webhooks_claim_notified(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_host_room integer, p_busy_origins text[]) returns json
+function webhooks_claim_notified(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_host_room integer, p_full_targets integer[], p_origins text[], p_origin_held integer[]) returns json
   language plpgsql volatile set plan_cache_mode=force_generic_plan
-  -- defined in packages/db/src/queue/functions/webhooks-claim-notified.ts, md5 of pg_get_functiondef f8d38c7d68d3d904c2f0bfddcba3020f;
+  -- defined in packages/db/src/queue/functions/webhooks-claim-notified.ts, md5 of pg_get_functiondef 51c49baa973a62cfb4a4f310008704d1;
 
 function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json, p_requests jsonb[], p_response_headers jsonb[]) returns json
   language plpgsql volatile

@@ -216,7 +216,7 @@ export class DeliveryLoop {
             leaseMs,
             dispatcherId,
             hostRoom: limits.hostRoom(),
-            busyOrigins: limits.busyOrigins(),
+            ...limits.notifiedRooms(),
           });
           failures = 0;
           launcher.take(fast.leased, claimedAt);

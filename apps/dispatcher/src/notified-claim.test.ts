@@ -113,6 +113,33 @@ it('leaves what the notified claim does not take to a fair claim at once: two we
   expect(after.fair).toBeGreaterThan(before.fair);
 });
 
+it('takes a change’s webhook by primary key while a delivery to another endpoint of its host is in flight', async () => {
+  // two parties pointing at one hook service: two endpoints of one origin
+  const [first, second] = [await seedParty(db.knex, 'First'), await seedParty(db.knex, 'Second')];
+  await seedRegistration(db.knex, { partyId: first, targetUrl: `${target.url}/first` });
+  await seedRegistration(db.knex, { partyId: second, targetUrl: `${target.url}/second` });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  target.script = async (request) => {
+    if (request.path.endsWith('/first')) await held;
+    return {};
+  };
+  try {
+    const dispatcher = await startOne('d1');
+    const before = claims(dispatcher);
+    const ids = await write(propertyChange(first, 1));
+    await eventually(() => target.requests.length === 1, { what: 'the first delivery in flight' });
+    ids.push(...(await write(propertyChange(second, 1))));
+    await target.waitForAnswered(ids[1]!);
+    release();
+    await eventually(() => delivered(ids), { what: 'both webhooks Successful on their first attempt' });
+    expect(claims(dispatcher)).toEqual({ fair: before.fair, notified: before.notified + 2 });
+  } finally {
+    release();
+    target.script = () => ({});
+  }
+});
+
 it('loses no wake-up that comes while a notified claim is on its way', async () => {
   partyId = await seedParty(db.knex);
   await seedRegistration(db.knex, { partyId, targetUrl: target.url });

@@ -230,4 +230,22 @@ describe('TargetLimits', () => {
     expect(l.hostRoom()).toBe(24);
     expect(limits().hostRoom()).toBeUndefined();
   });
+
+  it('tells the notified rows claim which endpoints have no room, and what it holds of each origin', () => {
+    const l = limits({ concurrency: 4, maxPerTarget: 1 });
+    hosts.set(31, 'https://shared.example');
+    hosts.set(32, 'https://shared.example');
+    // 31: one in flight and one buffered, twice its limit of one: no room
+    launch(l, 31, 1);
+    l.buffered(31, originOf(31));
+    launch(l, 32, 1);
+    launch(l, 33, 1);
+    expect(l.notifiedRooms()).toEqual({
+      fullTargets: [31],
+      origins: ['https://shared.example', originOf(33)],
+      originHeld: [3, 1],
+    });
+    l.finished(33, 'success', FAST);
+    expect(l.notifiedRooms().origins).toEqual(['https://shared.example']);
+  });
 });

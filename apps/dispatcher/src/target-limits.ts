@@ -171,9 +171,20 @@ export class TargetLimits {
     return maxPerHost === undefined ? undefined : 2 * maxPerHost;
   }
 
-  /** The origins this dispatcher holds any webhook of (in flight or buffered). */
-  busyOrigins(): string[] {
-    return [...this.hosts.keys()];
+  /**
+   * What the notified rows' claim takes from the limits: the endpoints that have no room now, and
+   * per origin this dispatcher holds webhooks of (in flight or buffered) how many it holds, so
+   * the claim keeps each origin within `hostRoom()`.
+   */
+  notifiedRooms(): { fullTargets: number[]; origins: string[]; originHeld: number[] } {
+    const fullTargets: number[] = [];
+    const held = new Map<string, number>();
+    for (const [id, state] of this.targets) {
+      if (!isBusy(state)) continue;
+      if (this.roomOf(id) < 1) fullTargets.push(id);
+      held.set(state.origin, (held.get(state.origin) ?? 0) + state.inFlight + state.buffered);
+    }
+    return { fullTargets, origins: [...held.keys()], originHeld: [...held.values()] };
   }
 
   /** The last claim left due work behind for these targets (they were at their room). */

@@ -18,7 +18,9 @@ const notified = (ids: number[], options: Partial<Omit<ClaimNotifiedOptions, 'id
     leaseMs: 60_000,
     dispatcherId: options.dispatcherId ?? 'd1',
     hostRoom: options.hostRoom,
-    busyOrigins: options.busyOrigins ?? [],
+    fullTargets: options.fullTargets ?? [],
+    origins: options.origins ?? [],
+    originHeld: options.originHeld ?? [],
   });
 
 const row = (id: number) => knex('webhooks').where({ id }).first('locked_by', 'attempt_count', 'state');
@@ -66,11 +68,29 @@ describe('the notified rows claim', () => {
     expect(perHost.rest).toBe(1);
   });
 
+  it('takes rows of an origin the dispatcher holds webhooks of, within what is left of its host room', async () => {
+    const endpoints = await Promise.all(
+      ['a', 'b', 'c'].map((path) => ownRegistration(knex, `http://127.0.0.1:9/${path}`)),
+    );
+    const named: number[] = [];
+    for (const endpoint of endpoints) named.push(...(await backlog(knex, endpoint, 1)));
+    // the dispatcher holds 2 of the origin, which may have 4: room for 2 more
+    const held = { hostRoom: 4, origins: ['http://127.0.0.1:9'], originHeld: [2] };
+    const claim = await notified(named, held);
+    expect(claim.leased.map((w) => w.id)).toEqual(named.slice(0, 2));
+    expect(claim.rest).toBe(1);
+    // no per-host cap: what it holds of the origin does not matter
+    expect(await notified(named, { ...held, hostRoom: undefined })).toEqual({
+      leased: [expect.objectContaining({ id: named[2] })],
+      rest: 0,
+    });
+  });
+
   it('leaves to the fair claim every row a rule of the fair claim applies to', async () => {
     const cases: [
       string,
       (r: { id: number; targetId: number }) => Promise<unknown>,
-      ClaimNotifiedOptions['busyOrigins']?,
+      ((r: { targetId: number }) => Partial<ClaimNotifiedOptions>)?,
     ][] = [
       ['paused', (r) => knex('webhook_registrations').where({ id: r.id }).update({ status: 'paused' })],
       [
@@ -94,13 +114,18 @@ describe('the notified rows claim', () => {
             .where({ registration_id: r.id })
             .update({ next_attempt_at: knex.raw(`now() + interval '1 minute'`) }),
       ],
-      ['busy origin', async () => {}, ['http://127.0.0.1:9']],
+      ['endpoint without room', async () => {}, (r) => ({ fullTargets: [r.targetId] })],
+      [
+        'host room used up',
+        async () => {},
+        () => ({ hostRoom: 2, origins: ['http://127.0.0.1:9'], originHeld: [2] }),
+      ],
     ];
-    for (const [name, apply, busyOrigins] of cases) {
+    for (const [name, apply, limits] of cases) {
       const r = await ownRegistration(knex, `http://127.0.0.1:9/${name.replace(/ /g, '-')}`);
       const [id] = await backlog(knex, r, 1);
       await apply(r);
-      expect({ name, claim: await notified([id!], { busyOrigins }) }).toEqual({
+      expect({ name, claim: await notified([id!], limits?.(r)) }).toEqual({
         name,
         claim: { leased: [], rest: 1 },
       });

@@ -167,8 +167,11 @@ export interface ClaimNotifiedOptions {
   dispatcherId: string;
   /** As `ClaimOptions.hostRoom`: at most this many of the rows per origin; none, no cap. */
   hostRoom?: number;
-  /** The origins the dispatcher holds any webhook of (in flight or buffered): their rows are left to the fair claim. */
-  busyOrigins: readonly string[];
+  /** The endpoints that have no room in the dispatcher now: their rows are left to the fair claim. */
+  fullTargets: readonly number[];
+  /** The origins the dispatcher holds webhooks of (in flight or buffered), and how many of each (`originHeld`). */
+  origins: readonly string[];
+  originHeld: readonly number[];
 }
 
 /** What the notified rows' claim took, and how many named rows it left to the fair claim. */
@@ -181,7 +184,8 @@ export interface NotifiedClaim {
 /** The notified rows' claim as the dispatcher sends it: one bare call of `webhooks_claim_notified`. */
 export const CLAIM_NOTIFIED_STATEMENT: PreparedStatement = {
   name: 'webhooks-claim-notified',
-  text: `select webhooks_claim_notified($1::bigint[], $2::text, $3::float8, $4::int, $5::text[]) as claim`,
+  text: `select webhooks_claim_notified($1::bigint[], $2::text, $3::float8, $4::int, $5::int[], $6::text[],
+    $7::int[]) as claim`,
 };
 
 /**
@@ -199,7 +203,9 @@ export async function claimNotifiedWebhooks(
     options.dispatcherId,
     options.leaseMs,
     options.hostRoom ?? null,
-    [...options.busyOrigins],
+    [...options.fullTargets],
+    [...options.origins],
+    [...options.originHeld],
   ]);
   return rows[0]!.claim;
 }

@@ -9,9 +9,10 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
  * takes only what the fair claim (`webhooks_claim`) would take at once with every one of its rules
  * trivially met, by primary key instead of a walk over the queue: a head (Created or Retrying) due
  * now and never leased; its registration active; its endpoint's breaker closed, no `Retry-After`
- * hold, no rate limit, and its origin not one the dispatcher holds any webhook of
- * (`p_busy_origins`: so the endpoint's and the host's rooms are whole); at most one row per
- * endpoint and `p_host_room` per origin; `skip locked`, so one replica wins each row. It leases
+ * hold, no rate limit, and room for it in the dispatcher: the endpoint not one of those without
+ * room there (`p_full_targets`), at most one row per endpoint, and per origin at most `p_host_room`
+ * less what the dispatcher holds of it (`p_origins`, `p_origin_held`); `skip locked`, so one
+ * replica wins each row. It leases
  * them (`webhooks_lease`) and answers `leased` and `rest`: how many named rows it left that are
  * still claimable and not leased (another rule applied, a second row of one endpoint, a row
  * another replica is locking). A `rest` above zero sends the loop to the fair claim, which
@@ -21,7 +22,8 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
  */
 export const WEBHOOKS_CLAIM_NOTIFIED_FUNCTION = `
     create or replace function webhooks_claim_notified(p_ids bigint[], p_dispatcher_id text, p_lease_ms float8,
-                                                       p_host_room int, p_busy_origins text[])
+                                                       p_host_room int, p_full_targets int[], p_origins text[],
+                                                       p_origin_held int[])
     returns json
     language plpgsql ${GENERIC_PLANS} as $$
     declare
@@ -33,7 +35,7 @@ export const WEBHOOKS_CLAIM_NOTIFIED_FUNCTION = `
       -- registration and endpoint then
       select coalesce(array_agg(x.id order by x.id), '{}') into v_ids from (
         select w.id, row_number() over (partition by r.target_id order by w.id) as per_target,
-               row_number() over (partition by t.origin order by w.id) as per_origin
+               row_number() over (partition by t.origin order by w.id) + coalesce(o.held, 0) as per_origin
           from unnest(p_ids) as n(id)
          cross join lateral (
            select w.id, w.registration_id from webhooks w
@@ -41,9 +43,10 @@ export const WEBHOOKS_CLAIM_NOTIFIED_FUNCTION = `
               for update skip locked) w
           join webhook_registrations r on r.id = w.registration_id
           join webhook_targets t on t.id = r.target_id
+          left join unnest(p_origins, p_origin_held) as o(origin, held) on o.origin = t.origin
          where r.status = 'active' and r.deleted is null
            and t.breaker_state = 'closed' and (t.hold_until is null or t.hold_until <= now())
-           and t.rate_limit is null and t.origin <> all(p_busy_origins)) x
+           and t.rate_limit is null and t.id <> all(p_full_targets)) x
        where x.per_target = 1 and (p_host_room is null or x.per_origin <= p_host_room);
       -- by primary key too (the limit keeps the subquery a probe per id)
       select count(*) into v_rest
