@@ -1034,8 +1034,8 @@ function webhook_breakers_notify() returns integer
   -- defined in no file of packages/db/src/queue/functions/, md5 of pg_get_functiondef b7f8e08b921cb41e80668b46cd3a57c0;
 
 function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[], p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
-  language plpgsql stable
-  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef 87443995459a89ae13df308d38963c63;
+  language plpgsql stable set enable_seqscan=off
+  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef 5167b57d1a0f04786b4909bbd65ffb56;
 
 function webhook_endpoint_url(p_url text) returns text
   language sql immutable
@@ -1094,8 +1094,8 @@ function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallin
   -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef 47894f403ecce7348ff111bee8604438;
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
-  language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 50f9d62665e4cd7e19b478c15e095c03;
+  language plpgsql volatile set enable_seqscan=off
+  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 1ae37c19a059e4665e3c67aeeba3a490;
 
 function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone, p_notify boolean DEFAULT true) returns TABLE(webhook_id bigint, outcome text)
   language plpgsql volatile set plan_cache_mode=force_generic_plan

@@ -25,3 +25,16 @@ export const arrays = (values: unknown[]) => values as Knex.RawBinding[];
  * setting.
  */
 export const GENERIC_PLANS = 'set plan_cache_mode = force_generic_plan';
+
+/**
+ * The `set` clause of the functions that read the rows they are given by primary key
+ * (`webhooks_lease`, `webhook_deliveries`): no sequential scan, so no statistics can make them
+ * read a whole table for a few ids. A session keeps a PL/pgSQL statement's plan until the table's
+ * statistics change; planned while a young table is small (every fresh database, or one whose
+ * autovacuum has not analyzed it yet, or never does), the plan scanned `webhooks`, the
+ * `entity_changes` partitions and `webhook_events` whole and hash-joined them for every lease
+ * as the table grew: 2.2 of the 2.7 ms of a notified claim of one row in the peers harness'
+ * latency mode (`auto_explain`, docs/performance.md › The plans of a young database). Seq scans
+ * stay possible where no index serves; they only cost more than any index path.
+ */
+export const PRIMARY_KEY_PLANS = 'set enable_seqscan = off';

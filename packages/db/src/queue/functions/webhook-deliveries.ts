@@ -1,3 +1,5 @@
+import { PRIMARY_KEY_PLANS } from '../sql';
+
 /**
  * What the deliveries of webhooks need, as a JSON array in the order of p_ids (times as ISO strings): the claim's and
  * the completion's answer (`ClaimedWebhook`), with the endpoint and its origin. p_interrupted: ids whose previous lease ran out
@@ -14,7 +16,7 @@ export const WEBHOOK_DELIVERIES_FUNCTION = `
     create or replace function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] default '{}',
                                                   p_bare bigint[] default '{}')
     returns json
-    language plpgsql stable as $$
+    language plpgsql stable ${PRIMARY_KEY_PLANS} as $$
     begin
       return (select coalesce(json_agg(d), '[]') from (
         select w.id, w.registration_id, r.target_id, t.origin, w.attempt_count as attempt, w.group_key,

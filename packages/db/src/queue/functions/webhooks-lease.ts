@@ -1,4 +1,5 @@
 import { WebhookState } from '@platform/shared';
+import { PRIMARY_KEY_PLANS } from '../sql';
 
 /**
  * Leases webhooks to a dispatcher for p_lease_ms and answers what their deliveries need, as
@@ -13,7 +14,7 @@ export const WEBHOOKS_LEASE_FUNCTION = `
     create or replace function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms float8,
                                               p_bare bigint[] default '{}')
     returns json
-    language plpgsql as $$
+    language plpgsql ${PRIMARY_KEY_PLANS} as $$
     declare
       -- the transaction's time as a variable: Citus refuses now() inside CASE in an UPDATE (docs/scaling.md, R4)
       v_now timestamptz := now();
