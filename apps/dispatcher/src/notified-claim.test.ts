@@ -44,10 +44,13 @@ async function startOne(id: string): Promise<Dispatcher> {
   });
   await dispatcher.start();
   dispatchers.push(dispatcher);
-  // listening, and the first (fair) claim answered: idle
+  // listening, and both start-up claims sent: the loop's first, and the fair claim LISTEN's own
+  // wake-up asks for (a NOTIFY may have been missed before it); then a moment for the second to
+  // answer, so the loop is idle when a test writes
   await eventually(
-    () => dispatcher.health().listening && dispatcher.metrics.claims.get({ kind: 'fair' }) > 0,
+    () => dispatcher.health().listening && dispatcher.metrics.claims.get({ kind: 'fair' }) >= 2,
   );
+  await new Promise((resolve) => setTimeout(resolve, 250));
   return dispatcher;
 }
 
