@@ -31,7 +31,8 @@ const RECOVERY_LIMIT_MS = 10_000;
 const QUIET_AFTER_RESTART_MS = 3_000;
 /**
  * Timing slack on a busy 2-core machine: how late the target's event loop may record a request
- * that was already under way, or how long a flush of results may be in progress.
+ * that was already under way, or how long a flush of results may be in progress (with the
+ * linger before it, DISPATCHER_FLUSH_LINGER: 20 ms).
  */
 const SLACK_MS = 1_000;
 

@@ -81,6 +81,12 @@ const ConfigSchema = z
      * (fewer would queue one endpoint's requests behind another's of the same host).
      */
     DISPATCHER_CONNECTIONS_PER_ORIGIN: z.coerce.number().int().min(1).max(1000).optional(),
+    /**
+     * How long a delivery's result may wait to share its write with others (docs/dispatcher.md ›
+     * Writing results); a grouped webhook's result, or one that holds its endpoint, never waits.
+     * 0 writes each at once.
+     */
+    DISPATCHER_FLUSH_LINGER: parsed('20ms', parseDuration),
     /** Longest sleep without a notification (covers lost NOTIFYs). */
     DISPATCHER_POLL_INTERVAL: parsed('5s', parseDuration),
     /** How long in-flight deliveries may take to finish after SIGTERM. */

@@ -94,6 +94,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     leaseMs: config.LEASE_MS,
     launchWithinMs: (config.LEASE_MS - config.WEBHOOK_TIMEOUT) / 2,
     pollMs: config.DISPATCHER_POLL_INTERVAL,
+    lingerMs: config.DISPATCHER_FLUSH_LINGER,
     limits: new TargetLimits({
       concurrency: config.DISPATCHER_CONCURRENCY,
       maxPerTarget: config.MAX_PER_ENDPOINT,

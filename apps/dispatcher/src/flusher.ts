@@ -13,6 +13,8 @@ import type { Clock } from './clock';
 const FLUSH_BATCH = 500;
 /** Tries to write one batch before leaving its rows to their lease. */
 const FLUSH_TRIES = 8;
+/** Results waiting that start a flush without waiting out the linger: a statement's worth. */
+const LINGER_BATCH = 128;
 
 export interface FlusherOptions {
   knex: Knex;
@@ -26,6 +28,12 @@ export interface FlusherOptions {
   /** When breakers open and registrations are disabled. */
   policy: HealthPolicy;
   clock: Clock;
+  /**
+   * How long a result nothing waits for may wait for others to share its statement (0: none).
+   * A result of a grouped webhook (the flush leases the group's next one) or one that holds its
+   * endpoint is written at once, and with it everything waiting.
+   */
+  lingerMs: number;
   /** Called with the registrations a flush disabled, for metrics. */
   onDisabled?(disabled: CompletedBatch['disabled']): void;
 }
@@ -49,40 +57,82 @@ export interface FlushReport {
 
 /**
  * Writes attempt results in batches (`webhooks_complete`), one flush at a time: whatever finished
- * while the previous flush ran goes in the next one, so under load a flush carries many results
- * and at rest one. A batch that fails to write is tried again with back-off; its rows stay leased
- * to us meanwhile, and if the database stays away the lease runs out and they are delivered again.
+ * while the previous flush ran goes in the next one. A result that nothing waits for (ungrouped,
+ * holding nothing) waits up to `lingerMs` for others to share its statement and commit, as a
+ * queue at rest would otherwise pay one completion per delivery; its slot is free meanwhile and
+ * its row stays leased to us. A batch that fails to write is tried again with back-off; its rows
+ * stay leased to us meanwhile, and if the database stays away the lease runs out and they are
+ * delivered again (docs/dispatcher.md › Writing results).
  */
 export class ResultFlusher {
   private readonly results: AttemptResult[] = [];
   private flushing: Promise<void> | undefined;
+  /** When the oldest waiting result must be written by (epoch ms), or Infinity. */
+  private writeBy = Infinity;
+  /** Whether a waiting result must be written without lingering. */
+  private urgent = false;
+  private lingerTimer: unknown;
 
   constructor(
     private readonly options: FlusherOptions,
     private readonly onWritten: (report: FlushReport) => void,
   ) {}
 
-  /** Queues `result` for the next flush, and starts one unless one runs. */
+  /** Queues `result` for a flush: at once if anything waits on it, else within the linger. */
   add(result: AttemptResult): void {
+    if (this.results.length === 0) this.writeBy = this.options.clock.now() + this.options.lingerMs;
     this.results.push(result);
-    this.flush();
+    if (result.groupKey !== null || result.holdMs !== null) this.urgent = true;
+    this.schedule();
   }
 
-  /** Starts a flush unless one runs; answers when the running one is done. */
+  /** Starts a flush of everything waiting unless one runs; answers when the running one is done. */
   flush(): Promise<void> {
+    this.urgent = true;
+    return this.start();
+  }
+
+  /** Starts a flush if one is due and none runs, else sets the timer for the oldest result's. */
+  private schedule(): void {
+    if (this.flushing || this.results.length === 0) return;
+    if (this.due()) {
+      void this.start();
+      return;
+    }
+    this.lingerTimer ??= this.options.clock.setTimeout(() => {
+      this.lingerTimer = undefined;
+      this.schedule();
+    }, this.writeBy - this.options.clock.now());
+  }
+
+  /** Whether what waits must be written now: something waits on it, a statement's worth, or the linger is out. */
+  private due(): boolean {
+    return this.urgent || this.results.length >= LINGER_BATCH || this.options.clock.now() >= this.writeBy;
+  }
+
+  private start(): Promise<void> {
+    if (this.lingerTimer !== undefined) {
+      this.options.clock.clearTimeout(this.lingerTimer);
+      this.lingerTimer = undefined;
+    }
     this.flushing ??= new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => this.writeAll())
       .finally(() => {
         this.flushing = undefined;
-        if (this.results.length > 0) void this.flush();
+        this.schedule();
       });
     return this.flushing;
   }
 
   private async writeAll(): Promise<void> {
     const { knex, logger, dispatcherId, leaseMs, policy, clock } = this.options;
-    while (this.results.length > 0) {
+    while (this.results.length > 0 && this.due()) {
       const batch = this.results.splice(0, FLUSH_BATCH);
+      // what comes from here on lingers afresh
+      if (this.results.length === 0) {
+        this.urgent = false;
+        this.writeBy = Infinity;
+      }
       for (let attempt = 1; ; attempt++) {
         const leasedAt = clock.now();
         try {
