@@ -86,10 +86,14 @@ export class ResultFlusher {
     this.schedule();
   }
 
-  /** Starts a flush of everything waiting unless one runs; answers when the running one is done. */
-  flush(): Promise<void> {
-    this.urgent = true;
-    return this.start();
+  /** Writes everything waiting now, linger or not; answers when it is written (or given up on). */
+  async flush(): Promise<void> {
+    // a flush under way may have checked for results before the last ones came: wait for it,
+    // then write what is left
+    while (this.flushing || this.results.length > 0) {
+      this.urgent = true;
+      await (this.flushing ?? this.start());
+    }
   }
 
   /** Starts a flush if one is due and none runs, else sets the timer for the oldest result's. */
