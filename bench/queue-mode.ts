@@ -8,20 +8,26 @@ import {
   type Knex,
 } from '@platform/db';
 import { WebhookState } from '@platform/shared';
+import { LINGER_BATCH } from '../apps/dispatcher/src/flusher';
 import type { BenchContext } from './context';
 import { round } from './drain';
 import { processCpuMs } from './processes';
 import { benchEntity, seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
 
-/** The dispatcher's claim size and the results one flush carries under load (docs/performance.md). */
+/**
+ * The dispatcher's claim size, and the results one flush carries under load when they are a
+ * grouped webhook's (written at once: what finished during the last round trip). An ungrouped
+ * webhook's results linger until a statement's worth waits (`LINGER_BATCH`, docs/dispatcher.md ›
+ * Writing results).
+ */
 export const CLAIM = 64;
 export const FLUSH = 16;
 
 /**
  * The queue mode: the database's own ceiling, with no HTTP and no dispatcher process. One
- * connection runs the real queue statements in a loop (claims of up to 64, results recorded 16
- * at a time as every delivery succeeded, with an attempt row each, as the dispatcher does under
- * load) until `count` webhooks are Successful: first `count` ungrouped ones (the throughput
+ * connection runs the real queue statements in a loop (claims of up to 64, results recorded as
+ * every delivery succeeded, with an attempt row each, in flushes as the dispatcher's under load:
+ * 128 ungrouped or 16 grouped results) until `count` webhooks are Successful: first `count` ungrouped ones (the throughput
  * mode's seed), then as many over 100 groups (seeded as the enqueue statement leaves them; each
  * result releases its group and leases the next webhook, as in production). The drain of the full system cannot be
  * faster than these rates, whatever the HTTP side costs.
@@ -80,7 +86,9 @@ export async function queueFigures(
     synchronousCommit: false,
     applicationName: 'platform-bench',
   });
-  const run = await drainWithoutHttp(knex, Number(total)).finally(() => knex.destroy());
+  const run = await drainWithoutHttp(knex, Number(total), grouped ? FLUSH : LINGER_BATCH).finally(() =>
+    knex.destroy(),
+  );
   return { perSecond: round(run.done / run.seconds, 0), seconds: round(run.seconds, 3), ...run.statements };
 }
 
@@ -162,8 +170,11 @@ export async function atRestFigures(context: BenchContext) {
   };
 }
 
-/** Claims and completes until `total` are Successful; one connection, one statement at a time. */
-export async function drainWithoutHttp(knex: Knex, total: number) {
+/**
+ * Claims and completes until `total` are Successful, `flush` results per completion; one
+ * connection, one statement at a time.
+ */
+export async function drainWithoutHttp(knex: Knex, total: number, flush = FLUSH) {
   const buffer: ClaimedWebhook[] = [];
   let done = 0;
   let claims = 0;
@@ -177,13 +188,16 @@ export async function drainWithoutHttp(knex: Knex, total: number) {
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   while (done < total) {
-    if (buffer.length < CLAIM / 2) {
+    // claims as the dispatcher's buffer refills: while less than half a claim, or a flush, is left
+    while (buffer.length < Math.max(CLAIM / 2, flush)) {
       const claimStarted = performance.now();
-      buffer.push(...(await claimAsBench(knex, CLAIM - buffer.length)));
+      const leased = await claimAsBench(knex, CLAIM - (buffer.length % CLAIM));
       claimMs += performance.now() - claimStarted;
       claims++;
+      if (leased.length === 0) break;
+      buffer.push(...leased);
     }
-    const batch = buffer.splice(0, FLUSH);
+    const batch = buffer.splice(0, flush);
     if (batch.length === 0) throw new Error(`nothing left to claim after ${done} of ${total}`);
     const completeStarted = performance.now();
     const { applied, leased } = await recordSuccesses(knex, batch);
