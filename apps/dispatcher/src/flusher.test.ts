@@ -1,11 +1,13 @@
-import { claimWebhooks, type AttemptResult, type ClaimedWebhook, type Knex } from '@platform/db';
+import { claimWebhooks, type ClaimedWebhook, type Knex } from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import {
+  attemptResult,
   createTestDatabase,
   propertyChange,
   seedChange,
   seedParty,
   seedRegistration,
+  TEST_HEALTH_POLICY,
   truncateWebhooks,
   type TestDatabase,
 } from '@platform/testkit';
@@ -55,13 +57,7 @@ function flusherWith(clock: Clock, lingerMs: number) {
       logger: pino({ level: 'silent' }),
       dispatcherId: 'd1',
       leaseMs: 60_000,
-      policy: {
-        breakerFailures: 5,
-        breakerCooldownMs: 30_000,
-        breakerMaxCooldownMs: 600_000,
-        disableAfterMs: 5 * 86_400_000,
-        disableMinAttempts: 10,
-      },
+      policy: TEST_HEALTH_POLICY,
       clock,
       lingerMs,
     },
@@ -98,22 +94,7 @@ async function claimed(count: number, shouldGroup = false): Promise<ClaimedWebho
   return claim.leased.filter((webhook) => webhook.registration_id === registration.id);
 }
 
-const success = (webhook: ClaimedWebhook): AttemptResult => ({
-  webhookId: webhook.id,
-  registrationId: webhook.registration_id,
-  targetId: webhook.target_id,
-  groupKey: webhook.group_key,
-  attempt: webhook.attempt,
-  startedAt: new Date(),
-  durationMs: 3,
-  statusCode: 200,
-  errorKind: null,
-  responseBody: 'ok',
-  state: WebhookState.Successful,
-  retryDelayMs: null,
-  holdMs: null,
-  releasesGroup: true,
-});
+const success = (webhook: ClaimedWebhook) => attemptResult(webhook);
 
 const states = async (webhooks: ClaimedWebhook[]) =>
   (await knex('webhooks')

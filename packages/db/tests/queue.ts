@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
-import { WebhookState } from '@platform/shared';
 import { seedParty } from '@platform/testkit';
 import { claimWebhooks, type Claim, type ClaimedWebhook } from '../src/queue/claim';
-import type { AttemptResult, HealthPolicy } from '../src/queue/complete';
 import { enqueueEntityChange, type EntityChangeInput } from '../src/queue/enqueue';
 import { WEBHOOK_DUE_CHANNEL } from '../src/notify';
+
+// the results the queue tests record, shared with the dispatcher's (in the test kit)
+export { attemptResult, TEST_HEALTH_POLICY } from '@platform/testkit';
 
 /** An update of Unit `entityId` by `partyId`: the change the queue tests enqueue. */
 export const unitChange = (partyId: number, entityId: number): EntityChangeInput => ({
@@ -15,15 +16,6 @@ export const unitChange = (partyId: number, entityId: number): EntityChangeInput
   initiatorPartyId: partyId,
   initiatorAccountId: null,
 });
-
-/** The health policy the queue tests record with: a breaker that opens after 3 target failures. */
-export const TEST_HEALTH_POLICY: HealthPolicy = {
-  breakerFailures: 3,
-  breakerCooldownMs: 60_000,
-  breakerMaxCooldownMs: 600_000,
-  disableAfterMs: 5 * 86_400_000,
-  disableMinAttempts: 10,
-};
 
 /** A claim as a dispatcher holding nothing sends it: every target's room is `room` (default: the batch). */
 export async function claim(
@@ -36,30 +28,6 @@ export async function claim(
     defaultRoom: options.room ?? options.batch,
   });
   return claimed.leased;
-}
-
-/** A result for a claimed webhook as the dispatcher records it: a 200 in 3 ms unless `overrides` say otherwise. */
-export function attemptResult(
-  claimed: Pick<ClaimedWebhook, 'id' | 'registration_id' | 'target_id' | 'group_key' | 'attempt'>,
-  overrides: Partial<AttemptResult> = {},
-): AttemptResult {
-  return {
-    webhookId: claimed.id,
-    registrationId: claimed.registration_id,
-    targetId: claimed.target_id,
-    groupKey: claimed.group_key,
-    attempt: claimed.attempt,
-    startedAt: new Date(),
-    durationMs: 3,
-    statusCode: 200,
-    errorKind: null,
-    responseBody: 'ok',
-    state: WebhookState.Successful,
-    retryDelayMs: null,
-    holdMs: null,
-    releasesGroup: true,
-    ...overrides,
-  };
 }
 
 /** A registration of a party of its own (so a change fans out to it alone), subscribed to Unit updates. */

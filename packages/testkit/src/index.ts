@@ -7,6 +7,7 @@ export * from './isolation';
 export * from './pgbouncer';
 export * from './ports';
 export * from './processes';
+export * from './queue-results';
 export * from './quantile';
 export * from './raw-request';
 export * from './seed';
