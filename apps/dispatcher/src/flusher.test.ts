@@ -173,6 +173,27 @@ describe('the result flusher', () => {
     expect(timers).toHaveLength(0);
   });
 
+  it('writes a result that holds its endpoint at once, so the hold is in the database for every replica', async () => {
+    const [webhook] = await claimed(1);
+    const { clock, timers } = heldClock();
+    const { flusher, reports, written } = flusherWith(clock, 60_000);
+    // a 429 with Retry-After: retried after the hold, the endpoint held as long
+    flusher.add(
+      attemptResult(webhook!, {
+        statusCode: 429,
+        errorKind: 'status',
+        state: WebhookState.Retrying,
+        retryDelayMs: 30_000,
+        holdMs: 30_000,
+      }),
+    );
+    await written(1);
+    expect(reports[0]!.held).toEqual([webhook!.target_id]);
+    const target = await knex('webhook_targets').where({ id: webhook!.target_id }).first('hold_until');
+    expect(target?.hold_until).toBeTruthy();
+    expect(timers).toHaveLength(0);
+  });
+
   it('writes everything waiting when told to flush (the shutdown), whatever the linger', async () => {
     const webhooks = await claimed(2);
     const { clock } = heldClock();
