@@ -12,6 +12,7 @@ import { LINGER_BATCH } from '../apps/dispatcher/src/flusher';
 import type { BenchContext } from './context';
 import { round } from './drain';
 import { processCpuMs } from './processes';
+import { FLOOR_STATEMENTS, seedFloor } from './queue-floor';
 import { benchEntity, seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
 
 /**
@@ -30,11 +31,14 @@ export const FLUSH = 16;
  * 128 ungrouped or 16 grouped results) until `count` webhooks are Successful: first `count` ungrouped ones (the throughput
  * mode's seed), then as many over 100 groups (seeded as the enqueue statement leaves them; each
  * result releases its group and leases the next webhook, as in production). The drain of the full system cannot be
- * faster than these rates, whatever the HTTP side costs.
+ * faster than these rates, whatever the HTTP side costs. Between the two, the floor (`floorFigures`):
+ * the same drain through the least statements such a queue needs, the limit of the unordered rate
+ * in the same run (`ofFloor`).
  */
 export async function queueMode(context: BenchContext, count: number) {
   context.log(`queue: ${count} webhooks, no HTTP`);
   const unordered = await queueFigures(context, count, false);
+  const floor = await floorFigures(context, count);
   const ordered = await queueFigures(context, count, true);
   const atRest = await atRestFigures(context);
   return {
@@ -43,7 +47,10 @@ export async function queueMode(context: BenchContext, count: number) {
     perSecond: unordered.perSecond,
     orderedPerSecond: ordered.perSecond,
     orderedRatio: round(ordered.perSecond / unordered.perSecond, 3),
+    floorPerSecond: floor.perSecond,
+    ofFloor: round(unordered.perSecond / floor.perSecond, 3),
     unordered,
+    floor,
     ordered,
     atRest,
     database: context.cluster.server,
@@ -87,6 +94,27 @@ export async function queueFigures(
     applicationName: 'platform-bench',
   });
   const run = await drainWithoutHttp(knex, Number(total), grouped ? FLUSH : LINGER_BATCH).finally(() =>
+    knex.destroy(),
+  );
+  return { perSecond: round(run.done / run.seconds, 0), seconds: round(run.seconds, 3), ...run.statements };
+}
+
+/**
+ * The floor's drain (`queue-floor.ts`): `count` jobs of the same 1 KB entities through the least
+ * statements a durable queue with attempt rows needs, on one connection with the same session
+ * settings, claims of 64 and flushes of `LINGER_BATCH`, as the unordered drain: the limit the
+ * queue statements are measured against in the same run.
+ */
+export async function floorFigures(context: BenchContext, count: number) {
+  const db = await context.cluster.create('queue_floor');
+  await seedFloor(db.knex, count);
+  context.log(`queue: recording ${count} results through the floor's statements`);
+  const knex = createKnex(db.url, {
+    pool: { max: 1 },
+    synchronousCommit: false,
+    applicationName: 'platform-bench',
+  });
+  const run = await drainWithoutHttp(knex, count, LINGER_BATCH, FLOOR_STATEMENTS).finally(() =>
     knex.destroy(),
   );
   return { perSecond: round(run.done / run.seconds, 0), seconds: round(run.seconds, 3), ...run.statements };
@@ -170,12 +198,29 @@ export async function atRestFigures(context: BenchContext) {
   };
 }
 
+/** A queue's two statements as the loop sends them: a claim of up to `batch`, the completion of a batch (with what it leased). */
+export interface QueueStatements<Job> {
+  claim(knex: Knex, batch: number): Promise<Job[]>;
+  complete(knex: Knex, batch: readonly Job[]): Promise<{ applied: unknown[]; leased: Job[] }>;
+}
+
+/** Ours: the dispatcher's claim and the completion of every delivery as a success. */
+export const OUR_STATEMENTS: QueueStatements<ClaimedWebhook> = {
+  claim: (knex, batch) => claimAsBench(knex, batch),
+  complete: (knex, batch) => recordSuccesses(knex, batch),
+};
+
 /**
  * Claims and completes until `total` are Successful, `flush` results per completion; one
- * connection, one statement at a time.
+ * connection, one statement at a time. `statements`: ours, or the floor's (`queue-floor.ts`).
  */
-export async function drainWithoutHttp(knex: Knex, total: number, flush = FLUSH) {
-  const buffer: ClaimedWebhook[] = [];
+export async function drainWithoutHttp<Job = ClaimedWebhook>(
+  knex: Knex,
+  total: number,
+  flush = FLUSH,
+  statements: QueueStatements<Job> = OUR_STATEMENTS as unknown as QueueStatements<Job>,
+) {
+  const buffer: Job[] = [];
   let done = 0;
   let claims = 0;
   let completions = 0;
@@ -191,7 +236,7 @@ export async function drainWithoutHttp(knex: Knex, total: number, flush = FLUSH)
     // claims as the dispatcher's buffer refills: while less than half a claim, or a flush, is left
     while (buffer.length < Math.max(CLAIM / 2, flush)) {
       const claimStarted = performance.now();
-      const leased = await claimAsBench(knex, CLAIM - (buffer.length % CLAIM));
+      const leased = await statements.claim(knex, CLAIM - (buffer.length % CLAIM));
       claimMs += performance.now() - claimStarted;
       claims++;
       if (leased.length === 0) break;
@@ -200,7 +245,7 @@ export async function drainWithoutHttp(knex: Knex, total: number, flush = FLUSH)
     const batch = buffer.splice(0, flush);
     if (batch.length === 0) throw new Error(`nothing left to claim after ${done} of ${total}`);
     const completeStarted = performance.now();
-    const { applied, leased } = await recordSuccesses(knex, batch);
+    const { applied, leased } = await statements.complete(knex, batch);
     completeMs += performance.now() - completeStarted;
     completions++;
     done += applied.length;

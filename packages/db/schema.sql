@@ -1035,7 +1035,7 @@ function webhook_breakers_notify() returns integer
 
 function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[], p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql stable set enable_seqscan=off
-  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef 5167b57d1a0f04786b4909bbd65ffb56;
+  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef b204cbac317d363ce5b9f5387d0e9118;
 
 function webhook_endpoint_url(p_url text) returns text
   language sql immutable
@@ -1087,7 +1087,7 @@ function webhooks_claim_notified(p_ids bigint[], p_dispatcher_id text, p_lease_m
 
 function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json, p_requests jsonb[], p_response_headers jsonb[]) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef a4cd4f9ed4ef62496e75af66d8a510b4;
+  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef cf2586874ccd6a3a03cbaf303a7b8ae9;
 
 function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallint, p_entity_id integer, p_entity jsonb, p_party_id integer, p_account_id integer, p_group_key text, p_action_id bigint, p_only_registration integer DEFAULT NULL::integer, p_trace_context jsonb DEFAULT NULL::jsonb, p_notify boolean DEFAULT true) returns integer
   language plpgsql volatile set plan_cache_mode=force_generic_plan
@@ -1095,7 +1095,7 @@ function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallin
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile set enable_seqscan=off
-  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 1ae37c19a059e4665e3c67aeeba3a490;
+  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 08bd2591e17b301676d47f247b6b00ce;
 
 function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone, p_notify boolean DEFAULT true) returns TABLE(webhook_id bigint, outcome text)
   language plpgsql volatile set plan_cache_mode=force_generic_plan

@@ -17,6 +17,21 @@ export interface DeliveryEventRow {
   deleted: Date | string | null;
 }
 
+/**
+ * A subscribed event as the `event_*` fields of a delivery (`ClaimedWebhook`, and the API's test
+ * event's message): the one mapping of a `webhook_events` row onto them.
+ */
+export function deliveryEventFields<Event extends DeliveryEventRow>(event: Event) {
+  return {
+    event_id: event.id,
+    event_type: event.type,
+    event_entity_name: event.entity_name,
+    event_created: event.created as Event['created'],
+    event_last_modified: event.last_modified as Event['last_modified'],
+    event_deleted: event.deleted as Event['deleted'],
+  };
+}
+
 const iso = (value: Date | string | null): string | null =>
   value instanceof Date ? value.toISOString() : value === null ? null : new Date(value).toISOString();
 

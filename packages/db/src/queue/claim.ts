@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import { CLAIM_PARAMETER_NAMES, CLAIM_PARAMETERS, type ClaimParameter } from './functions/webhooks-claim';
+import { readDeliveries, type DeliveriesAnswer } from './deliveries';
 import { queryPrepared, type PreparedStatement } from './prepared';
 
 /**
- * A claimed webhook with everything one delivery needs, as `webhook_deliveries`
- * (`functions/webhook-deliveries.ts`) answers it: JSON, so its times are ISO strings.
+ * A claimed webhook with everything one delivery needs, from what `webhook_deliveries`
+ * (`functions/webhook-deliveries.ts`) answers (`readDeliveries`): JSON, so its times are ISO strings.
  */
 export interface ClaimedWebhook {
   id: number;
@@ -134,7 +135,7 @@ export async function claimWebhooks(knex: Knex, options: ClaimOptions): Promise<
   const bindings = claimBindings(options);
   const rows = await queryPrepared<{
     claim: {
-      leased: ClaimedWebhook[];
+      leased: DeliveriesAnswer;
       open_targets: number[];
       more: boolean;
       capped_targets: number[];
@@ -150,7 +151,7 @@ export async function claimWebhooks(knex: Knex, options: ClaimOptions): Promise<
   );
   const claim = rows[0]!.claim;
   return {
-    leased: claim.leased,
+    leased: readDeliveries(claim.leased),
     openTargets: claim.open_targets,
     more: claim.more,
     cappedTargets: claim.capped_targets,
@@ -198,14 +199,19 @@ export async function claimNotifiedWebhooks(
   knex: Knex,
   options: ClaimNotifiedOptions,
 ): Promise<NotifiedClaim> {
-  const rows = await queryPrepared<{ claim: NotifiedClaim }>(knex, CLAIM_NOTIFIED_STATEMENT, [
-    [...options.ids],
-    options.dispatcherId,
-    options.leaseMs,
-    options.hostRoom ?? null,
-    [...options.fullTargets],
-    [...options.origins],
-    [...options.originHeld],
-  ]);
-  return rows[0]!.claim;
+  const rows = await queryPrepared<{ claim: { leased: DeliveriesAnswer; rest: number } }>(
+    knex,
+    CLAIM_NOTIFIED_STATEMENT,
+    [
+      [...options.ids],
+      options.dispatcherId,
+      options.leaseMs,
+      options.hostRoom ?? null,
+      [...options.fullTargets],
+      [...options.origins],
+      [...options.originHeld],
+    ],
+  );
+  const claim = rows[0]!.claim;
+  return { leased: readDeliveries(claim.leased), rest: claim.rest };
 }

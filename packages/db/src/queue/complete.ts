@@ -6,6 +6,7 @@ import {
   type WebhookDisabledReason,
 } from '@platform/shared';
 import type { ClaimedWebhook } from './claim';
+import { readDeliveries, type DeliveriesAnswer } from './deliveries';
 import { queryPrepared, type PreparedStatement } from './prepared';
 
 /** The outcome of one delivery attempt, as the dispatcher records it. */
@@ -87,7 +88,9 @@ export async function completeWebhooks(
   results: readonly AttemptResult[],
 ): Promise<CompletedBatch> {
   if (results.length === 0) return { applied: [], leased: [], disabled: [] };
-  const rows = await queryPrepared<{ completed: CompletedBatch }>(knex, COMPLETE_STATEMENT, [
+  const rows = await queryPrepared<{
+    completed: Omit<CompletedBatch, 'leased'> & { leased: DeliveriesAnswer };
+  }>(knex, COMPLETE_STATEMENT, [
     options.dispatcherId,
     options.leaseMs,
     results.map((r) => r.webhookId),
@@ -109,5 +112,10 @@ export async function completeWebhooks(
     results.map((r) => (r.request ? JSON.stringify(r.request) : null)),
     results.map((r) => (r.responseHeaders ? JSON.stringify(r.responseHeaders) : null)),
   ]);
-  return rows[0]!.completed;
+  const completed = rows[0]!.completed;
+  return {
+    applied: completed.applied,
+    leased: readDeliveries(completed.leased),
+    disabled: completed.disabled,
+  };
 }

@@ -15,3 +15,4 @@ export { sqlList } from './sql';
 export * from './registration-status';
 export * from './latency-percentiles';
 export * from './registration-health';
+export { queryPrepared, type PreparedStatement } from './prepared';

@@ -7,7 +7,7 @@ import {
   type DeliveryOutcome,
   type DeliveryRequest,
 } from '@platform/delivery';
-import type { WebhookEvent } from '@platform/db';
+import { deliveryEventFields, type WebhookEvent } from '@platform/db';
 import {
   WebhookEventType,
   type WebhookTestEntity,
@@ -135,12 +135,7 @@ export async function sendTestEvent(
     entity: TEST_EVENT_ENTITY,
     initiator_party_id: registration.party_id,
     initiator_account_id: principal.accountId === 0 ? null : principal.accountId,
-    event_id: event.id,
-    event_type: event.type,
-    event_entity_name: event.entity_name,
-    event_created: event.created,
-    event_last_modified: event.last_modified,
-    event_deleted: event.deleted,
+    ...deliveryEventFields(event),
   };
   const outcome = await deliverOnce(deps, message);
 

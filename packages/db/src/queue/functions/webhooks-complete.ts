@@ -1,6 +1,7 @@
 import { ATTEMPT_OUTCOME_CODES, CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
 import { DELIVERIES_STOPPED_PAYLOAD } from '../../notify';
 import { sqlList } from '../sql';
+import { NO_DELIVERIES } from './webhook-deliveries';
 
 const { Created, Successful, Failed } = WebhookState;
 const {
@@ -326,7 +327,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
 
       return json_build_object(
         'applied', to_json(applied),
-        'leased', case when coalesce(cardinality(promoted), 0) = 0 then '[]'::json else webhook_deliveries(promoted) end,
+        'leased', case when coalesce(cardinality(promoted), 0) = 0 then ${NO_DELIVERIES} else webhook_deliveries(promoted) end,
         'disabled', disabled
       );
     end

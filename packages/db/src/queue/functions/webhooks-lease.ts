@@ -1,5 +1,6 @@
 import { WebhookState } from '@platform/shared';
 import { PRIMARY_KEY_PLANS } from '../sql';
+import { NO_DELIVERIES } from './webhook-deliveries';
 
 /**
  * Leases webhooks to a dispatcher for p_lease_ms and answers what their deliveries need, as
@@ -23,7 +24,7 @@ export const WEBHOOKS_LEASE_FUNCTION = `
     begin
       -- a claim that found nothing (a wake-up without work) leases nothing and builds nothing
       if coalesce(cardinality(p_ids), 0) = 0 then
-        return '[]'::json;
+        return ${NO_DELIVERIES};
       end if;
       -- \`prior\` reads the rows as they were before this update: those still leased are the interrupted
       -- (no column may share a variable's name: Postgres refuses the reference as ambiguous)
