@@ -10,7 +10,7 @@ import { startApi, startBareApi, startDispatcher } from './stack';
 /** Registrations subscribed to Property Updated: each PATCH fans out to this many webhooks. */
 const REGISTRATIONS = 10;
 const PROPERTIES = 200;
-const WARMUP_SECONDS = 1;
+const WARMUP_SECONDS = Number(process.env.API_WARMUP ?? 1);
 /** The read the API mode measures: the first page of 20 properties. */
 export const LIST_REQUEST: Parameters<ApiClient['send']> = ['GET', '/api/properties?PageSize=20'];
 

@@ -30,6 +30,7 @@ function limit(subject: string, mode: string, rate: number): HarnessRow {
 /** One round: our figures and the peers', each subject's three modes. */
 function round(
   queuePerSecond: number,
+  floorPerSecond: number,
   l1: number,
   figures: Record<string, [number, number, number, number, number]>,
 ): Round {
@@ -45,19 +46,19 @@ function round(
       peer(subject, 'ordered', { drainRate: ordered }),
     );
   }
-  return { queuePerSecond, rows };
+  return { queuePerSecond, floorPerSecond, rows };
 }
 
 // Each ratio is only worth something if it divides the right figures of the same round.
 describe('the peers summary', () => {
   // [throughput drain, machine CPU ms per delivery, ordered drain, latency p50, latency p99]
   const rounds = [
-    round(10_000, 10_000, {
+    round(10_000, 40_000, 10_000, {
       platform: [6000, 0.3, 5400, 2, 8],
       'graphile-worker': [4000, 0.6, 1800, 4, 16],
       'pg-boss': [3000, 0.9, 2700, 5, 20],
     }),
-    round(20_000, 5_000, {
+    round(20_000, 20_000, 5_000, {
       platform: [3000, 0.4, 3000, 3, 9],
       'graphile-worker': [6000, 0.4, 1500, 2, 6],
       'pg-boss': [2000, 1.0, 1000, 6, 30],
@@ -81,6 +82,11 @@ describe('the peers summary', () => {
     // 1 / (1/L1 + 1/queue): 5,000 in the first round, 4,000 in the second
     expect(summary.compositeRounds).toEqual([5000, 4000]);
     expect(summary.ratios.drainOfCompositeLimit).toEqual({ median: 0.975, rounds: [1.2, 0.75] });
+    // and by that limit with the queue statements at their floor: 8,000 and 4,000
+    expect(summary.compositeAtFloorRounds).toEqual([8000, 4000]);
+    expect(summary.ratios.drainOfCompositeAtFloor).toEqual({ median: 0.75, rounds: [0.75, 0.75] });
+    expect(summary.ratios.graphileWorkerOfCompositeAtFloor).toEqual({ median: 1, rounds: [0.5, 1.5] });
+    expect(summary.ratios.queueOfFloor).toEqual({ median: 0.625, rounds: [0.25, 1] });
     expect(summary.problems).toEqual([]);
   });
 
@@ -117,6 +123,7 @@ describe('the peers summary', () => {
     // a latency-only run: no queue statements alone, no limits, no throughput or ordered phases
     const latencyOnly = rounds.map(({ rows }) => ({
       queuePerSecond: NaN,
+      floorPerSecond: NaN,
       rows: rows.filter((row) => row.mode === 'latency'),
     }));
     const summary = summarize(latencyOnly, 1000, { peers: 963, platform: 1080 }, ['latency']);
@@ -128,6 +135,7 @@ describe('the peers summary', () => {
     // ordered without throughput: its ratio to the best peer, not to our unordered drain
     const orderedOnly = rounds.map(({ rows }) => ({
       queuePerSecond: NaN,
+      floorPerSecond: NaN,
       rows: rows.filter((row) => row.mode === 'ordered'),
     }));
     const ordered = summarize(orderedOnly, 1000, { peers: 963, platform: 1080 }, ['ordered']);

@@ -11,7 +11,7 @@ import { buildBundle, bundleFile, ROOT } from '@platform/testkit';
 import type { BenchContext } from './context';
 import { round } from './drain';
 import { positional } from './positional';
-import { queueFigures } from './queue-mode';
+import { floorFigures, queueFigures } from './queue-mode';
 import { seedParty, seedRegistration } from './seed';
 
 /** The harness (README "Adding our dispatcher to the same run"); BENCH_PEERS_DIR overrides. */
@@ -68,11 +68,13 @@ interface HarnessWebhook {
 }
 
 /**
- * One harness run: the queue statements alone measured just before it (NaN when the throughput
- * mode, the one their composite limit is for, did not run), and its phases.
+ * One harness run: the queue statements alone and their floor measured just before it (NaN when
+ * the throughput mode, the one their composite limit is for, did not run), and its phases.
  */
 export interface Round {
   queuePerSecond: number;
+  /** The floor of the queue statements (`--queue`'s `floorPerSecond`), measured after them. */
+  floorPerSecond: number;
   rows: HarnessRow[];
 }
 
@@ -150,10 +152,12 @@ export async function peersMode(
     const subjects = rotate(SUBJECTS, index);
     const modes = rotate(asked, index);
     let queuePerSecond = NaN;
+    let floorPerSecond = NaN;
     if (withThroughput) {
-      log(`peers: round ${index + 1} of ${options.rounds}: the queue statements alone`);
+      log(`peers: round ${index + 1} of ${options.rounds}: the queue statements alone, then their floor`);
       queuePerSecond = (await queueFigures(context, options.count, false, `peers_queue_${index + 1}`))
         .perSecond;
+      floorPerSecond = (await floorFigures(context, options.count, `peers_floor_${index + 1}`)).perSecond;
     }
     log(
       `peers: round ${index + 1}: ${withThroughput ? 'limits, then ' : ''}${subjects.join(', ')}, each ${modes.join(', ')}`,
@@ -172,7 +176,7 @@ export async function peersMode(
       ...['--concurrency', String(context.concurrency), '--out', out],
     ]);
     const latest = JSON.parse(await readFile(join(out, 'latest.json'), 'utf8')) as { results: HarnessRow[] };
-    rounds.push({ queuePerSecond, rows: latest.results });
+    rounds.push({ queuePerSecond, floorPerSecond, rows: latest.results });
   }
   const result = summarize(rounds, options.count, await bodySizes(harness), asked);
   for (const problem of result.problems) log(`peers: PROBLEM: ${problem}`);
@@ -363,6 +367,8 @@ export function summarize(
   const cpu = (subject: string) => per(phase(subject, 'throughput'), (row) => row.cpu.machineMsPerDelivery);
   const l1 = per(phase(LIMITS.http, 'http'), (row) => row.rate);
   const composite = rounds.map(({ queuePerSecond }, i) => 1 / (1 / l1[i]! + 1 / queuePerSecond));
+  // the same limit with the queue statements at their floor: what no queue doing this work passes
+  const compositeAtFloor = rounds.map(({ floorPerSecond }, i) => 1 / (1 / l1[i]! + 1 / floorPerSecond));
   const bestPeerOrdered = rounds.map((_, i) => Math.max(...PEERS.map((peer) => drain(peer, 'ordered')[i]!)));
   return {
     mode: 'peers',
@@ -376,6 +382,10 @@ export function summarize(
     queueRounds: rounds.map((r) => r.queuePerSecond),
     compositeLimitPerSecond: round(median(composite)),
     compositeRounds: composite.map((value) => round(value)),
+    floorPerSecond: round(median(rounds.map((r) => r.floorPerSecond))),
+    floorRounds: rounds.map((r) => r.floorPerSecond),
+    compositeAtFloorPerSecond: round(median(compositeAtFloor)),
+    compositeAtFloorRounds: compositeAtFloor.map((value) => round(value)),
     // each the median of the per-round ratios, beside those ratios
     ratios: Object.fromEntries(
       Object.entries({
@@ -385,6 +395,20 @@ export function summarize(
         ],
         drainVsPgBoss: ['throughput', () => ratio(drain(OURS, 'throughput'), drain('pg-boss', 'throughput'))],
         drainOfCompositeLimit: ['throughput', () => ratio(drain(OURS, 'throughput'), composite, 3)],
+        drainOfCompositeAtFloor: ['throughput', () => ratio(drain(OURS, 'throughput'), compositeAtFloor, 3)],
+        graphileWorkerOfCompositeAtFloor: [
+          'throughput',
+          () => ratio(drain(GRAPHILE, 'throughput'), compositeAtFloor, 3),
+        ],
+        queueOfFloor: [
+          'throughput',
+          () =>
+            ratio(
+              rounds.map((r) => r.queuePerSecond),
+              rounds.map((r) => r.floorPerSecond),
+              3,
+            ),
+        ],
         machineCpuVsGraphileWorker: ['throughput', () => ratio(cpu(OURS), cpu(GRAPHILE))],
         orderedVsBestPeerOrdered: ['ordered', () => ratio(drain(OURS, 'ordered'), bestPeerOrdered)],
         orderedVsOurUnordered: ['ordered', () => ratio(drain(OURS, 'ordered'), drain(OURS, 'throughput'))],

@@ -105,8 +105,8 @@ export async function queueFigures(
  * settings, claims of 64 and flushes of `LINGER_BATCH`, as the unordered drain: the limit the
  * queue statements are measured against in the same run.
  */
-export async function floorFigures(context: BenchContext, count: number) {
-  const db = await context.cluster.create('queue_floor');
+export async function floorFigures(context: BenchContext, count: number, database = 'queue_floor') {
+  const db = await context.cluster.create(database);
   await seedFloor(db.knex, count);
   context.log(`queue: recording ${count} results through the floor's statements`);
   const knex = createKnex(db.url, {
