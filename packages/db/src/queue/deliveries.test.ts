@@ -61,7 +61,8 @@ describe('the deliveries of webhooks', () => {
 
   it('answers no entity for interrupted and bare webhooks, and none at all for a change only they need', async () => {
     const a = await ownRegistration(knex, 'http://127.0.0.1:9/a');
-    const b = await ownRegistration(knex, 'http://127.0.0.1:9/b', { partyId: a.partyId });
+    // a second registration of the party: the change fans out to both
+    await ownRegistration(knex, 'http://127.0.0.1:9/b', { partyId: a.partyId });
     await knex.transaction((trx) => enqueueEntityChange(trx, unitChange(a.partyId, 7)));
     const [first, second] = ((await knex('webhooks').orderBy('id').pluck('id')) as string[]).map(Number);
 
