@@ -41,6 +41,7 @@ export async function queueMode(context: BenchContext, count: number) {
   const floor = await floorFigures(context, count);
   const ordered = await queueFigures(context, count, true);
   const atRest = await atRestFigures(context);
+  const groupedAtRest = await groupedAtRestFigures(context);
   return {
     mode: 'queue',
     webhooks: count,
@@ -53,6 +54,7 @@ export async function queueMode(context: BenchContext, count: number) {
     floor,
     ordered,
     atRest,
+    groupedAtRest,
     database: context.cluster.server,
   };
 }
@@ -209,6 +211,48 @@ export const OUR_STATEMENTS: QueueStatements<ClaimedWebhook> = {
   claim: (knex, batch) => claimAsBench(knex, batch),
   complete: (knex, batch) => recordSuccesses(knex, batch),
 };
+
+/**
+ * A group's webhooks one at a time, the shape of an ordered stream on a quiet system: four groups
+ * of `REST_ROUNDS` seeded, one head claimed, then each completion of one result leases the group's
+ * next webhook to us (as the dispatcher's completion does) and that one is completed in turn. The
+ * round trip of each completion (`completeOneGrouped`), p50 and p90 of the last `REST_ROUNDS`.
+ */
+export async function groupedAtRestFigures(context: BenchContext) {
+  const db = await context.cluster.create('queue_rest_grouped');
+  const partyId = await seedParty(db.knex);
+  const registration = await seedRegistration(db.knex, {
+    partyId,
+    targetUrl: 'http://127.0.0.1:9/',
+    shouldGroup: true,
+    secrets: context.secrets,
+    signingSecret: context.signingSecret,
+  });
+  await seedGroupedBacklog(db.knex, registration, 4, REST_ROUNDS);
+  await db.knex.raw('analyze');
+  context.log(`queue: ${REST_ROUNDS} grouped webhooks one at a time`);
+  const knex = createKnex(db.url, {
+    pool: { max: 1 },
+    synchronousCommit: false,
+    applicationName: 'platform-bench',
+  });
+  const times: number[] = [];
+  try {
+    let [current] = await claimAsBench(knex, 1);
+    for (let i = 0; i < REST_WARMUP + REST_ROUNDS; i++) {
+      if (!current) throw new Error(`no grouped webhook left after ${i} completions`);
+      const started = performance.now();
+      const { leased } = await recordSuccesses(knex, [current]);
+      if (i >= REST_WARMUP) times.push(performance.now() - started);
+      current = leased[0] ?? (await claimAsBench(knex, 1))[0];
+    }
+  } finally {
+    await knex.destroy();
+  }
+  times.sort((a, b) => a - b);
+  const quantile = (q: number) => round(times[Math.min(times.length - 1, Math.floor(q * times.length))]!, 3);
+  return { rounds: REST_ROUNDS, completeOneGrouped: { p50Ms: quantile(0.5), p90Ms: quantile(0.9) } };
+}
 
 /**
  * Claims and completes until `total` are Successful, `flush` results per completion; one

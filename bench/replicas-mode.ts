@@ -5,6 +5,7 @@ import { connect, createProperties, seedBenchAccount, signIn, type ApiClient } f
 import { closedLoop } from './api-mode';
 import { eventually } from '@platform/testkit';
 import { drainFigures, round, waitForDrain } from './drain';
+import { rawHttpSplit } from './raw-http';
 import { machineBusyMs, processCpuMs, type Target } from './processes';
 import { benchEntity, seedBacklog, seedGroupedBacklog, seedParty, seedRegistration } from './seed';
 import { startApi, startDispatcher, type RunningDispatcher } from './stack';
@@ -365,6 +366,37 @@ const median = (values: number[]) => {
   return sorted[Math.floor(sorted.length / 2)]!;
 };
 
+/** The size of a delivery body of the throughput mode (a 1 KB entity): the split raw HTTP limit's bodies. */
+const LIMIT_BODY_BYTES = 1204;
+/** Raw requests per webhook of the drain: raw HTTP is about four times as fast, so its run is about as long. */
+const LIMIT_REQUESTS_PER_DELIVERY = 3;
+
+type Limit = Awaited<ReturnType<typeof rawHttpSplit>> & { round: number };
+
+/**
+ * Per process count: the split raw HTTP limit's medians over the rounds, and its machine CPU per
+ * request against the first count's, the ratio the dispatchers' `machineCpuRatio` is held to.
+ */
+function summarizeLimit(limits: Limit[], counts: number[]) {
+  const base = limits.filter((l) => l.processes === counts[0]);
+  const baseCpu = median(base.map((l) => l.machineCpuMsPerRequest));
+  return counts.map((processes) => {
+    const mine = limits.filter((l) => l.processes === processes);
+    const machineCpu = median(mine.map((l) => l.machineCpuMsPerRequest));
+    return {
+      processes,
+      perSecond: median(mine.map((l) => l.perSecond)),
+      machineCpuMsPerRequest: machineCpu,
+      machineCpuRatio: round(machineCpu / baseCpu, 3),
+      rounds: mine.map((l) => l.machineCpuMsPerRequest),
+      // against the first count's of the same round
+      ratioRounds: mine.map((l) =>
+        round(l.machineCpuMsPerRequest / base.find((b) => b.round === l.round)!.machineCpuMsPerRequest, 3),
+      ),
+    };
+  });
+}
+
 /** Per process count: the median of each figure over the rounds, and its ratio to the first count's. */
 function summarize(runs: ReplicaRun[], counts: number[]) {
   const base = runs.filter((r) => r.processes === counts[0]);
@@ -432,8 +464,25 @@ export async function replicasMode(
   };
   for (const variant of options.variants) {
     const runs: ReplicaRun[] = [];
+    const limits: Limit[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       for (const processes of options.counts) {
+        if (variant === 'split') {
+          // the limit of the same round: raw HTTP alone, split over as many processes
+          log(
+            `replicas: raw HTTP limit, round ${round}, ${processes} process(es), ${LIMIT_REQUESTS_PER_DELIVERY * options.count} POSTs`,
+          );
+          const limit = await rawHttpSplit(context.target.url, {
+            processes,
+            concurrency: context.concurrency,
+            count: LIMIT_REQUESTS_PER_DELIVERY * options.count,
+            bodyBytes: LIMIT_BODY_BYTES,
+          });
+          log(
+            `replicas: raw HTTP ${limit.perSecond}/s, machine ${limit.machineCpuMsPerRequest} ms per request`,
+          );
+          limits.push({ ...limit, round });
+        }
         log(
           `replicas: ${variant}, round ${round}, ${processes} dispatcher process(es), ${options.count} webhooks`,
         );
@@ -456,6 +505,7 @@ export async function replicasMode(
       }
     }
     result[variant] = summarize(runs, options.counts);
+    if (limits.length > 0) result.httpLimit = summarizeLimit(limits, options.counts);
   }
   if (options.api) result.api = await apiReplicas(context, options);
   result.database = context.cluster.server;

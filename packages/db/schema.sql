@@ -1034,16 +1034,16 @@ function webhook_breakers_notify() returns integer
   -- defined in no file of packages/db/src/queue/functions/, md5 of pg_get_functiondef b7f8e08b921cb41e80668b46cd3a57c0;
 
 function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[], p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
-  language plpgsql stable set enable_seqscan=off
-  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef b204cbac317d363ce5b9f5387d0e9118;
+  language plpgsql stable set plan_cache_mode=force_generic_plan, enable_seqscan=off
+  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef ea3b772c8343d8433658701b018c0ea4;
 
 function webhook_endpoint_url(p_url text) returns text
   language sql immutable
   -- defined in packages/db/src/queue/functions/webhook-endpoint-url.ts, md5 of pg_get_functiondef dc3273e94a9125a89788e4c0720bbaaf;
 
 function webhook_groups_release(p_registration_ids integer[], p_group_keys text[], p_lease_to text DEFAULT NULL::text, p_lease_ms double precision DEFAULT NULL::double precision, p_locked boolean DEFAULT false) returns SETOF bigint
-  language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 63d62ef53fae38a12695ee256823f3e8;
+  language plpgsql volatile set plan_cache_mode=force_generic_plan
+  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 0f99a3947e50e360c30dc1e269c0bc72;
 
 function webhook_notification_recipients(p_party_id integer) returns SETOF text
   language sql stable
@@ -1094,8 +1094,8 @@ function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallin
   -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef 47894f403ecce7348ff111bee8604438;
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
-  language plpgsql volatile set enable_seqscan=off
-  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 08bd2591e17b301676d47f247b6b00ce;
+  language plpgsql volatile set plan_cache_mode=force_generic_plan, enable_seqscan=off
+  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 47321befd93a70f55975f15ce3f1980c;
 
 function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone, p_notify boolean DEFAULT true) returns TABLE(webhook_id bigint, outcome text)
   language plpgsql volatile set plan_cache_mode=force_generic_plan

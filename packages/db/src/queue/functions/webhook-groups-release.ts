@@ -1,4 +1,5 @@
 import { WebhookState } from '@platform/shared';
+import { GENERIC_PLANS } from '../sql';
 
 const { Created, Aborted, Pending } = WebhookState;
 
@@ -13,7 +14,8 @@ const { Created, Aborted, Pending } = WebhookState;
  * becomes Created and due now, unleased, and the claim's rules decide (paused or disabled: not
  * claimed; open: a circuit-open attempt; half-open: it waits for the trial, or is it; held: it
  * waits for the hold to end; rate-limited: it waits for a token). Returns the
- * promoted webhook ids.
+ * promoted webhook ids. Generic plans (`GENERIC_PLANS`), also when `webhooks_complete` calls it:
+ * its statements take arrays, one shape for any input.
  */
 export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
     create or replace function webhook_groups_release(
@@ -21,7 +23,7 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
       p_lease_to text default null, p_lease_ms float8 default null, p_locked boolean default false
     )
     returns setof bigint
-    language plpgsql as $$
+    language plpgsql ${GENERIC_PLANS} as $$
     declare
       -- times as variables: Citus refuses now() inside CASE in an UPDATE (docs/scaling.md, R4)
       v_now timestamptz := now();
