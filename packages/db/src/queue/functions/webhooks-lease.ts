@@ -4,7 +4,7 @@ import { NO_DELIVERIES } from './webhook-deliveries';
 
 /**
  * Leases webhooks to a dispatcher for p_lease_ms and answers what their deliveries need, as
- * a JSON array. Each lease counts an attempt, except for a webhook whose previous lease ran out
+ * `webhook_deliveries` answers it (each shared row once; `readDeliveries`). Each lease counts an attempt, except for a webhook whose previous lease ran out
  * without a result (its dispatcher died or stopped mid-try): that try was counted and is not
  * counted again; it comes back interrupted: true, and the dispatcher records it as an
  * 'interrupted' attempt instead of delivering. A webhook whose registration was deleted after
