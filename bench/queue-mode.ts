@@ -24,6 +24,30 @@ import { benchEntity, seedBacklog, seedGroupedBacklog, seedParty, seedRegistrati
 export const CLAIM = 64;
 export const FLUSH = 16;
 
+/** A connection of its own with the dispatcher's session settings (asynchronous commit of its writes). */
+const benchSession = (url: string) =>
+  createKnex(url, { pool: { max: 1 }, synchronousCommit: false, applicationName: 'platform-bench' });
+
+/** The queue mode's party and its one registration for Property Updated, pointing nowhere (no HTTP here). */
+async function seedQueueRegistration(context: BenchContext, knex: Knex, shouldGroup: boolean) {
+  const partyId = await seedParty(knex);
+  return seedRegistration(knex, {
+    partyId,
+    targetUrl: 'http://127.0.0.1:9/',
+    shouldGroup,
+    secrets: context.secrets,
+    signingSecret: context.signingSecret,
+  });
+}
+
+/** p50 and p90 of round trips, ms. */
+function quantiles(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const quantile = (q: number) =>
+    round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!, 3);
+  return { p50Ms: quantile(0.5), p90Ms: quantile(0.9) };
+}
+
 /**
  * The queue mode: the database's own ceiling, with no HTTP and no dispatcher process. One
  * connection runs the real queue statements in a loop (claims of up to 64, results recorded as
@@ -72,14 +96,7 @@ export async function queueFigures(
 ) {
   const { cluster, log } = context;
   const db = await cluster.create(database);
-  const partyId = await seedParty(db.knex);
-  const registration = await seedRegistration(db.knex, {
-    partyId,
-    targetUrl: 'http://127.0.0.1:9/',
-    shouldGroup: grouped,
-    secrets: context.secrets,
-    signingSecret: context.signingSecret,
-  });
+  const registration = await seedQueueRegistration(context, db.knex, grouped);
   const groups = 100;
   if (grouped) {
     await seedGroupedBacklog(db.knex, registration, groups, Math.ceil(count / groups));
@@ -90,11 +107,7 @@ export async function queueFigures(
   const total = (await db.knex('webhooks').count<{ n: string }[]>('* as n'))[0]!.n;
   log(`queue: recording ${total} ${grouped ? 'grouped' : 'ungrouped'} results on one connection`);
   // one connection with the dispatcher's session settings (asynchronous commit of its writes)
-  const knex = createKnex(db.url, {
-    pool: { max: 1 },
-    synchronousCommit: false,
-    applicationName: 'platform-bench',
-  });
+  const knex = benchSession(db.url);
   const run = await drainWithoutHttp(knex, Number(total), grouped ? FLUSH : LINGER_BATCH).finally(() =>
     knex.destroy(),
   );
@@ -111,11 +124,7 @@ export async function floorFigures(context: BenchContext, count: number, databas
   const db = await context.cluster.create(database);
   await seedFloor(db.knex, count);
   context.log(`queue: recording ${count} results through the floor's statements`);
-  const knex = createKnex(db.url, {
-    pool: { max: 1 },
-    synchronousCommit: false,
-    applicationName: 'platform-bench',
-  });
+  const knex = benchSession(db.url);
   const run = await drainWithoutHttp(knex, count, LINGER_BATCH, FLOOR_STATEMENTS).finally(() =>
     knex.destroy(),
   );
@@ -135,21 +144,10 @@ const REST_ROUNDS = 400;
  */
 export async function atRestFigures(context: BenchContext) {
   const db = await context.cluster.create('queue_rest');
-  const partyId = await seedParty(db.knex);
   // subscribed to Property Updated: each change below fans out to one webhook of it
-  await seedRegistration(db.knex, {
-    partyId,
-    targetUrl: 'http://127.0.0.1:9/',
-    shouldGroup: false,
-    secrets: context.secrets,
-    signingSecret: context.signingSecret,
-  });
+  const { partyId } = await seedQueueRegistration(context, db.knex, false);
   context.log(`queue: ${REST_ROUNDS} webhooks one at a time`);
-  const knex = createKnex(db.url, {
-    pool: { max: 1 },
-    synchronousCommit: false,
-    applicationName: 'platform-bench',
-  });
+  const knex = benchSession(db.url);
   const times = {
     enqueueOne: [] as number[],
     claimOne: [] as number[],
@@ -185,18 +183,12 @@ export async function atRestFigures(context: BenchContext) {
   } finally {
     await knex.destroy();
   }
-  const summary = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const quantile = (q: number) =>
-      round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!, 3);
-    return { p50Ms: quantile(0.5), p90Ms: quantile(0.9) };
-  };
   return {
     rounds: REST_ROUNDS,
-    enqueueOne: summary(times.enqueueOne),
-    claimOne: summary(times.claimOne),
-    completeOne: summary(times.completeOne),
-    claimEmpty: summary(times.claimEmpty),
+    enqueueOne: quantiles(times.enqueueOne),
+    claimOne: quantiles(times.claimOne),
+    completeOne: quantiles(times.completeOne),
+    claimEmpty: quantiles(times.claimEmpty),
   };
 }
 
@@ -220,22 +212,11 @@ export const OUR_STATEMENTS: QueueStatements<ClaimedWebhook> = {
  */
 export async function groupedAtRestFigures(context: BenchContext) {
   const db = await context.cluster.create('queue_rest_grouped');
-  const partyId = await seedParty(db.knex);
-  const registration = await seedRegistration(db.knex, {
-    partyId,
-    targetUrl: 'http://127.0.0.1:9/',
-    shouldGroup: true,
-    secrets: context.secrets,
-    signingSecret: context.signingSecret,
-  });
+  const registration = await seedQueueRegistration(context, db.knex, true);
   await seedGroupedBacklog(db.knex, registration, 4, REST_ROUNDS);
   await db.knex.raw('analyze');
   context.log(`queue: ${REST_ROUNDS} grouped webhooks one at a time`);
-  const knex = createKnex(db.url, {
-    pool: { max: 1 },
-    synchronousCommit: false,
-    applicationName: 'platform-bench',
-  });
+  const knex = benchSession(db.url);
   const times: number[] = [];
   try {
     let [current] = await claimAsBench(knex, 1);
@@ -249,9 +230,7 @@ export async function groupedAtRestFigures(context: BenchContext) {
   } finally {
     await knex.destroy();
   }
-  times.sort((a, b) => a - b);
-  const quantile = (q: number) => round(times[Math.min(times.length - 1, Math.floor(q * times.length))]!, 3);
-  return { rounds: REST_ROUNDS, completeOneGrouped: { p50Ms: quantile(0.5), p90Ms: quantile(0.9) } };
+  return { rounds: REST_ROUNDS, completeOneGrouped: quantiles(times) };
 }
 
 /**
