@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from '../packages/db/src/index';
+import { newPartyPlacement, partyBucket, registrationEventRows } from '../packages/db/src/buckets';
 import type { SecretBox } from '../packages/crypto/src/index';
 import { PartyType, PERMISSIONS, PermissionAction } from '../packages/shared/src/index';
 import { hashPassword, verifyPassword } from '../apps/api/src/auth/passwords';
@@ -182,7 +183,12 @@ async function ensureParty(
     );
   if (!existing) {
     const [row] = await trx('parties')
-      .insert({ name: party.name, type: party.type, managed_by_party_id: managedById })
+      .insert({
+        name: party.name,
+        type: party.type,
+        managed_by_party_id: managedById,
+        ...(await newPartyPlacement(trx, managedById)),
+      })
       .returning<{ id: number }[]>('id');
     return row!.id;
   }
@@ -330,14 +336,18 @@ export async function seedDemoRegistrations(
       const [row] = (await trx('webhook_registrations')
         .insert({
           party_id: manager.party_id,
+          bucket: partyBucket(trx, manager.party_id),
           target_url: targetUrl,
           should_group: demo.shouldGroup,
           signing_secret: options.secrets.seal(signingSecret),
           created_by_account_id: manager.id,
         })
-        .returning('id')) as { id: number }[];
+        .returning(['id', 'bucket'])) as { id: number; bucket: number | null }[];
       await trx('webhook_events').insert(
-        [1, 2, 3].map((type) => ({ registration_id: row!.id, entity_name: 'Property', type })),
+        registrationEventRows(
+          row!,
+          [1, 2, 3].map((type) => ({ entity_name: 'Property', type })),
+        ),
       );
       signingSecrets.push(signingSecret);
     }

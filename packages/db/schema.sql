@@ -393,6 +393,8 @@ create table parties (
   created timestamp with time zone default now() not null,
   last_modified timestamp with time zone,
   deleted timestamp with time zone,
+  bucket integer,
+  constraint parties_bucket_check CHECK ((bucket >= 0)),
   constraint parties_managed_by_party_id_fkey FOREIGN KEY (managed_by_party_id) REFERENCES parties(id),
   constraint parties_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
   constraint parties_pkey PRIMARY KEY (id),
@@ -718,6 +720,7 @@ create table webhook_events (
   created timestamp with time zone default now() not null,
   last_modified timestamp with time zone,
   deleted timestamp with time zone,
+  bucket integer,
   constraint webhook_events_pkey PRIMARY KEY (id),
   constraint webhook_events_registration_id_entity_name_type_key UNIQUE (registration_id, entity_name, type),
   constraint webhook_events_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id),
@@ -729,6 +732,7 @@ create table webhook_groups (
   group_key text not null,
   next_seq bigint default 1 not null,
   open_count integer default 0 not null,
+  bucket integer,
   constraint webhook_groups_pkey PRIMARY KEY (registration_id, group_key),
   constraint webhook_groups_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id)
 );
@@ -825,6 +829,7 @@ create table webhook_registrations (
   previous_signing_secret text,
   previous_secret_expires_at timestamp with time zone,
   rate_limit integer,
+  bucket integer,
   constraint webhook_registrations_auth_type_check CHECK (((auth_type >= 0) AND (auth_type <= 4))),
   constraint webhook_registrations_created_by_account_id_fkey FOREIGN KEY (created_by_account_id) REFERENCES accounts(id),
   constraint webhook_registrations_disabled_reason_check CHECK ((disabled_reason = ANY (ARRAY['gone'::text, 'failing'::text]))),
@@ -854,6 +859,7 @@ create table webhook_targets (
   rate_refilled_at timestamp with time zone,
   open_since timestamp with time zone,
   open_notified_at timestamp with time zone,
+  bucket integer,
   constraint webhook_targets_breaker_state_check CHECK ((breaker_state = ANY (ARRAY['closed'::text, 'open'::text, 'half-open'::text]))),
   constraint webhook_targets_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id) ON DELETE CASCADE,
   constraint webhook_targets_party_id_url_key UNIQUE (party_id, url),
@@ -876,6 +882,7 @@ create table webhooks (
   completed_at timestamp with time zone,
   last_action_id bigint,
   trace_context jsonb,
+  bucket integer,
   constraint webhooks_entity_change_id_fkey FOREIGN KEY (entity_change_id) REFERENCES entity_changes(id),
   constraint webhooks_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhook_events(id),
   constraint webhooks_last_action_id_fkey FOREIGN KEY (last_action_id) REFERENCES operator_actions(id) ON DELETE SET NULL,
@@ -1059,7 +1066,7 @@ function webhook_previous_secret(p_secret text, p_expires_at timestamp with time
 
 function webhook_registrations_target() returns trigger
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhook-registrations-target.ts, md5 of pg_get_functiondef 7f02271eed320a8ddd58d143d37210fb;
+  -- defined in packages/db/src/queue/functions/webhook-registrations-target.ts, md5 of pg_get_functiondef d732348af3474a9ef93fb398631d5605;
 
 function webhook_subscriptions(p_party_id integer, p_entity_name text, p_type smallint) returns TABLE(registration_id integer, should_group boolean, event_id integer)
   language sql stable
@@ -1091,7 +1098,7 @@ function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_
 
 function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallint, p_entity_id integer, p_entity jsonb, p_party_id integer, p_account_id integer, p_group_key text, p_action_id bigint, p_only_registration integer DEFAULT NULL::integer, p_trace_context jsonb DEFAULT NULL::jsonb, p_notify boolean DEFAULT true) returns integer
   language plpgsql volatile set plan_cache_mode=force_generic_plan
-  -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef 47894f403ecce7348ff111bee8604438;
+  -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef d668ed8ec51769af06af1e6eff6971c2;
 
 function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
   language plpgsql volatile set plan_cache_mode=force_generic_plan, enable_seqscan=off

@@ -26,6 +26,7 @@ import * as attemptExchange from './20261202100000_attempt_exchange';
 import * as payloadSearch from './20261202100100_payload_search';
 import * as statsTargetFailures from './20261202400000_stats_target_failures';
 import * as payloadWords from './20261202500000_payload_words';
+import * as tenantBucket from './20261203000000_tenant_bucket';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -62,4 +63,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261202100100_payload_search', payloadSearch],
   ['20261202400000_stats_target_failures', statsTargetFailures],
   ['20261202500000_payload_words', payloadWords],
+  ['20261203000000_tenant_bucket', tenantBucket],
 ];

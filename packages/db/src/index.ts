@@ -1,3 +1,4 @@
+export * from './buckets';
 export * from './delivery-body';
 export * from './errors';
 export * from './knex';

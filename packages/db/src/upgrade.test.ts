@@ -1,12 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import {
-  adminQuery,
-  createTestDatabase,
-  seedParty,
-  withDatabase,
-  type TestDatabase,
-} from '@platform/testkit';
-import { WebhookState } from '@platform/shared';
+import { adminQuery, createTestDatabase, withDatabase, type TestDatabase } from '@platform/testkit';
+import { PartyType, WebhookState } from '@platform/shared';
+import { SHARED_BUCKETS } from './buckets';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../migrations/index';
 import { createKnex } from './knex';
@@ -59,11 +54,19 @@ afterAll(async () => {
   await fresh?.drop();
 });
 
+/** A party as an older release writes it (before the tenant directory): its id. */
+async function olderParty(knex: Knex): Promise<number> {
+  const [row] = await knex('parties')
+    .insert({ type: PartyType.PropertyManagementCompany, name: 'Acme' })
+    .returning('id');
+  return row.id;
+}
+
 describe('a database of an older release', () => {
   it('keeps its registrations, which get their endpoints, and ends as a fresh one', async () => {
     const knex = await olderRelease('20261122001100_webhook_maintenance');
-    const partyId = await seedParty(knex);
-    const otherPartyId = await seedParty(knex);
+    const partyId = await olderParty(knex);
+    const otherPartyId = await olderParty(knex);
     await knex('webhook_registrations').insert([
       { party_id: partyId, target_url: 'HTTP://Example.test:80/a', signing_secret: 'x' },
       { party_id: partyId, target_url: 'http://example.test/b', signing_secret: 'x' },
@@ -89,6 +92,16 @@ describe('a database of an older release', () => {
     expect(ids[2]).toBe(ids[0]);
     expect(new Set(ids).size).toBe(3);
     expect(await knex('webhook_targets').count({ n: '*' }).first()).toEqual({ n: 3 });
+    // the directory and the registrations' buckets backfilled: an unmanaged party's own id % 4096
+    const buckets = await knex('webhook_registrations as r')
+      .join('parties as p', 'p.id', 'r.party_id')
+      .join('webhook_targets as t', 't.id', 'r.target_id')
+      .orderBy('r.id')
+      .select('r.party_id', 'p.bucket as party', 'r.bucket as registration', 't.bucket as endpoint');
+    for (const row of buckets) {
+      expect(row.party).toBe(row.party_id % SHARED_BUCKETS);
+      expect([row.registration, row.endpoint]).toEqual([row.party, row.party]);
+    }
   });
 
   it('loses the functions whose signatures changed since', async () => {
@@ -113,7 +126,7 @@ describe('a database of an older release', () => {
 
   it('keeps the rows of the tables partitioning converts, and the foreign key between them', async () => {
     const knex = await olderRelease('20261127000300_replay');
-    const partyId = await seedParty(knex);
+    const partyId = await olderParty(knex);
     // that release's trigger gave each registration its origin's target
     const [target] = await knex('webhook_targets').insert({ origin: 'http://127.0.0.1:9' }).returning('id');
     const [registration] = await knex('webhook_registrations')

@@ -1,43 +1,43 @@
 import type { Knex } from 'knex';
+import { SHARED_BUCKETS } from '../src/buckets';
 
 /**
- * The first step of the Citus emulation (docs/scaling.md › How this is proven): a migrated
- * database's queue tables rebuilt hash-partitioned by a tenant `bucket`, the partitions standing
- * for Citus's shards. Postgres applies Citus's rule for the distribution column: every primary key
- * and unique constraint must include the partition key, so each gains `bucket`, and so does each
- * foreign key between these tables (Citus: only between colocated tables including the
- * distribution column). Built from the real migrations, not from a schema of its own: read from
- * the catalog, each table's columns, checks, keys and indexes are re-made as they are, `bucket`
- * added. Keys into these tables from tables not rebuilt (`operator_actions`, `webhook_operations`,
- * `webhook_attempt_stats`) are dropped, as docs/scaling.md › Where every table goes says; the
- * triggers of `webhook_registrations` are not re-made (R8). Test code: the real statements do not
- * carry the bucket yet (step 4 of the migration path), so this layout holds rows written before
- * it was built.
+ * The Citus emulation's layout (docs/scaling.md › How this is proven): a migrated database's queue
+ * tables rebuilt hash-partitioned by their tenant `bucket`, the partitions standing for Citus's
+ * shards. Postgres applies Citus's rule for the distribution column: every primary key and unique
+ * constraint must include the partition key, so each gains `bucket`, and so does each foreign key
+ * between these tables (Citus: only between colocated tables including the distribution column).
+ * Built from the real migrations, not from a schema of its own: read from the catalog, each
+ * table's columns (its `bucket` among them, which the real writes set: ../src/buckets.ts), checks,
+ * keys and indexes are re-made as they are, the keys with `bucket` first and `bucket` made
+ * `NOT NULL`, so a write that does not carry it fails here. Keys into these tables from tables not
+ * rebuilt (`operator_actions`, `webhook_operations`, `webhook_attempt_stats`) are dropped, as
+ * docs/scaling.md › Where every table goes says; the triggers of `webhook_registrations` are
+ * re-made on the partitioned table (R8's step removes them). Rows written before the layout was built without a bucket (test
+ * seeds, old rows) get their tenant's, as the backfill of the migration path would.
  */
 
-/** The tables rebuilt, referenced before referencing, with how each row's bucket is found. */
+/** The tables rebuilt, referenced before referencing, with how a row without a bucket finds it. */
 export const BUCKET_TABLES: readonly { table: string; bucket: string }[] = [
-  { table: 'webhook_targets', bucket: 'party_id' },
-  { table: 'webhook_registrations', bucket: 'party_id' },
+  { table: 'webhook_targets', bucket: '(select p.bucket from parties p where p.id = f.party_id)' },
+  { table: 'webhook_registrations', bucket: '(select p.bucket from parties p where p.id = f.party_id)' },
   {
     table: 'webhook_events',
-    bucket: '(select party_id from webhook_registrations_flat r where r.id = f.registration_id)',
+    bucket: '(select bucket from webhook_registrations_flat r where r.id = f.registration_id)',
   },
   {
     table: 'webhook_groups',
-    bucket: '(select party_id from webhook_registrations_flat r where r.id = f.registration_id)',
+    bucket: '(select bucket from webhook_registrations_flat r where r.id = f.registration_id)',
   },
   {
     table: 'webhooks',
-    bucket: '(select party_id from webhook_registrations_flat r where r.id = f.registration_id)',
+    bucket: '(select bucket from webhook_registrations_flat r where r.id = f.registration_id)',
   },
 ];
 
 export interface BucketLayoutOptions {
   /** Hash partitions per table (Citus: shards of the colocation group). */
   partitions: number;
-  /** The tenant's bucket from its party id: `party % buckets`. */
-  buckets: number;
 }
 
 const inSet = (table: string) => BUCKET_TABLES.some((t) => t.table === table);
@@ -50,6 +50,10 @@ export function withBucket(definition: string): string {
 /** Rebuilds the queue tables of `knex`'s database partitioned by bucket (see above). */
 export async function buildBucketLayout(knex: Knex, options: BucketLayoutOptions): Promise<void> {
   await knex.transaction(async (trx) => {
+    // the directory complete: parties written without a bucket get their tenant's (the migration's rule)
+    await trx.raw(
+      `update parties set bucket = coalesce(managed_by_party_id, id) % ${SHARED_BUCKETS} where bucket is null`,
+    );
     const names = BUCKET_TABLES.map((t) => t.table);
     // every foreign key that points into the rebuilt tables, from anywhere
     const { rows: incoming } = await trx.raw<{
@@ -62,6 +66,7 @@ export async function buildBucketLayout(knex: Knex, options: BucketLayoutOptions
     for (const fk of incoming) await trx.raw(`alter table ?? drop constraint ??`, [fk.source, fk.name]);
     const keys: { table: string; name: string; definition: string }[] = [];
     const indexes: string[] = [];
+    const triggers: string[] = [];
     for (const { table } of BUCKET_TABLES) {
       const { rows: constraints } = await trx.raw<{
         rows: { name: string; type: string; definition: string }[];
@@ -78,15 +83,21 @@ export async function buildBucketLayout(knex: Knex, options: BucketLayoutOptions
         [table],
       );
       indexes.push(...plain.map((p) => p.definition));
+      const { rows: triggerRows } = await trx.raw<{ rows: { definition: string }[] }>(
+        `select pg_get_triggerdef(oid) as definition from pg_trigger where tgrelid = ?::regclass and not tgisinternal`,
+        [table],
+      );
+      triggers.push(...triggerRows.map((t) => t.definition));
       for (const p of plain) await trx.raw(`drop index ??`, [p.name]);
       for (const c of constraints)
         await trx.raw(`alter table ?? drop constraint if exists ??`, [table, c.name]);
       await trx.raw(`alter table ?? rename to ??`, [table, `${table}_flat`]);
       await trx.raw(
-        `create table ?? (like ?? including defaults including constraints including generated,
-                          bucket int not null) partition by hash (bucket)`,
+        `create table ?? (like ?? including defaults including constraints including generated)
+           partition by hash (bucket)`,
         [table, `${table}_flat`],
       );
+      await trx.raw(`alter table ?? alter column bucket set not null`, [table]);
       for (let r = 0; r < options.partitions; r++) {
         await trx.raw(
           `create table ?? partition of ?? for values with (modulus ${options.partitions}, remainder ${r})`,
@@ -105,7 +116,8 @@ export async function buildBucketLayout(knex: Knex, options: BucketLayoutOptions
     }
     for (const { table, bucket } of BUCKET_TABLES) {
       const flat = `${table}_flat`;
-      await trx.raw(`insert into ?? select f.*, (${bucket}) % ${options.buckets} from ?? f`, [table, flat]);
+      await trx.raw(`update ?? f set bucket = ${bucket} where f.bucket is null`, [flat]);
+      await trx.raw(`insert into ?? select * from ??`, [table, flat]);
     }
     for (const key of keys) {
       const references = /REFERENCES (\w+)\(/.exec(key.definition)?.[1];
@@ -130,6 +142,7 @@ export async function buildBucketLayout(knex: Knex, options: BucketLayoutOptions
     for (const index of indexes) {
       await trx.raw(index.replace(/ ON public\.(\w+) /, ' ON $1 '));
     }
+    for (const trigger of triggers) await trx.raw(trigger.replace(/ ON public\.(\w+) /, ' ON $1 '));
     for (const { table } of [...BUCKET_TABLES].reverse())
       await trx.raw(`drop table ?? cascade`, [`${table}_flat`]);
   });
@@ -148,11 +161,18 @@ const OWNED_BY: Record<string, string> = {
  * Moves tenant `party` to bucket `to` (docs/scaling.md › Moving a tenant to another bucket, steps 3
  * and 4, with the writes already frozen and nothing leased): in one transaction, copies its rows of
  * every table into the new bucket as they are (ids, states, `next_seq`, `group_seq`, leases),
- * referenced tables first, then deletes the old ones, referencing tables first. A copy and a delete,
- * not an update of the bucket: Citus does not let an `UPDATE` change the distribution column.
+ * referenced tables first, then deletes the old ones, referencing tables first, and points the
+ * directory (`parties.bucket` of the tenant and of the parties it manages) at the new bucket, so
+ * the writes after it land there. A copy and a delete, not an update of the bucket: Citus does not
+ * let an `UPDATE` change the distribution column.
  */
 export async function moveTenant(knex: Knex, party: number, to: number): Promise<void> {
   await knex.transaction(async (trx) => {
+    await trx.raw(`update parties set bucket = ? where id = ? or managed_by_party_id = ?`, [
+      to,
+      party,
+      party,
+    ]);
     for (const { table } of BUCKET_TABLES) {
       const { rows } = await trx.raw<{ rows: { column: string }[] }>(
         `select attname as column from pg_attribute

@@ -3,6 +3,7 @@ import { seedParty } from '@platform/testkit';
 import { claimWebhooks, type Claim, type ClaimedWebhook } from '../src/queue/claim';
 import { enqueueEntityChange, type EntityChangeInput } from '../src/queue/enqueue';
 import { WEBHOOK_DUE_CHANNEL } from '../src/notify';
+import { partyBucket, registrationEventRows } from '../src/buckets';
 
 // the results the queue tests record, shared with the dispatcher's (in the test kit)
 export { attemptResult, TEST_HEALTH_POLICY } from '@platform/testkit';
@@ -40,13 +41,14 @@ export async function ownRegistration(
   const [row] = (await knex('webhook_registrations')
     .insert({
       party_id: partyId,
+      bucket: partyBucket(knex, partyId),
       target_url: targetUrl,
       should_group: options.shouldGroup ?? false,
       should_group_continue_after_fail: options.shouldGroupContinueAfterFail ?? false,
       signing_secret: 'sealed',
     })
-    .returning(['id', 'target_id'])) as { id: number; target_id: number }[];
-  await knex('webhook_events').insert({ registration_id: row!.id, entity_name: 'Unit', type: 2 });
+    .returning(['id', 'target_id', 'bucket'])) as { id: number; target_id: number; bucket: number | null }[];
+  await knex('webhook_events').insert(registrationEventRows(row!, [{ entity_name: 'Unit', type: 2 }]));
   return { id: row!.id, partyId, targetId: row!.target_id };
 }
 

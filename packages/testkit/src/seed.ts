@@ -1,12 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { enqueueEntityChange, type EntityChangeInput, type Knex } from '@platform/db';
+import {
+  enqueueEntityChange,
+  newPartyPlacement,
+  partyBucket,
+  registrationEventRows,
+  type EntityChangeInput,
+  type Knex,
+} from '@platform/db';
 import { createSecretBox, type SecretBox } from '@platform/crypto';
 import { PartyType } from '@platform/shared';
 
 /** A Property Management Company party, the kind that registers webhooks (docs/webhooks.md#who-may-call-them); its id. */
 export async function seedParty(knex: Knex, name = 'Acme'): Promise<number> {
   const [row] = (await knex('parties')
-    .insert({ type: PartyType.PropertyManagementCompany, name })
+    .insert({ type: PartyType.PropertyManagementCompany, name, ...(await newPartyPlacement(knex, null)) })
     .returning('id')) as { id: number }[];
   return row!.id;
 }
@@ -49,6 +56,7 @@ export async function seedRegistration(
     const [row] = (await trx('webhook_registrations')
       .insert({
         party_id: options.partyId,
+        bucket: partyBucket(trx, options.partyId),
         target_url: options.targetUrl,
         should_group: options.shouldGroup ?? false,
         should_group_continue_after_fail: options.shouldGroupContinueAfterFail ?? false,
@@ -56,14 +64,13 @@ export async function seedRegistration(
         auth_credentials: options.credentials ? secrets.seal(JSON.stringify(options.credentials)) : null,
         signing_secret: secrets.seal(signingSecret),
       })
-      .returning('id')) as { id: number }[];
+      .returning(['id', 'bucket'])) as { id: number; bucket: number | null }[];
     const eventRows = (await trx('webhook_events')
       .insert(
-        events.map((event) => ({
-          registration_id: row!.id,
-          entity_name: event.entityName,
-          type: event.type,
-        })),
+        registrationEventRows(
+          row!,
+          events.map((event) => ({ entity_name: event.entityName, type: event.type })),
+        ),
       )
       .returning('id')) as { id: number }[];
     return { id: row!.id, signingSecret, eventIds: eventRows.map((event) => event.id) };

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { createSecretBox, generatePrivateKeyPem, loadSigningKey, parseSecretKey } from '@platform/crypto';
 import { createTestDatabase, truncateWebhooks, type TestDatabase } from '@platform/testkit';
+import { newPartyPlacement } from '@platform/db';
 import { PERMISSIONS, type PartyType, type PermissionName, permissionByName } from '@platform/shared';
 import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
@@ -144,6 +145,7 @@ export async function buildParty(
       name: overrides.name ?? `Party ${Math.random().toString(36).slice(2, 8)}`,
       managed_by_party_id: overrides.managedByPartyId ?? null,
       conference_enabled: overrides.conferenceEnabled ?? false,
+      ...(await newPartyPlacement(deps.knex, overrides.managedByPartyId)),
     })
     .returning(['id', 'type', 'name']);
   return row;

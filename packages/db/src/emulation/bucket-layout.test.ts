@@ -1,44 +1,44 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { enqueueEntityChange } from '../queue/enqueue';
-import { attemptResult, claim, TEST_HEALTH_POLICY, unitChange } from '../../tests/queue';
+import { seedParty } from '@platform/testkit';
+import { attemptResult, claim, ownRegistration, TEST_HEALTH_POLICY, unitChange } from '../../tests/queue';
 import { WebhookState } from '@platform/shared';
 import { completeWebhooks } from '../queue/complete';
 import { releaseClaims } from '../queue/release-claims';
 import type { ClaimedWebhook } from '../queue/claim';
 import { BUCKET_TABLES, buildBucketLayout, moveTenant } from '../../tests/bucket-layout';
+import { SHARED_BUCKETS } from '../buckets';
 
 const PARTITIONS = 8;
-const BUCKETS = 256;
 
 let db: TestDatabase;
 const parties: number[] = [];
 
-async function registration(party: number, shouldGroup: boolean): Promise<number> {
-  const [row] = await db
-    .knex('webhook_registrations')
-    .insert({
-      party_id: party,
-      target_url: `http://127.0.0.1:9/${party}/${shouldGroup}`,
-      should_group: shouldGroup,
-      signing_secret: 's',
-    })
-    .returning('id');
-  await db.knex('webhook_events').insert({ registration_id: row.id, entity_name: 'Unit', type: 2 });
-  return row.id;
+/** The bucket of a party's tenant, from the directory. */
+async function bucketOf(party: number): Promise<number> {
+  return (await db.knex('parties').where({ id: party }).first('bucket')).bucket as number;
+}
+
+/** The partition number a row of `table` with bucket `bucket` is in. */
+async function partitionOf(table: string, bucket: number): Promise<string> {
+  const { rows } = await db.knex.raw<{ rows: { partition: string }[] }>(
+    `select substring(tableoid::regclass::text from '_b([0-9]+)$') as partition from ${table} where bucket = ? limit 1`,
+    [bucket],
+  );
+  return rows[0]!.partition;
 }
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  // tenants whose buckets fall in different partitions
+  // tenants whose buckets fall in different partitions; the first two seeded before the layout
+  // is built (their rows get their buckets there), the third on it, through the real writes
   for (let i = 0; i < 3; i++) {
-    const [{ id }] = await db
-      .knex('parties')
-      .insert({ type: 2, name: `Tenant ${i}` })
-      .returning('id');
+    if (i === 2) await buildBucketLayout(db.knex, { partitions: PARTITIONS });
+    const id = await seedParty(db.knex, `Tenant ${i}`);
     parties.push(id);
-    await registration(id, true);
-    await registration(id, false);
+    await ownRegistration(db.knex, `http://127.0.0.1:9/${id}/grouped`, { partyId: id, shouldGroup: true });
+    await ownRegistration(db.knex, `http://127.0.0.1:9/${id}/plain`, { partyId: id });
     for (let n = 0; n < 3; n++) {
       await db.knex.transaction((trx) => enqueueEntityChange(trx, unitChange(id, n % 2)));
     }
@@ -49,7 +49,6 @@ beforeAll(async () => {
       }
     }
   }
-  await buildBucketLayout(db.knex, { partitions: PARTITIONS, buckets: BUCKETS });
 });
 
 afterAll(async () => {
@@ -119,7 +118,7 @@ describe('the queue tables partitioned by tenant bucket (the Citus emulation, fi
          join webhook_targets t on t.bucket = r.bucket and t.id = r.target_id
          left join webhook_groups g on g.bucket = w.bucket and g.registration_id = w.registration_id and g.group_key = w.group_key
         where w.bucket = ?::int and w.id = any(?::bigint[])`,
-      [party % BUCKETS, ids.map((r) => r.id)],
+      [await bucketOf(party), ids.map((r) => r.id)],
     );
     const read = partitionsRead(rows[0]!['QUERY PLAN']);
     expect([...read.keys()].sort()).toEqual([
@@ -131,12 +130,6 @@ describe('the queue tables partitioned by tenant bucket (the Citus emulation, fi
     const numbers = new Set([...read.values()].flatMap((set) => [...set]));
     for (const set of read.values()) expect(set.size).toBe(1);
     expect(numbers.size).toBe(1);
-  });
-
-  it("makes today's enqueue fail: its statements must carry the bucket first (docs/scaling.md, step 4)", async () => {
-    await expect(
-      db.knex.transaction((trx) => enqueueEntityChange(trx, unitChange(parties[0]!, 1))),
-    ).rejects.toThrow(/ON CONFLICT specification|"bucket"/);
   });
 
   it('moves a tenant to a bucket in another partition between deliveries, and every group keeps its order', async () => {
@@ -169,9 +162,9 @@ describe('the queue tables partitioned by tenant bucket (the Citus emulation, fi
     }
     expect(await deliverRound(true)).toBeGreaterThan(0);
 
-    const from = party % BUCKETS;
+    const from = await bucketOf(party);
     const { rows } = await db.knex.raw<{ rows: { to: number }[] }>(
-      `select b as to from generate_series(0, ${BUCKETS - 1}) b
+      `select b as to from generate_series(0, ${SHARED_BUCKETS - 1}) b
         where not satisfies_hash_partition('webhooks'::regclass, ${PARTITIONS},
                 (select substring(tableoid::regclass::text from '_b([0-9]+)$')::int from webhooks where bucket = ? limit 1), b)
         limit 1`,
@@ -224,5 +217,44 @@ describe('the queue tables partitioned by tenant bucket (the Citus emulation, fi
     for (const [, order] of seqs)
       expect(order).toEqual([...order].sort((a, b) => a - b).map((_, i) => i + 1));
     expect(new Set(delivered.map((w) => w.id)).size).toBe(delivered.length);
+  });
+
+  it("writes a tenant's new changes through the real enqueue into its bucket's partition, the moved tenant's into its new one, and its groups go on there", async () => {
+    const [moved, other] = [parties[0]!, parties[2]!];
+    const groupBefore = await db
+      .knex('webhook_groups')
+      .where({ group_key: 'Unit:1' })
+      .whereIn('registration_id', db.knex('webhook_registrations').where({ party_id: moved }).select('id'))
+      .first('next_seq', 'bucket');
+    for (const party of [moved, other]) {
+      const written = await db.knex.transaction((trx) => enqueueEntityChange(trx, unitChange(party, 1)));
+      expect(written).toBe(2);
+    }
+    for (const party of [moved, other]) {
+      const bucket = await bucketOf(party);
+      const rows = await db
+        .knex('webhooks')
+        .whereIn('registration_id', db.knex('webhook_registrations').where({ party_id: party }).select('id'))
+        .where({ state: WebhookState.Created })
+        .select('bucket', 'group_key', 'group_seq');
+      expect(rows.length).toBe(2);
+      for (const row of rows) expect(row.bucket).toBe(bucket);
+      // colocated: the webhooks in the partition number of the tenant's registrations
+      expect(await partitionOf('webhooks', bucket)).toBe(await partitionOf('webhook_registrations', bucket));
+    }
+    // the moved tenant's group continues its sequence in the new bucket
+    const grouped = await db
+      .knex('webhooks')
+      .whereIn('registration_id', db.knex('webhook_registrations').where({ party_id: moved }).select('id'))
+      .where({ state: WebhookState.Created, group_key: 'Unit:1' })
+      .first('group_seq', 'bucket');
+    expect(Number(grouped.group_seq)).toBe(Number(groupBefore.next_seq) + 1);
+    expect(grouped.bucket).toBe(groupBefore.bucket);
+    const { rows: groups } = await db.knex.raw<{ rows: { n: number }[] }>(
+      `select count(*)::int as n from webhook_groups where group_key = 'Unit:1' and registration_id in
+         (select id from webhook_registrations where party_id = ?)`,
+      [moved],
+    );
+    expect(groups[0]!.n).toBe(1);
   });
 });

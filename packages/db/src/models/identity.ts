@@ -8,6 +8,8 @@ export class Party extends EntityModel {
   name!: string;
   managed_by_party_id!: number | null;
   conference_enabled!: boolean;
+  /** Its tenant's bucket, the directory (`../buckets.ts`); null on a row written before it was set. */
+  bucket!: number | null;
 }
 
 export class Permission extends BaseModel {

@@ -8,6 +8,8 @@ export class WebhookEvent extends EntityModel {
   registration_id!: number;
   entity_name!: string;
   type!: number;
+  /** Its registration's bucket (`../buckets.ts`). */
+  bucket!: number | null;
 }
 
 /**
@@ -31,6 +33,8 @@ export class WebhookRegistration extends EntityModel {
   /** Deliveries per second at most to its endpoint (null: unlimited); docs/dispatcher.md › Rate limit. */
   rate_limit!: number | null;
   status_changed!: Date | null;
+  /** Its party's tenant bucket (`../buckets.ts`), set with `target_id` by the trigger. */
+  bucket!: number | null;
   events?: WebhookEvent[];
 
   static override get relationMappings(): RelationMappings {

@@ -41,7 +41,8 @@ export async function replayEntityChanges(
     )) as RecordedEntityChange[];
   const registration = (await trx('webhook_registrations')
     .where({ id: options.registrationId })
-    .first('should_group', 'deleted')) as { should_group: boolean; deleted: Date | null } | undefined;
+    .first('should_group', 'deleted', 'bucket')) as
+    { should_group: boolean; deleted: Date | null; bucket: number | null } | undefined;
   const outcomes = new Map<number, ReplayOutcome>();
   if (!registration || registration.deleted !== null) {
     for (const change of changes) outcomes.set(change.id, 'registration-deleted');
@@ -50,11 +51,11 @@ export async function replayEntityChanges(
   if (registration.should_group && changes.length > 0) {
     // the no-op update takes the row lock of an existing group, in key order
     await trx.raw(
-      `insert into webhook_groups as g (registration_id, group_key, next_seq, open_count)
-       select ?, k.group_key, 0, 0 from (select distinct unnest(?::text[]) as group_key) k
+      `insert into webhook_groups as g (registration_id, group_key, next_seq, open_count, bucket)
+       select ?, k.group_key, 0, 0, ?::int from (select distinct unnest(?::text[]) as group_key) k
         order by k.group_key
-       on conflict (registration_id, group_key) do update set next_seq = g.next_seq`,
-      arrays([options.registrationId, changes.map(groupKeyOf)]),
+       on conflict on constraint webhook_groups_pkey do update set next_seq = g.next_seq`,
+      arrays([options.registrationId, registration.bucket, changes.map(groupKeyOf)]),
     );
   }
   for (const change of changes) {

@@ -11,8 +11,11 @@ import {
 } from '@platform/shared';
 import {
   abortRegistrationWebhooks,
+  partyBucket,
   pauseRegistration,
+  registrationEventRows,
   resumeRegistration,
+  WebhookEvent,
   WebhookRegistration,
   type Knex,
 } from '@platform/db';
@@ -209,6 +212,7 @@ export async function createRegistration(
     const registration = await WebhookRegistration.query(trx)
       .insert({
         party_id: party.id,
+        bucket: partyBucket(trx, party.id) as unknown as number,
         target_url: write.targetUrl,
         should_group: write.shouldGroup ?? false,
         should_group_continue_after_fail: write.shouldGroupContinueAfterFail ?? false,
@@ -220,16 +224,18 @@ export async function createRegistration(
         created_by_account_id: principal.accountId === 0 ? null : principal.accountId,
         created: now,
       })
-      .returning([...REGISTRATION_FIELDS]);
-    // one insert of every event; the relation sets their registration_id
-    const events = await registration
-      .$relatedQuery('events', trx)
+      .returning([...REGISTRATION_FIELDS, 'bucket']);
+    // one insert of every event, in the registration's bucket
+    const events = await WebhookEvent.query(trx)
       .insert(
-        write.enabledEvents.map((event) => ({
-          entity_name: event.entityName,
-          type: event.type,
-          created: now,
-        })),
+        registrationEventRows(
+          registration,
+          write.enabledEvents.map((event) => ({
+            entity_name: event.entityName,
+            type: event.type,
+            created: now,
+          })),
+        ),
       )
       .returning('*');
     events.sort((a, b) => a.id - b.id);

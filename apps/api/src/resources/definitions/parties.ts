@@ -9,7 +9,7 @@ import {
   partyContactValueProblem,
   type PartyContactDetailType,
 } from '@platform/shared';
-import type { Knex } from '@platform/db';
+import { newPartyPlacement, type Knex } from '@platform/db';
 import { AppError, fieldError } from '../../http/errors';
 import { withMeta } from '../present';
 import { defineResource, type ResourceDefinition, type Row, snakeColumns, tableFields } from '../resource';
@@ -84,6 +84,10 @@ const partyResource = defineResource({
     }
     return { managed_by_party_id: principal.partyId };
   },
+  // a new party's place in the tenant directory (its manager's bucket, or its own); a change of
+  // manager keeps it: moving a party's rows to another bucket is a tenant move (docs/scaling.md)
+  derive: async (values, { trx, current }) =>
+    current ? {} : newPartyPlacement(trx, values.managed_by_party_id as number | null | undefined),
   validate: async (values, { trx, principal, current }) => {
     const isAdmin = principal.partyType === PartyType.Admin;
     if (!current && !isAdmin && !isManagedType(values.type)) {

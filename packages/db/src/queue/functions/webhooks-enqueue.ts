@@ -18,7 +18,11 @@ import { GENERIC_PLANS } from '../sql';
  *
  * One statement per step, no data-modifying CTE, the subscriptions read once into arrays: the
  * form Citus can run on the bucket's node (docs/scaling.md, R5 and R6: an INSERT inside a WITH is
- * planned through the coordinator, and so would be its NOTIFY).
+ * planned through the coordinator, and so would be its NOTIFY). The groups and webhooks it writes
+ * carry the initiator's tenant bucket from the directory (`parties.bucket`, ../../buckets.ts): the
+ * bucket of the registrations it fans out to, which are the initiator's. The group upsert names
+ * its key rather than listing the key's columns: on the bucket-partitioned layout
+ * (packages/db/tests/bucket-layout.ts) the same key leads with the bucket.
  */
 export const WEBHOOKS_ENQUEUE_FUNCTION = `
     create or replace function webhooks_enqueue(
@@ -37,6 +41,7 @@ export const WEBHOOKS_ENQUEUE_FUNCTION = `
       v_heads bigint[] := '{}';
       v_id bigint;
       v_state smallint;
+      v_bucket int;
     begin
       if v_change is null then
         insert into entity_changes (entity_name, type, entity_id, entity, initiator_party_id, initiator_account_id)
@@ -52,24 +57,25 @@ export const WEBHOOKS_ENQUEUE_FUNCTION = `
       if v_registrations is null then
         return 0;
       end if;
+      select p.bucket into v_bucket from parties p where p.id = p_party_id;
       if true = any(v_grouped) then
-        insert into webhook_groups as g (registration_id, group_key, next_seq, open_count)
-        select s.registration_id, p_group_key, 1, 1
+        insert into webhook_groups as g (registration_id, group_key, next_seq, open_count, bucket)
+        select s.registration_id, p_group_key, 1, 1, v_bucket
           from unnest(v_registrations, v_grouped) as s(registration_id, should_group)
          where s.should_group
          order by s.registration_id
-        on conflict (registration_id, group_key)
+        on conflict on constraint webhook_groups_pkey
         do update set next_seq = g.next_seq + 1, open_count = g.open_count + 1;
       end if;
       -- the group rows as the upsert left them (locked by it, so as this transaction wrote them);
       -- a loop over the insert's rows, not a data-modifying CTE (R5), collects the heads' ids
       for v_id, v_state in
       insert into webhooks (registration_id, event_id, entity_change_id, state, group_key, group_seq,
-                            last_action_id, trace_context)
+                            last_action_id, trace_context, bucket)
       select s.registration_id, s.event_id, v_change,
              case when g.open_count > 1 then ${WebhookState.Pending} else ${WebhookState.Created} end,
              case when s.should_group then p_group_key end,
-             g.next_seq, p_action_id, p_trace_context
+             g.next_seq, p_action_id, p_trace_context, v_bucket
         from unnest(v_registrations, v_grouped, v_events) as s(registration_id, should_group, event_id)
         left join webhook_groups g
           on s.should_group and g.registration_id = s.registration_id and g.group_key = p_group_key
