@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { brokenPromises, runChaos } from './scenario';
 
-// the shortened form of `pnpm test:chaos` that `pnpm test` runs: same scenario, fewer webhooks
-describe('the chaos run, shortened', () => {
+// the shortened form of `pnpm test:chaos` that `pnpm test` runs: same scenario, fewer webhooks;
+// on one database's layout and on the Citus emulation's (the queue tables partitioned by bucket)
+describe.each(['flat', 'buckets'] as const)('the chaos run, shortened, on the %s layout', (layout) => {
   it(
     'loses nothing, fails only what the target never accepts, keeps every group in order, duplicates only what a kill or the outage had in flight, and recovers',
     { timeout: 240_000 },
@@ -18,6 +19,7 @@ describe('the chaos run, shortened', () => {
         writeMs: 15_000,
         settleMs: 90_000,
         seed,
+        layout,
         log: (line) => lines.push(line),
       });
       console.log(JSON.stringify(report));
@@ -29,6 +31,8 @@ describe('the chaos run, shortened', () => {
       expect(broken, `seed ${seed}\n${report.details.join('\n')}`).toEqual([]);
       expect(report.successful + report.failed).toBe(report.webhooks);
       expect(report.failed).toBe(report.expectedFailed);
+      // on the emulation, the four tenants' webhooks in four partitions of their own
+      expect(report.webhookTables).toBe(layout === 'buckets' ? 4 : 1);
     },
   );
 });

@@ -2,6 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@platform/db/embedded';
+import { bucketPartition, buildBucketLayout } from '@platform/db/bucket-layout';
 import { createKnex, enqueueEntityChange, migrate, type Knex } from '@platform/db';
 import { CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
 import {
@@ -36,6 +37,11 @@ const QUIET_AFTER_RESTART_MS = 3_000;
  */
 const SLACK_MS = 1_000;
 
+/** Partitions per queue table on the `buckets` layout (the shards of the emulation). */
+const BUCKET_PARTITIONS = 8;
+/** Tenants (parties), each with the four registrations below; on `buckets`, in four partitions. */
+const TENANTS = 4;
+
 /** The four registrations, all subscribed to Property Updated: two grouped, two not. */
 const REGISTRATIONS: readonly { behaviour: Behaviour; grouped: boolean }[] = [
   { behaviour: 'ok', grouped: false },
@@ -57,11 +63,21 @@ export interface ChaosOptions {
   /** Longest wait for everything to settle after the writes (ms). */
   settleMs: number;
   seed: number;
+  /**
+   * The database's layout: `flat`, as one database runs, or `buckets`, the Citus emulation's
+   * (`@platform/db/bucket-layout`: the queue tables hash-partitioned by tenant bucket, built on
+   * the migrated database before anything is written, so every row comes from the real writes).
+   */
+  layout?: 'flat' | 'buckets';
   log(message: string): void;
 }
 
 export interface ChaosReport {
   seed: number;
+  /** The database's layout it ran on (`ChaosOptions.layout`). */
+  layout: 'flat' | 'buckets';
+  /** The tables the webhooks ended in: 1 on `flat`, the partitions of `webhooks` on `buckets`. */
+  webhookTables: number;
   webhooks: number;
   groups: number;
   ungrouped: number;
@@ -230,18 +246,36 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const target = await startChaosTarget(random);
   try {
     await migrate(knex);
-    const partyId = await seedParty(knex, 'Chaos PMC');
+    if (options.layout === 'buckets') await buildBucketLayout(knex, { partitions: BUCKET_PARTITIONS });
+    // the tenants, each with the four registrations; an entity is one tenant's, and its changes
+    // fan out to that tenant's four. On the buckets layout each tenant's bucket is in a partition
+    // of its own, so the run crosses partitions as it would cross shards
+    const tenants: number[] = [];
+    const partitionsTaken = new Set<number>();
+    while (tenants.length < TENANTS) {
+      const partyId = await seedParty(knex, `Chaos PMC ${tenants.length + 1}`);
+      if (options.layout === 'buckets') {
+        const { bucket } = await knex('parties').where({ id: partyId }).first('bucket');
+        const partition = await bucketPartition(knex, 'webhooks', BUCKET_PARTITIONS, bucket);
+        if (partitionsTaken.has(partition)) continue;
+        partitionsTaken.add(partition);
+      }
+      tenants.push(partyId);
+    }
+    const tenantOf = (entityId: number) => tenants[(entityId - 1) % tenants.length]!;
     const behaviours = new Map<number, Behaviour>();
-    for (const { behaviour, grouped } of REGISTRATIONS) {
-      const { id } = await seedRegistration(knex, {
-        partyId,
-        targetUrl: target.url(behaviour),
-        shouldGroup: grouped,
-        // a webhook that fails seven times must not hold its group forever in an unattended run
-        shouldGroupContinueAfterFail: true,
-        events: [{ entityName: 'Property', type: 2 }],
-      });
-      behaviours.set(id, behaviour);
+    for (const partyId of tenants) {
+      for (const { behaviour, grouped } of REGISTRATIONS) {
+        const { id } = await seedRegistration(knex, {
+          partyId,
+          targetUrl: target.url(behaviour),
+          shouldGroup: grouped,
+          // a webhook that fails seven times must not hold its group forever in an unattended run
+          shouldGroupContinueAfterFail: true,
+          events: [{ entityName: 'Property', type: 2 }],
+        });
+        behaviours.set(id, behaviour);
+      }
     }
 
     const common = {
@@ -354,7 +388,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
                 type: 2,
                 entityId,
                 entity: { id: entityId, seq, name: `Chaos property ${entityId}`, notes: 'x'.repeat(200) },
-                initiatorPartyId: partyId,
+                initiatorPartyId: tenantOf(entityId),
                 initiatorAccountId: null,
               });
             }
@@ -524,6 +558,7 @@ async function report(input: {
       'c.entity_id',
       knex.raw(`(c.entity->>'seq')::int as seq`),
     )) as WebhookRow[];
+  const webhookTables = Number((await knex('webhooks').countDistinct({ n: 'tableoid' }))[0]!.n);
   const interruptedAttempts = Number(
     (await knex('webhook_attempts').where({ error_kind: 'interrupted' }).count({ n: '*' }))[0]!.n,
   );
@@ -655,6 +690,8 @@ async function report(input: {
   };
   return {
     seed: input.options.seed,
+    layout: input.options.layout ?? 'flat',
+    webhookTables,
     webhooks: rows.length,
     groups: new Set(
       rows.filter((row) => row.group_key !== null).map((row) => `${row.registration_id}:${row.group_key}`),

@@ -148,6 +148,21 @@ export async function buildBucketLayout(knex: Knex, options: BucketLayoutOptions
   });
 }
 
+/** The partition number of `table` (of `partitions`) that rows of `bucket` go to. */
+export async function bucketPartition(
+  knex: Knex,
+  table: string,
+  partitions: number,
+  bucket: number,
+): Promise<number> {
+  const { rows } = await knex.raw<{ rows: { partition: number }[] }>(
+    `select r as partition from generate_series(0, ${partitions - 1}) r
+      where satisfies_hash_partition(?::regclass, ${partitions}, r, ?::int)`,
+    [table, bucket],
+  );
+  return rows[0]!.partition;
+}
+
 /** Which of a tenant's rows a table holds: by its party, or by its registration's. */
 const OWNED_BY: Record<string, string> = {
   webhook_targets: 'party_id = :party',
