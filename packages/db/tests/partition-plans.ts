@@ -96,7 +96,10 @@ export async function planRecorder(url: string): Promise<PlanRecorder> {
       const plans = notices
         .filter((message) => message.includes('plan:'))
         .map((message) => {
-          const json = JSON.parse(message.slice(message.indexOf('{'))) as { 'Query Text': string; Plan: unknown };
+          const json = JSON.parse(message.slice(message.indexOf('{'))) as {
+            'Query Text': string;
+            Plan: unknown;
+          };
           return {
             query: json['Query Text'].replace(/\s+/g, ' ').trim(),
             partitions: partitionsOf(json.Plan),
