@@ -342,7 +342,7 @@ export async function seedDemoRegistrations(
           signing_secret: options.secrets.seal(signingSecret),
           created_by_account_id: manager.id,
         })
-        .returning(['id', 'bucket'])) as { id: number; bucket: number | null }[];
+        .returning(['id', 'bucket'])) as { id: number; bucket: number }[];
       await trx('webhook_events').insert(
         registrationEventRows(
           row!,

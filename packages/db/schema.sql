@@ -393,7 +393,7 @@ create table parties (
   created timestamp with time zone default now() not null,
   last_modified timestamp with time zone,
   deleted timestamp with time zone,
-  bucket integer,
+  bucket integer not null,
   constraint parties_bucket_check CHECK ((bucket >= 0)),
   constraint parties_managed_by_party_id_fkey FOREIGN KEY (managed_by_party_id) REFERENCES parties(id),
   constraint parties_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
@@ -720,7 +720,7 @@ create table webhook_events (
   created timestamp with time zone default now() not null,
   last_modified timestamp with time zone,
   deleted timestamp with time zone,
-  bucket integer,
+  bucket integer not null,
   constraint webhook_events_pkey PRIMARY KEY (id),
   constraint webhook_events_registration_id_entity_name_type_key UNIQUE (registration_id, entity_name, type),
   constraint webhook_events_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id),
@@ -732,7 +732,7 @@ create table webhook_groups (
   group_key text not null,
   next_seq bigint default 1 not null,
   open_count integer default 0 not null,
-  bucket integer,
+  bucket integer not null,
   constraint webhook_groups_pkey PRIMARY KEY (registration_id, group_key),
   constraint webhook_groups_registration_id_fkey FOREIGN KEY (registration_id) REFERENCES webhook_registrations(id)
 );
@@ -780,6 +780,7 @@ create table webhook_operations (
   lease_until timestamp with time zone,
   started_at timestamp with time zone default now() not null,
   finished_at timestamp with time zone,
+  bucket integer,
   constraint webhook_operations_action_check CHECK ((action = ANY (ARRAY['retry'::text, 'abort'::text, 'resolve'::text, 'recover'::text, 'replay'::text]))),
   constraint webhook_operations_audit_id_fkey FOREIGN KEY (audit_id) REFERENCES operator_actions(id),
   constraint webhook_operations_pkey PRIMARY KEY (id),
@@ -829,7 +830,7 @@ create table webhook_registrations (
   previous_signing_secret text,
   previous_secret_expires_at timestamp with time zone,
   rate_limit integer,
-  bucket integer,
+  bucket integer not null,
   constraint webhook_registrations_auth_type_check CHECK (((auth_type >= 0) AND (auth_type <= 4))),
   constraint webhook_registrations_created_by_account_id_fkey FOREIGN KEY (created_by_account_id) REFERENCES accounts(id),
   constraint webhook_registrations_disabled_reason_check CHECK ((disabled_reason = ANY (ARRAY['gone'::text, 'failing'::text]))),
@@ -859,7 +860,7 @@ create table webhook_targets (
   rate_refilled_at timestamp with time zone,
   open_since timestamp with time zone,
   open_notified_at timestamp with time zone,
-  bucket integer,
+  bucket integer not null,
   constraint webhook_targets_breaker_state_check CHECK ((breaker_state = ANY (ARRAY['closed'::text, 'open'::text, 'half-open'::text]))),
   constraint webhook_targets_party_id_fkey FOREIGN KEY (party_id) REFERENCES parties(id) ON DELETE CASCADE,
   constraint webhook_targets_party_id_url_key UNIQUE (party_id, url),
@@ -882,7 +883,7 @@ create table webhooks (
   completed_at timestamp with time zone,
   last_action_id bigint,
   trace_context jsonb,
-  bucket integer,
+  bucket integer not null,
   constraint webhooks_entity_change_id_fkey FOREIGN KEY (entity_change_id) REFERENCES entity_changes(id),
   constraint webhooks_event_id_fkey FOREIGN KEY (event_id) REFERENCES webhook_events(id),
   constraint webhooks_last_action_id_fkey FOREIGN KEY (last_action_id) REFERENCES operator_actions(id) ON DELETE SET NULL,
@@ -1040,17 +1041,17 @@ function webhook_breakers_notify() returns integer
   language plpgsql volatile
   -- defined in no file of packages/db/src/queue/functions/, md5 of pg_get_functiondef b7f8e08b921cb41e80668b46cd3a57c0;
 
-function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[], p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
+function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] DEFAULT '{}'::bigint[], p_bare bigint[] DEFAULT '{}'::bigint[], p_buckets integer[] DEFAULT NULL::integer[]) returns json
   language plpgsql stable set plan_cache_mode=force_generic_plan, enable_seqscan=off
-  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef ea3b772c8343d8433658701b018c0ea4;
+  -- defined in packages/db/src/queue/functions/webhook-deliveries.ts, md5 of pg_get_functiondef 011b91c1e12d7743d42baf22e539390d;
 
 function webhook_endpoint_url(p_url text) returns text
   language sql immutable
   -- defined in packages/db/src/queue/functions/webhook-endpoint-url.ts, md5 of pg_get_functiondef dc3273e94a9125a89788e4c0720bbaaf;
 
-function webhook_groups_release(p_registration_ids integer[], p_group_keys text[], p_lease_to text DEFAULT NULL::text, p_lease_ms double precision DEFAULT NULL::double precision, p_locked boolean DEFAULT false) returns SETOF bigint
+function webhook_groups_release(p_registration_ids integer[], p_group_keys text[], p_lease_to text DEFAULT NULL::text, p_lease_ms double precision DEFAULT NULL::double precision, p_locked boolean DEFAULT false, p_buckets integer[] DEFAULT NULL::integer[]) returns SETOF bigint
   language plpgsql volatile set plan_cache_mode=force_generic_plan
-  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 0f99a3947e50e360c30dc1e269c0bc72;
+  -- defined in packages/db/src/queue/functions/webhook-groups-release.ts, md5 of pg_get_functiondef 9ef5ee888299718ca155097bf90ba919;
 
 function webhook_notification_recipients(p_party_id integer) returns SETOF text
   language sql stable
@@ -1068,13 +1069,13 @@ function webhook_registrations_target() returns trigger
   language plpgsql volatile
   -- defined in packages/db/src/queue/functions/webhook-registrations-target.ts, md5 of pg_get_functiondef d732348af3474a9ef93fb398631d5605;
 
-function webhook_subscriptions(p_party_id integer, p_entity_name text, p_type smallint) returns TABLE(registration_id integer, should_group boolean, event_id integer)
+function webhook_subscriptions(p_bucket integer, p_party_id integer, p_entity_name text, p_type smallint) returns TABLE(registration_id integer, should_group boolean, event_id integer)
   language sql stable
-  -- defined in packages/db/src/queue/functions/webhook-subscriptions.ts, md5 of pg_get_functiondef 8e88ecd94c0900d5bc82d62da5d76f49;
+  -- defined in packages/db/src/queue/functions/webhook-subscriptions.ts, md5 of pg_get_functiondef d809ab5ed0363d4d67ea7697d590e949;
 
-function webhook_target_half_open(p_registration_id integer) returns void
+function webhook_target_half_open(p_registration_id integer, p_buckets integer[] DEFAULT NULL::integer[]) returns void
   language sql volatile
-  -- defined in packages/db/src/queue/functions/webhook-target-half-open.ts, md5 of pg_get_functiondef c93b8e0fc912e4f7fe207b51be6ff8fb;
+  -- defined in packages/db/src/queue/functions/webhook-target-half-open.ts, md5 of pg_get_functiondef 673ab9c6446768928f07df028a06c81c;
 
 function webhook_target_origin(p_url text) returns text
   language sql immutable
@@ -1084,26 +1085,26 @@ function webhook_targets_rate_limit() returns trigger
   language plpgsql volatile
   -- defined in packages/db/src/queue/functions/webhook-targets-rate-limit.ts, md5 of pg_get_functiondef f919190d62c7bf2800dd9cb5f908755b;
 
-function webhooks_claim(p_after integer, p_batch integer, p_roomless integer[], p_lease_ms double precision, p_dispatcher_id text, p_host_room integer, p_default_room integer, p_room_targets integer[], p_rooms integer[], p_held integer[]) returns json
+function webhooks_claim(p_after integer, p_batch integer, p_roomless integer[], p_lease_ms double precision, p_dispatcher_id text, p_host_room integer, p_default_room integer, p_room_targets integer[], p_rooms integer[], p_held integer[], p_buckets integer[]) returns json
   language plpgsql volatile set plan_cache_mode=force_generic_plan
-  -- defined in packages/db/src/queue/functions/webhooks-claim.ts, md5 of pg_get_functiondef f15f341e763b0cbd98f46192478d35e6;
+  -- defined in packages/db/src/queue/functions/webhooks-claim.ts, md5 of pg_get_functiondef a362b8cae428d6b3474a12842d364e5f;
 
-function webhooks_claim_notified(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_host_room integer, p_full_targets integer[], p_origins text[], p_origin_held integer[]) returns json
+function webhooks_claim_notified(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_host_room integer, p_full_targets integer[], p_origins text[], p_origin_held integer[], p_buckets integer[] DEFAULT NULL::integer[]) returns json
   language plpgsql volatile set plan_cache_mode=force_generic_plan
-  -- defined in packages/db/src/queue/functions/webhooks-claim-notified.ts, md5 of pg_get_functiondef 51c49baa973a62cfb4a4f310008704d1;
+  -- defined in packages/db/src/queue/functions/webhooks-claim-notified.ts, md5 of pg_get_functiondef 1d743be0b5aeda67ca88fa5698a9fb64;
 
-function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json, p_requests jsonb[], p_response_headers jsonb[]) returns json
+function webhooks_complete(p_dispatcher_id text, p_lease_ms double precision, p_ids bigint[], p_states smallint[], p_retry_delays_ms double precision[], p_attempts smallint[], p_started_at timestamp with time zone[], p_durations_ms integer[], p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[], p_registration_ids integer[], p_group_keys text[], p_releases boolean[], p_target_ids integer[], p_outcomes smallint[], p_hold_ms double precision[], p_policy json, p_requests jsonb[], p_response_headers jsonb[], p_buckets integer[] DEFAULT NULL::integer[]) returns json
   language plpgsql volatile
-  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef cf2586874ccd6a3a03cbaf303a7b8ae9;
+  -- defined in packages/db/src/queue/functions/webhooks-complete.ts, md5 of pg_get_functiondef 46e571f89bf0c704f3c3005ec876c149;
 
 function webhooks_enqueue(p_change_id bigint, p_entity_name text, p_type smallint, p_entity_id integer, p_entity jsonb, p_party_id integer, p_account_id integer, p_group_key text, p_action_id bigint, p_only_registration integer DEFAULT NULL::integer, p_trace_context jsonb DEFAULT NULL::jsonb, p_notify boolean DEFAULT true) returns integer
   language plpgsql volatile set plan_cache_mode=force_generic_plan
-  -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef d668ed8ec51769af06af1e6eff6971c2;
+  -- defined in packages/db/src/queue/functions/webhooks-enqueue.ts, md5 of pg_get_functiondef fb5380105b69b96bad1c788444ebe2db;
 
-function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[]) returns json
+function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms double precision, p_bare bigint[] DEFAULT '{}'::bigint[], p_buckets integer[] DEFAULT NULL::integer[]) returns json
   language plpgsql volatile set plan_cache_mode=force_generic_plan, enable_seqscan=off
-  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 47321befd93a70f55975f15ce3f1980c;
+  -- defined in packages/db/src/queue/functions/webhooks-lease.ts, md5 of pg_get_functiondef 0e80e403e4e87bcbcba456dc34f4b60a;
 
-function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone, p_notify boolean DEFAULT true) returns TABLE(webhook_id bigint, outcome text)
+function webhooks_operator_apply(p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamp with time zone, p_notify boolean DEFAULT true, p_buckets integer[] DEFAULT NULL::integer[]) returns TABLE(webhook_id bigint, outcome text)
   language plpgsql volatile set plan_cache_mode=force_generic_plan
-  -- defined in packages/db/src/queue/functions/webhooks-operator-apply.ts, md5 of pg_get_functiondef c49e40fef8ec8e693c2070a5217f4f91;
+  -- defined in packages/db/src/queue/functions/webhooks-operator-apply.ts, md5 of pg_get_functiondef 773cb01f2bb5343be3edc07b025b23cb;

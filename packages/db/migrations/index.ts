@@ -27,6 +27,7 @@ import * as payloadSearch from './20261202100100_payload_search';
 import * as statsTargetFailures from './20261202400000_stats_target_failures';
 import * as payloadWords from './20261202500000_payload_words';
 import * as tenantBucket from './20261203000000_tenant_bucket';
+import * as bucketNotNull from './20261204000000_bucket_not_null';
 
 /**
  * Every migration, in order. Listed explicitly rather than read from the folder, so the same
@@ -34,7 +35,10 @@ import * as tenantBucket from './20261203000000_tenant_bucket';
  * one does to the schema. Functions are not theirs: `src/queue/functions/`, written after them.
  */
 export const MIGRATIONS: ReadonlyArray<
-  readonly [name: string, migration: { up(knex: Knex): Promise<void> }]
+  readonly [
+    name: string,
+    migration: { up(knex: Knex): Promise<void>; config?: { transaction?: boolean } },
+  ]
 > = [
   ['20261122000000_identity', identity],
   ['20261122000100_webhooks', webhooks],
@@ -64,4 +68,5 @@ export const MIGRATIONS: ReadonlyArray<
   ['20261202400000_stats_target_failures', statsTargetFailures],
   ['20261202500000_payload_words', payloadWords],
   ['20261203000000_tenant_bucket', tenantBucket],
+  ['20261204000000_bucket_not_null', bucketNotNull],
 ];

@@ -23,11 +23,12 @@ export const SHARED_BUCKETS = 4096;
 export async function newPartyPlacement(
   trx: Knex | Knex.Transaction,
   managedByPartyId: number | null | undefined,
-): Promise<{ id?: number; bucket: number | null }> {
+): Promise<{ id?: number; bucket: number }> {
   if (managedByPartyId !== null && managedByPartyId !== undefined) {
     const manager = (await trx('parties').where({ id: managedByPartyId }).first('bucket')) as
-      { bucket: number | null } | undefined;
-    return { bucket: manager?.bucket ?? null };
+      { bucket: number } | undefined;
+    // an unknown manager is the foreign key's to refuse, as without a bucket
+    if (manager) return { bucket: manager.bucket };
   }
   const { rows } = await trx.raw<{ rows: { id: string }[] }>(`select nextval('parties_id_seq') as id`);
   const id = Number(rows[0]!.id);
@@ -39,13 +40,21 @@ export async function newPartyPlacement(
  * registration's events (the API's create, the test seed, the demo) inserts these.
  */
 export function registrationEventRows<T extends object>(
-  registration: { id: number; bucket: number | null },
+  registration: { id: number; bucket: number },
   events: readonly T[],
-): (T & { registration_id: number; bucket: number | null })[] {
+): (T & { registration_id: number; bucket: number })[] {
   return events.map((event) => ({ ...event, registration_id: registration.id, bucket: registration.bucket }));
 }
 
 /** The bucket of party `partyId`'s tenant, as a value of an insert: a new registration's. */
 export function partyBucket(knex: Knex | Knex.Transaction, partyId: number): Knex.Raw {
   return knex.raw('(select bucket from parties where id = ?)', [partyId]);
+}
+
+/**
+ * The bucket of registration `registrationId`, as a value of an insert: its events', groups' and
+ * webhooks' (a tenant's queue rows share its bucket).
+ */
+export function registrationBucket(knex: Knex | Knex.Transaction, registrationId: number): Knex.Raw {
+  return knex.raw('(select bucket from webhook_registrations where id = ?)', [registrationId]);
 }

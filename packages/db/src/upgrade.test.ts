@@ -34,6 +34,7 @@ async function olderRelease(last: string): Promise<Knex> {
       getMigrationName: (name: string) => name,
       getMigration: async (name: string) => ({
         up: migrations.find(([candidate]) => candidate === name)![1].up,
+        config: migrations.find(([candidate]) => candidate === name)![1].config,
         down: () => Promise.reject(new Error('forward-only')),
       }),
     },
@@ -151,9 +152,11 @@ describe('a database of an older release', () => {
         })),
       )
       .returning('id');
+    // ids in three batches of the bucket backfill (20261204000000_bucket_not_null)
     const webhooks = await knex('webhooks')
       .insert(
-        changes.map((change: { id: number }) => ({
+        changes.map((change: { id: number }, i: number) => ({
+          id: [1, 20_001, 45_000][i],
           registration_id: registration.id,
           event_id: event.id,
           entity_change_id: change.id,
@@ -170,6 +173,7 @@ describe('a database of an older release', () => {
         status_code: 200,
       })),
     );
+    await knex('webhook_groups').insert({ registration_id: registration.id, group_key: 'g' });
     const rowsBefore = {
       changes: await knex('entity_changes').orderBy('id').select('*'),
       attempts: await knex('webhook_attempts').orderBy('id').select('*'),
@@ -187,6 +191,11 @@ describe('a database of an older release', () => {
         .orderBy('id')
         .select(Object.keys(rowsBefore.attempts[0] as object)),
     ).toEqual(rowsBefore.attempts);
+    // every webhook and group in its tenant's bucket, which is now required
+    const bucket = (await knex('parties').where({ id: partyId }).first('bucket')).bucket as number;
+    expect(bucket).toBe(partyId % SHARED_BUCKETS);
+    expect(await knex('webhooks').orderBy('id').pluck('bucket')).toEqual([bucket, bucket, bucket]);
+    expect(await knex('webhook_groups').pluck('bucket')).toEqual([bucket]);
     const { rows: where } = await knex.raw(
       `select tableoid::regclass::text as partition, count(*)::int as n from entity_changes group by 1
        union all
@@ -203,10 +212,12 @@ describe('a database of an older release', () => {
     expect(joined[0].n).toBe(3);
     const missing = await knex('webhooks')
       .insert({
+        id: 45_001,
         registration_id: registration.id,
         event_id: event.id,
         entity_change_id: 999,
         state: WebhookState.Created,
+        bucket,
       })
       .catch((error: unknown) => error);
     expect(pgErrorCode(missing)).toBe(PgErrorCode.ForeignKeyViolation);

@@ -21,7 +21,7 @@ export const unitChange = (partyId: number, entityId: number): EntityChangeInput
 /** A claim as a dispatcher holding nothing sends it: every target's room is `room` (default: the batch). */
 export async function claim(
   knex: Knex,
-  options: { batch: number; leaseMs: number; dispatcherId: string; room?: number },
+  options: { batch: number; leaseMs: number; dispatcherId: string; room?: number; buckets?: number[] },
 ): Promise<ClaimedWebhook[]> {
   const claimed = await claimWebhooks(knex, {
     ...options,
@@ -47,7 +47,7 @@ export async function ownRegistration(
       should_group_continue_after_fail: options.shouldGroupContinueAfterFail ?? false,
       signing_secret: 'sealed',
     })
-    .returning(['id', 'target_id', 'bucket'])) as { id: number; target_id: number; bucket: number | null }[];
+    .returning(['id', 'target_id', 'bucket'])) as { id: number; target_id: number; bucket: number }[];
   await knex('webhook_events').insert(registrationEventRows(row!, [{ entity_name: 'Unit', type: 2 }]));
   return { id: row!.id, partyId, targetId: row!.target_id };
 }

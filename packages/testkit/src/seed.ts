@@ -64,7 +64,7 @@ export async function seedRegistration(
         auth_credentials: options.credentials ? secrets.seal(JSON.stringify(options.credentials)) : null,
         signing_secret: secrets.seal(signingSecret),
       })
-      .returning(['id', 'bucket'])) as { id: number; bucket: number | null }[];
+      .returning(['id', 'bucket'])) as { id: number; bucket: number }[];
     const eventRows = (await trx('webhook_events')
       .insert(
         registrationEventRows(

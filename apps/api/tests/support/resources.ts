@@ -1,15 +1,16 @@
 /**
- * Shared helpers of the resource tests: registrations subscribed by direct insert (so a test of a
- * resource does not depend on the registration API), writes through the API that must succeed,
+ * Shared helpers of the resource tests: registrations subscribed by the testkit's seed (so a test of
+ * a resource does not depend on the registration API), writes through the API that must succeed,
  * and what change capture wrote (entity_changes, webhooks), including the contracts every
  * resource's writes are held to.
  */
 import { WebhookState, type PermissionResource } from '@platform/shared';
 import { expect } from 'vitest';
+import { seedRegistration } from '@platform/testkit';
 import { expectProblem } from './http';
 import { expectAccessRules, type TestApi, type World } from './api';
 
-/** A live registration of `partyId` subscribed to `entityName` events (direct insert); its id. */
+/** A live registration of `partyId` subscribed to `entityName` events (seeded, not through the API); its id. */
 export async function subscribe(
   api: TestApi,
   partyId: number,
@@ -17,19 +18,13 @@ export async function subscribe(
   types: readonly number[] = [1, 2, 3],
   shouldGroup = false,
 ): Promise<number> {
-  const [registration] = await api.db
-    .knex('webhook_registrations')
-    .insert({
-      party_id: partyId,
-      target_url: 'http://127.0.0.1:9/hook',
-      should_group: shouldGroup,
-      signing_secret: 'x',
-    })
-    .returning('id');
-  await api.db
-    .knex('webhook_events')
-    .insert(types.map((type) => ({ registration_id: registration.id, entity_name: entityName, type })));
-  return registration.id as number;
+  const { id } = await seedRegistration(api.db.knex, {
+    partyId,
+    targetUrl: 'http://127.0.0.1:9/hook',
+    shouldGroup,
+    events: types.map((type) => ({ entityName, type })),
+  });
+  return id;
 }
 
 /** Empties the change-capture tables (and `alsoTables`), so each test counts only its own rows. */

@@ -24,7 +24,7 @@ const PARTITIONS = 8;
 let db: TestDatabase;
 let recorder: PlanRecorder;
 /** Three tenants, each in a partition of its own, each with a grouped and a plain registration. */
-const tenants: { party: number; grouped: number; plain: number }[] = [];
+const tenants: { party: number; bucket: number; grouped: number; plain: number }[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -42,7 +42,7 @@ beforeAll(async () => {
       shouldGroup: true,
     });
     const plain = await ownRegistration(db.knex, `http://127.0.0.1:9/${party}/p`, { partyId: party });
-    tenants.push({ party, grouped: grouped.id, plain: plain.id });
+    tenants.push({ party, bucket, grouped: grouped.id, plain: plain.id });
     for (let n = 0; n < 4; n++) {
       await db.knex.transaction((trx) => enqueueEntityChange(trx, unitChange(party, n % 2)));
     }
@@ -55,62 +55,37 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** The statements of `plans` that touch several partitions, each once, by the start of its text. */
-const spreadOf = (plans: StatementPlan[]) =>
-  [...new Set(spread(plans).map((query) => query.slice(0, 64)))].sort();
+/** The partitions each bucket table's plans touched, over all of `plans`. */
+function touched(plans: readonly StatementPlan[]): Record<string, number[]> {
+  const tables = new Map<string, Set<number>>();
+  for (const plan of plans) {
+    for (const [table, partitions] of plan.partitions) {
+      for (const partition of partitions) {
+        if (!tables.has(table)) tables.set(table, new Set());
+        tables.get(table)!.add(partition);
+      }
+    }
+  }
+  return Object.fromEntries([...tables].sort(([a], [b]) => a.localeCompare(b)).map(([t, set]) => [t, [...set]]));
+}
 
 /**
- * What the hot entry points still touch in more than one partition, by statement (the start of
- * its text), measured on this layout with custom plans. Each leaves when its statement carries
- * the bucket (docs/scaling.md › From one database to Citus, step 4: R2, `bucket = p_bucket`, or
- * the shard group's buckets for the dispatcher's statements) and the dispatcher claims per shard
- * group (step 5); the list must then be empty. A statement that starts to touch several
- * partitions, or one that stops, changes the list and fails the test.
+ * The bucket tables each hot entry point reads or updates (docs/scaling.md › The hot statements on
+ * Citus), each in the one partition of the call's bucket: a statement that stopped pinning the
+ * bucket adds partitions, and one that stopped reading a table (or a recorder that saw nothing)
+ * drops it. An `INSERT` routes each row by the bucket it carries and scans nothing, so the
+ * enqueue's webhooks do not appear (its groups do: the upsert's conflict check and the join).
  */
-const KNOWN: Record<string, string[]> = {
-  enqueue: [
-    'insert into webhooks (registration_id, event_id, entity_change_i',
-    'select array_agg(s.registration_id order by s.registration_id), ',
-  ],
-  replay: [
-    'insert into webhooks (registration_id, event_id, entity_change_i',
-    'select "should_group", "deleted", "bucket" from "webhook_registr',
-    'select array_agg(s.registration_id order by s.registration_id), ',
-  ],
-  claim: [
-    '( with w as materialized ( select w.id, w.registration_id, w.att',
-    'with prior as ( select w.id, w.locked_by is not null as was_leas',
-    'with recursive cursor as ( select p_after as after, p_batch as b',
-  ],
-  complete: [
-    'SELECT 1 from webhook_groups g join (select distinct registratio',
-    'reg_changing := array( select g.id from webhook_registrations g ',
-    'tgt_changing := array( select t.id from webhook_targets t join (',
-    'with n as ( select g.id, g.party_id, g.target_url, g.status as w',
-    'with n as ( select t.id, a.any_success, a.any_answer, a.tail_fai',
-    'with results as ( select r.*, v_now + make_interval(secs => r.re',
-  ],
-  releaseClaims: ['update webhooks -- now() outside the CASE (Citus refuses a stabl'],
-  claimNotified: [
-    '( with w as materialized ( select w.id, w.registration_id, w.att',
-    "select coalesce(array_agg(x.id order by x.id), '{}') from ( sele",
-    'select count(*) from unnest(p_ids) as n(id) cross join lateral (',
-    'with prior as ( select w.id, w.locked_by is not null as was_leas',
-  ],
-  operatorApply: [
-    'SELECT 1 from webhook_groups g join (select distinct * from unne',
-    'SELECT 1 from webhook_groups g join (select distinct x.registrat',
-    'select x.id, x.registration_id, x.state, x.group_key, r.target_i',
-    'update webhook_groups set open_count = greatest(open_count - 1, ',
-    "update webhooks set state = case p_action when 'abort' then 5 el",
-    'with released as ( select distinct registration_id, group_key fr',
-  ],
-  abortRegistration: [
-    'select "group_key" from "webhook_groups" where "registration_id"',
-    'update "webhook_groups" set "open_count" = $1 where "registratio',
-    'update "webhooks" set "state" = $1, "completed_at" = $2, "last_m',
-  ],
-  prune: ['with cutoff as (select now() - make_interval(secs => $1 / 1000.0'],
+const TABLES: Record<string, string[]> = {
+  enqueue: ['webhook_events', 'webhook_groups', 'webhook_registrations'],
+  replay: ['webhook_events', 'webhook_groups', 'webhook_registrations'],
+  claim: ['webhook_events', 'webhook_registrations', 'webhook_targets', 'webhooks'],
+  complete: ['webhook_groups', 'webhook_registrations', 'webhook_targets', 'webhooks'],
+  releaseClaims: ['webhooks'],
+  claimNotified: ['webhook_events', 'webhook_registrations', 'webhook_targets', 'webhooks'],
+  operatorApply: ['webhook_groups', 'webhook_registrations', 'webhook_targets', 'webhooks'],
+  abortRegistration: ['webhook_groups', 'webhooks'],
+  prune: ['webhooks'],
 };
 
 describe('the hot statements on the bucket layout', () => {
@@ -134,31 +109,36 @@ describe('the hot statements on the bucket layout', () => {
     expect(spread(all)).toEqual(['select count(*) from webhooks']);
   });
 
-  it('touch more than one partition only in the statements known to lack the bucket', async () => {
+  it('each touch one partition of every bucket table they read: the partition of the bucket, or shard group, of the call', async () => {
     const tenant = tenants[0]!;
-    const report: Record<string, string[]> = {};
+    const report: Record<string, Record<string, number[]>> = {};
     const { plans: enqueue } = await recorder.record((knex) =>
       knex.transaction((trx) => enqueueEntityChange(trx, unitChange(tenant.party, 1))),
     );
-    report.enqueue = spreadOf(enqueue);
+    report.enqueue = touched(enqueue);
     const change = await db.knex('entity_changes').where({ initiator_party_id: tenant.party }).first('id');
     const { plans: replay } = await recorder.record((knex) =>
       knex.transaction((trx) =>
-        replayEntityChanges(trx, { registrationId: tenant.grouped, changeIds: [change.id], actionId: null }),
+        replayEntityChanges(trx, {
+          registration: { id: tenant.grouped, bucket: tenant.bucket },
+          changeIds: [change.id],
+          actionId: null,
+        }),
       ),
     );
-    report.replay = spreadOf(replay);
+    report.replay = touched(replay);
+    const group = [tenant.bucket];
     const { result: claimed, plans: claimPlans } = await recorder.record((knex) =>
-      claim(knex, { batch: 64, leaseMs: 60_000, dispatcherId: 'plans' }),
+      claim(knex, { batch: 64, leaseMs: 60_000, dispatcherId: 'plans', buckets: group }),
     );
-    report.claim = spreadOf(claimPlans);
+    report.claim = touched(claimPlans);
     const own = claimed.filter(
       (w) => w.registration_id === tenant.grouped || w.registration_id === tenant.plain,
     );
     const { plans: complete } = await recorder.record((knex) =>
       completeWebhooks(
         knex,
-        { dispatcherId: 'plans', leaseMs: 60_000, policy: TEST_HEALTH_POLICY },
+        { dispatcherId: 'plans', leaseMs: 60_000, policy: TEST_HEALTH_POLICY, buckets: group },
         own.map((w, i) =>
           attemptResult(
             w,
@@ -169,21 +149,26 @@ describe('the hot statements on the bucket layout', () => {
         ),
       ),
     );
-    report.complete = spreadOf(complete);
+    report.complete = touched(complete);
+    expect(own.length).toBe(claimed.length);
     // another tenant's claimed webhooks, still leased
     const other = tenants[1]!;
-    const leased = claimed.filter(
-      (w) => w.registration_id === other.grouped || w.registration_id === other.plain,
-    );
+    const leased = await claim(db.knex, {
+      batch: 64,
+      leaseMs: 60_000,
+      dispatcherId: 'plans',
+      buckets: [other.bucket],
+    });
     expect(leased.length).toBeGreaterThan(0);
     const { plans: release } = await recorder.record((knex) =>
       releaseClaims(
         knex,
         'plans',
         leased.map((w) => w.id),
+        [other.bucket],
       ),
     );
-    report.releaseClaims = spreadOf(release);
+    report.releaseClaims = touched(release);
     const ids = await db
       .knex('webhooks')
       .whereIn('registration_id', [tenant.grouped, tenant.plain])
@@ -196,23 +181,39 @@ describe('the hot statements on the bucket layout', () => {
         fullTargets: [],
         origins: [],
         originHeld: [],
+        buckets: group,
       }),
     );
-    report.claimNotified = spreadOf(notified);
+    report.claimNotified = touched(notified);
     const { plans: apply } = await recorder.record((knex) =>
       knex.transaction((trx) =>
-        applyOperatorAction(trx, { action: 'abort', ids, actionId: null, now: new Date() }),
+        applyOperatorAction(trx, {
+          action: 'abort',
+          ids,
+          actionId: null,
+          now: new Date(),
+          buckets: group,
+        }),
       ),
     );
-    report.operatorApply = spreadOf(apply);
+    report.operatorApply = touched(apply);
     const { plans: abort } = await recorder.record((knex) =>
-      knex.transaction((trx) => abortRegistrationWebhooks(trx, tenant.plain, new Date())),
+      knex.transaction((trx) => abortRegistrationWebhooks(trx, { id: tenant.plain, bucket: tenant.bucket }, new Date())),
     );
-    report.abortRegistration = spreadOf(abort);
+    report.abortRegistration = touched(abort);
     const { plans: prune } = await recorder.record((knex) =>
-      pruneWebhooksStep(knex, { olderThanMs: 0, after: 0, scan: 100 }),
+      pruneWebhooksStep(knex, { olderThanMs: 0, after: 0, scan: 100, buckets: group }),
     );
-    report.prune = spreadOf(prune);
-    expect(report).toEqual(KNOWN);
+    report.prune = touched(prune);
+    const ownPartition = await bucketPartition(db.knex, 'webhooks', PARTITIONS, tenant.bucket);
+    const others = await bucketPartition(db.knex, 'webhooks', PARTITIONS, other.bucket);
+    expect(report).toEqual(
+      Object.fromEntries(
+        Object.entries(TABLES).map(([entry, tables]) => [
+          entry,
+          Object.fromEntries(tables.map((table) => [table, [entry === 'releaseClaims' ? others : ownPartition]])),
+        ]),
+      ),
+    );
   });
 });

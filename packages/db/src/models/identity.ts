@@ -9,7 +9,7 @@ export class Party extends EntityModel {
   managed_by_party_id!: number | null;
   conference_enabled!: boolean;
   /** Its tenant's bucket, the directory (`../buckets.ts`); null on a row written before it was set. */
-  bucket!: number | null;
+  bucket!: number;
 }
 
 export class Permission extends BaseModel {

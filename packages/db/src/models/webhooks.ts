@@ -9,7 +9,7 @@ export class WebhookEvent extends EntityModel {
   entity_name!: string;
   type!: number;
   /** Its registration's bucket (`../buckets.ts`). */
-  bucket!: number | null;
+  bucket!: number;
 }
 
 /**
@@ -34,7 +34,7 @@ export class WebhookRegistration extends EntityModel {
   rate_limit!: number | null;
   status_changed!: Date | null;
   /** Its party's tenant bucket (`../buckets.ts`), set with `target_id` by the trigger. */
-  bucket!: number | null;
+  bucket!: number;
   events?: WebhookEvent[];
 
   static override get relationMappings(): RelationMappings {

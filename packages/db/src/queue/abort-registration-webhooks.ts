@@ -8,21 +8,22 @@ import { UNDELIVERED_WEBHOOK_STATES, WebhookState } from '@platform/shared';
  * seen and aborted. A change whose enqueue statement began before this commit can still add a
  * webhook afterwards (enqueue does not lock registrations): the claim aborts those instead of
  * delivering them. `lastActionId`: the audit row of the delete, recorded as their last action.
- * Answers how many it aborted.
+ * Answers how many it aborted. Every statement pins the registration's tenant bucket (R2).
  */
 export async function abortRegistrationWebhooks(
   trx: Knex.Transaction,
-  registrationId: number,
+  registration: { id: number; bucket: number },
   now: Date,
   lastActionId?: number,
 ): Promise<number> {
+  const owned = { bucket: registration.bucket, registration_id: registration.id };
   await trx('webhook_groups')
-    .where({ registration_id: registrationId })
+    .where(owned)
     .orderBy('group_key')
     .forUpdate()
     .select('group_key');
   const aborted = await trx('webhooks')
-    .where({ registration_id: registrationId })
+    .where(owned)
     .whereIn('state', UNDELIVERED_WEBHOOK_STATES)
     .update({
       state: WebhookState.Aborted,
@@ -32,6 +33,6 @@ export async function abortRegistrationWebhooks(
       locked_by: null,
       ...(lastActionId !== undefined && { last_action_id: lastActionId }),
     });
-  await trx('webhook_groups').where({ registration_id: registrationId }).update({ open_count: 0 });
+  await trx('webhook_groups').where(owned).update({ open_count: 0 });
   return aborted;
 }

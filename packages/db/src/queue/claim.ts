@@ -91,6 +91,8 @@ export interface ClaimOptions {
    * The walk starts after it and wraps around; none (0): from the lowest id.
    */
   after?: number;
+  /** The shard group to claim from (docs/scaling.md, R2); absent: every bucket, the one database. */
+  buckets?: readonly number[];
 }
 
 export { CLAIM_PICK_SQL } from './functions/webhooks-claim';
@@ -120,6 +122,7 @@ export function claimBindings(options: ClaimOptions): Record<ClaimParameter, Kne
     room_targets: targets,
     rooms: [...options.rooms.values()],
     held: targets.map((target) => options.held?.get(target) ?? 0),
+    buckets: options.buckets ? [...options.buckets] : null,
   };
 }
 
@@ -173,6 +176,8 @@ export interface ClaimNotifiedOptions {
   /** The origins the dispatcher holds webhooks of (in flight or buffered), and how many of each (`originHeld`). */
   origins: readonly string[];
   originHeld: readonly number[];
+  /** The shard group the ids are in (docs/scaling.md, R2); absent: every bucket, the one database. */
+  buckets?: readonly number[];
 }
 
 /** What the notified rows' claim took, and how many named rows it left to the fair claim. */
@@ -186,7 +191,7 @@ export interface NotifiedClaim {
 export const CLAIM_NOTIFIED_STATEMENT: PreparedStatement = {
   name: 'webhooks-claim-notified',
   text: `select webhooks_claim_notified($1::bigint[], $2::text, $3::float8, $4::int, $5::int[], $6::text[],
-    $7::int[]) as claim`,
+    $7::int[], $8::int[]) as claim`,
 };
 
 /**
@@ -210,6 +215,7 @@ export async function claimNotifiedWebhooks(
       [...options.fullTargets],
       [...options.origins],
       [...options.originHeld],
+      options.buckets ? [...options.buckets] : null,
     ],
   );
   const claim = rows[0]!.claim;

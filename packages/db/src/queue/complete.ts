@@ -70,7 +70,8 @@ export const COMPLETE_STATEMENT: PreparedStatement = {
   name: 'webhooks-complete',
   text: `select webhooks_complete($1, $2, $3::bigint[], $4::smallint[], $5::float8[], $6::smallint[],
        $7::timestamptz[], $8::int[], $9::smallint[], $10::text[], $11::text[], $12::int[], $13::text[],
-       $14::boolean[], $15::int[], $16::smallint[], $17::float8[], $18::json, $19::jsonb[], $20::jsonb[]) as completed`,
+       $14::boolean[], $15::int[], $16::smallint[], $17::float8[], $18::json, $19::jsonb[], $20::jsonb[],
+       $21::int[]) as completed`,
 };
 
 /**
@@ -84,7 +85,13 @@ export const COMPLETE_STATEMENT: PreparedStatement = {
  */
 export async function completeWebhooks(
   knex: Knex,
-  options: { dispatcherId: string; leaseMs: number; policy: HealthPolicy },
+  options: {
+    dispatcherId: string;
+    leaseMs: number;
+    policy: HealthPolicy;
+    /** The shard group of the results (docs/scaling.md, R2); absent: every bucket, the one database. */
+    buckets?: readonly number[];
+  },
   results: readonly AttemptResult[],
 ): Promise<CompletedBatch> {
   if (results.length === 0) return { applied: [], leased: [], disabled: [] };
@@ -111,6 +118,7 @@ export async function completeWebhooks(
     JSON.stringify(options.policy),
     results.map((r) => (r.request ? JSON.stringify(r.request) : null)),
     results.map((r) => (r.responseHeaders ? JSON.stringify(r.responseHeaders) : null)),
+    options.buckets ? [...options.buckets] : null,
   ]);
   const completed = rows[0]!.completed;
   return {

@@ -13,11 +13,13 @@ export interface OperatorApply {
   /** The audit row (`operator_actions`) each changed webhook records as its last action. */
   actionId: number | null;
   now: Date;
+  /** The shard group of the ids (docs/scaling.md, R2); absent: every bucket, the one database. */
+  buckets?: readonly number[];
 }
 
 /** The one statement `applyOperatorAction` sends: a call of `webhooks_operator_apply` in `FROM` (Citus R1). */
 export const OPERATOR_APPLY_SQL =
-  'select webhook_id, outcome from webhooks_operator_apply(?, ?::bigint[], ?, ?, ?)';
+  'select webhook_id, outcome from webhooks_operator_apply(?, ?::bigint[], ?, ?, ?, p_buckets => ?::int[])';
 
 /**
  * Applies an operator action (abort, resolve, retry) to webhooks, in the caller's transaction:
@@ -33,7 +35,14 @@ export async function applyOperatorAction(
 ): Promise<Map<number, OperatorOutcome>> {
   const { rows } = await trx.raw<{ rows: { webhook_id: string; outcome: OperatorOutcome }[] }>(
     OPERATOR_APPLY_SQL,
-    [apply.action, [...apply.ids], apply.freshSchedule ?? false, apply.actionId, apply.now],
+    [
+      apply.action,
+      [...apply.ids],
+      apply.freshSchedule ?? false,
+      apply.actionId,
+      apply.now,
+      apply.buckets ? [...apply.buckets] : null,
+    ],
   );
   return new Map(rows.map((row) => [Number(row.webhook_id), row.outcome]));
 }

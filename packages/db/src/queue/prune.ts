@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { FINAL_WEBHOOK_STATES, SERIES_MAX_HOURS } from '@platform/shared';
 import { PgErrorCode, pgErrorCode } from '../errors';
-import { sqlList } from './sql';
+import { arrays, inBuckets, sqlList } from './sql';
 
 /**
  * Retention pruning (docs/dispatcher.md#prune-job: attempts and finished webhooks are kept N days). Attempts
@@ -95,15 +95,15 @@ export async function pruneExpired(
   return (result as { rowCount: number }).rowCount;
 }
 
-/** The statement of `pruneWebhooksStep` (bindings: olderThanMs, after, scan). */
+/** The statement of `pruneWebhooksStep` (bindings: olderThanMs, the shard group twice, after, scan, the shard group twice). */
 export const PRUNE_WEBHOOKS_STEP_SQL = `with cutoff as (select now() - make_interval(secs => ? / 1000.0) as at),
  scanned as materialized (
-   select id, created from webhooks where id > ? order by id limit ?
+   select id, bucket, created from webhooks where ${inBuckets('webhooks', '?::int[]')} and id > ? order by id limit ?
  ),
  deleted as (
    -- the state and completed_at of the row as it is now (a final state never changes again)
    delete from webhooks w using scanned s, cutoff
-    where w.id = s.id and w.state in (${sqlList(FINAL_WEBHOOK_STATES)}) and w.completed_at < cutoff.at
+    where ${inBuckets('w', '?::int[]')} and w.bucket = s.bucket and w.id = s.id and w.state in (${sqlList(FINAL_WEBHOOK_STATES)}) and w.completed_at < cutoff.at
    returning w.id
  )
  select (select count(*) from deleted)::int as deleted,
@@ -125,11 +125,18 @@ export const PRUNE_WEBHOOKS_STEP_SQL = `with cutoff as (select now() - make_inte
  */
 export async function pruneWebhooksStep(
   knex: Knex,
-  options: { olderThanMs: number; after: number; scan: number },
+  options: {
+    olderThanMs: number;
+    after: number;
+    scan: number;
+    /** The shard group to walk (absent: every bucket, the one database; `inBuckets`). */
+    buckets?: readonly number[];
+  },
 ): Promise<PruneStep> {
+  const group = options.buckets ? [...options.buckets] : null;
   const { rows } = await knex.raw<{
     rows: { deleted: number; last_id: number | null; scanned: number; recent: boolean }[];
-  }>(PRUNE_WEBHOOKS_STEP_SQL, [options.olderThanMs, options.after, options.scan]);
+  }>(PRUNE_WEBHOOKS_STEP_SQL, arrays([options.olderThanMs, group, group, options.after, options.scan, group, group]));
   const row = rows[0]!;
   return {
     deleted: row.deleted,

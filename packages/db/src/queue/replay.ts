@@ -26,7 +26,12 @@ export type ReplayOutcome =
  */
 export async function replayEntityChanges(
   trx: Knex.Transaction,
-  options: { registrationId: number; changeIds: readonly number[]; actionId: number | null },
+  options: {
+    /** The registration and its tenant bucket, which every statement pins (docs/scaling.md, R2). */
+    registration: { id: number; bucket: number };
+    changeIds: readonly number[];
+    actionId: number | null;
+  },
 ): Promise<Map<number, ReplayOutcome>> {
   const changes = (await trx('entity_changes')
     .whereIn('id', [...options.changeIds])
@@ -39,10 +44,10 @@ export async function replayEntityChanges(
       'entity_id as entityId',
       'initiator_party_id as initiatorPartyId',
     )) as RecordedEntityChange[];
+  const { id: registrationId, bucket } = options.registration;
   const registration = (await trx('webhook_registrations')
-    .where({ id: options.registrationId })
-    .first('should_group', 'deleted', 'bucket')) as
-    { should_group: boolean; deleted: Date | null; bucket: number | null } | undefined;
+    .where({ bucket, id: registrationId })
+    .first('should_group', 'deleted')) as { should_group: boolean; deleted: Date | null } | undefined;
   const outcomes = new Map<number, ReplayOutcome>();
   if (!registration || registration.deleted !== null) {
     for (const change of changes) outcomes.set(change.id, 'registration-deleted');
@@ -55,11 +60,11 @@ export async function replayEntityChanges(
        select ?, k.group_key, 0, 0, ?::int from (select distinct unnest(?::text[]) as group_key) k
         order by k.group_key
        on conflict on constraint webhook_groups_pkey do update set next_seq = g.next_seq`,
-      arrays([options.registrationId, registration.bucket, changes.map(groupKeyOf)]),
+      arrays([registrationId, bucket, changes.map(groupKeyOf)]),
     );
   }
   for (const change of changes) {
-    const created = await replayEntityChange(trx, change, options.registrationId, options.actionId);
+    const created = await replayEntityChange(trx, change, registrationId, options.actionId);
     outcomes.set(change.id, created > 0 ? 'changed' : 'not-subscribed');
   }
   return outcomes;

@@ -13,6 +13,7 @@ export type ResendOutcome =
 
 interface ResentRow {
   registration_id: number;
+  bucket: number;
   entity_change_id: string;
   state: number;
   group_key: string | null;
@@ -37,14 +38,14 @@ export async function resendWebhook(
 ): Promise<ResendOutcome> {
   const webhook = (await trx('webhooks')
     .where({ id: options.webhookId })
-    .first('registration_id', 'entity_change_id', 'state', 'group_key', 'group_seq')) as
+    .first('registration_id', 'bucket', 'entity_change_id', 'state', 'group_key', 'group_seq')) as
     ResentRow | undefined;
   if (!webhook) return { outcome: 'not-found' };
   // Successful is final: no writer moves it on, so the state read needs no lock
   if (webhook.state !== WebhookState.Successful) return { outcome: 'not-successful', state: webhook.state };
   if (webhook.group_key !== null) {
     const group = (await trx('webhook_groups')
-      .where({ registration_id: webhook.registration_id, group_key: webhook.group_key })
+      .where({ bucket: webhook.bucket, registration_id: webhook.registration_id, group_key: webhook.group_key })
       .forUpdate()
       .first('next_seq')) as { next_seq: string } | undefined;
     const latestSeq = Number(group?.next_seq ?? 0);
@@ -56,7 +57,7 @@ export async function resendWebhook(
   const changeId = Number(webhook.entity_change_id);
   const outcome = (
     await replayEntityChanges(trx, {
-      registrationId: webhook.registration_id,
+      registration: { id: webhook.registration_id, bucket: webhook.bucket },
       changeIds: [changeId],
       actionId: options.actionId,
     })
@@ -64,6 +65,7 @@ export async function resendWebhook(
   if (outcome === 'registration-deleted' || outcome === 'not-subscribed') return { outcome };
   const created = (await trx('webhooks')
     .where({
+      bucket: webhook.bucket,
       entity_change_id: changeId,
       registration_id: webhook.registration_id,
       last_action_id: options.actionId,

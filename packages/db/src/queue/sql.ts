@@ -9,6 +9,16 @@ import type { WebhookState } from '@platform/shared';
  */
 export const sqlList = (states: readonly WebhookState[]): string => states.join(', ');
 
+/**
+ * The shard group filter of a statement on `alias`'s table (docs/scaling.md, R2): the rows of the
+ * buckets `buckets` names (a queue function's `p_buckets`, or a statement's bound `?::int[]`, which
+ * then takes the array twice), the group of buckets one shard holds, or of every bucket when it is
+ * null, which is the one database's single group. A caller that passes the group (on Citus:
+ * always) has each statement pruned to that group's shard.
+ */
+export const inBuckets = (alias: string, buckets = 'p_buckets'): string =>
+  `(${buckets} is null or ${alias}.bucket = any(${buckets}))`;
+
 /** Bindings holding arrays, which node-postgres sends as Postgres arrays (knex's types do not say so). */
 export const arrays = (values: unknown[]) => values as Knex.RawBinding[];
 

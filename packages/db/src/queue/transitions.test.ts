@@ -315,7 +315,13 @@ describe('the queue follows the shared state machine', () => {
     const [d1, , d3, d4] = await webhooksOf(deleted);
     await deliver({ [d1!]: 'hand-back', [d3!]: 'retry', [d4!]: 'fail' });
     await run('registration-delete', () =>
-      knex.transaction((trx) => abortRegistrationWebhooks(trx, deleted, new Date())),
+      knex.transaction(async (trx) =>
+        abortRegistrationWebhooks(
+          trx,
+          await trx('webhook_registrations').where({ id: deleted }).first('id', 'bucket'),
+          new Date(),
+        ),
+      ),
     );
 
     // a registration deleted while its webhooks were being written: the claim aborts them

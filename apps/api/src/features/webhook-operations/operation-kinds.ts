@@ -10,6 +10,8 @@ export interface OperationRow {
   dry_run: boolean;
   fresh_schedule: boolean;
   registration_id: number | null;
+  /** The registration's tenant bucket (with `registration_id`), read when the operation was asked. */
+  bucket: number | null;
   /** The bulk filter, or the window `{ since, until }` of a recover or a replay. */
   filter: Record<string, unknown>;
   requested_by_account_id: number | null;

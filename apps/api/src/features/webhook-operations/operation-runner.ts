@@ -150,6 +150,11 @@ export async function createOperation(
       dry_run: request.dryRun ?? false,
       fresh_schedule: request.freshSchedule ?? false,
       registration_id: request.registrationId ?? null,
+      // the registration's tenant bucket, which its batches pin (docs/scaling.md, R2)
+      bucket:
+        request.registrationId === undefined
+          ? null
+          : trx('webhook_registrations').where({ id: request.registrationId }).select('bucket'),
       filter: JSON.stringify(request.filter),
       requested_by_account_id: principal.accountId === 0 ? null : principal.accountId,
       principal: JSON.stringify({ accountId: principal.accountId, partyId: principal.partyId }),

@@ -15,18 +15,22 @@ import type { BatchResult, OperationKind } from './operation-kinds';
 export const replayKind: OperationKind = {
   select: async (trx, operation) => {
     const window = operation.filter as Pick<WebhookWindowRequest, 'since' | 'until'>;
+    const registration = (await trx('webhook_registrations')
+      .where({ bucket: operation.bucket, id: operation.registration_id })
+      .first('party_id')) as { party_id: number };
     const changes = trx('entity_changes as c')
       .select(trx.raw('?::bigint', [operation.id]), 'c.id')
       // implied by the subscription below; said here so the window is read through
       // entity_changes_party_created rather than the whole table
-      .where(
-        'c.initiator_party_id',
-        trx('webhook_registrations').where({ id: operation.registration_id }).select('party_id'),
-      )
+      .where('c.initiator_party_id', registration.party_id)
       .where('c.created', '>=', window.since)
       .whereExists((subscribed) =>
         subscribed
-          .fromRaw('webhook_subscriptions(c.initiator_party_id, c.entity_name, c.type) s')
+          .from(
+            trx.raw('webhook_subscriptions(?::int, c.initiator_party_id, c.entity_name, c.type) s', [
+              operation.bucket!,
+            ]),
+          )
           .where('s.registration_id', operation.registration_id),
       );
     if (window.until !== undefined) changes.where('c.created', '<', window.until);
@@ -37,7 +41,7 @@ export const replayKind: OperationKind = {
   },
   apply: async (trx, operation, ids) => {
     const outcomes = await replayEntityChanges(trx, {
-      registrationId: operation.registration_id!,
+      registration: { id: operation.registration_id!, bucket: operation.bucket! },
       changeIds: ids,
       actionId: operation.audit_id,
     });

@@ -5,6 +5,7 @@ import type { WebhookEventRead, WebhookRegistrationRead } from '@platform/shared
 export const REGISTRATION_FIELDS = [
   'id',
   'party_id',
+  'bucket',
   'target_url',
   'should_group',
   'should_group_continue_after_fail',

@@ -330,7 +330,7 @@ export function deleteRegistration(deps: AppDeps, principal: Principal, id: numb
         registrationId: id,
         detail: { targetUrl: current.target_url },
       });
-      const aborted = await abortRegistrationWebhooks(trx, id, now, actionId);
+      const aborted = await abortRegistrationWebhooks(trx, { id, bucket: current.bucket }, now, actionId);
       await trx('operator_actions').where({ id: actionId }).update({ changed: aborted });
     }),
   );

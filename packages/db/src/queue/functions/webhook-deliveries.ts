@@ -1,4 +1,4 @@
-import { PRIMARY_KEY_PLANS } from '../sql';
+import { inBuckets, PRIMARY_KEY_PLANS } from '../sql';
 
 /** `webhook_deliveries`' answer for no webhooks, in its shape: what a claim that found nothing answers. */
 export const NO_DELIVERIES = `'{"webhooks":[],"changes":[],"registrations":[],"events":[]}'::json`;
@@ -22,7 +22,7 @@ export const NO_DELIVERIES = `'{"webhooks":[],"changes":[],"registrations":[],"e
  */
 export const WEBHOOK_DELIVERIES_FUNCTION = `
     create or replace function webhook_deliveries(p_ids bigint[], p_interrupted bigint[] default '{}',
-                                                  p_bare bigint[] default '{}')
+                                                  p_bare bigint[] default '{}', p_buckets int[] default null)
     returns json
     language plpgsql stable ${PRIMARY_KEY_PLANS} as $$
     begin
@@ -34,7 +34,7 @@ export const WEBHOOK_DELIVERIES_FUNCTION = `
                  not (w.id = any(p_interrupted) or w.id = any(p_bare)) as payload,
                  array_position(p_ids, w.id) as n
             from webhooks w
-           where w.id = any(p_ids)
+           where ${inBuckets('w')} and w.id = any(p_ids)
         )
         select json_build_object(
           'webhooks', coalesce((select json_agg(d) from (
@@ -50,12 +50,12 @@ export const WEBHOOK_DELIVERIES_FUNCTION = `
                      as previous_signing_secret,
                    r.should_group_continue_after_fail, r.deleted is not null as deleted
               from webhook_registrations r
-              join webhook_targets t on t.id = r.target_id
-             where r.id in (select registration_id from w)) d), '[]'),
+              join webhook_targets t on ${inBuckets('t')} and t.id = r.target_id
+             where ${inBuckets('r')} and r.id in (select registration_id from w)) d), '[]'),
           'events', coalesce((select json_agg(d) from (
             select e.id, e.type, e.entity_name, e.created, e.last_modified, e.deleted
               from webhook_events e
-             where e.id in (select event_id from w)) d), '[]')));
+             where ${inBuckets('e')} and e.id in (select event_id from w)) d), '[]')));
     end
     $$;
 `;

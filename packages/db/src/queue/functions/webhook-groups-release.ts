@@ -1,5 +1,5 @@
 import { WebhookState } from '@platform/shared';
-import { GENERIC_PLANS } from '../sql';
+import { GENERIC_PLANS, inBuckets } from '../sql';
 
 const { Created, Aborted, Pending } = WebhookState;
 
@@ -14,13 +14,15 @@ const { Created, Aborted, Pending } = WebhookState;
  * becomes Created and due now, unleased, and the claim's rules decide (paused or disabled: not
  * claimed; open: a circuit-open attempt; half-open: it waits for the trial, or is it; held: it
  * waits for the hold to end; rate-limited: it waits for a token). Returns the
- * promoted webhook ids. Generic plans (`GENERIC_PLANS`), also when `webhooks_complete` calls it:
+ * promoted webhook ids. `p_buckets`, the caller's shard group, pins every statement (`inBuckets`).
+ * Generic plans (`GENERIC_PLANS`), also when `webhooks_complete` calls it:
  * its statements take arrays, one shape for any input.
  */
 export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
     create or replace function webhook_groups_release(
       p_registration_ids int[], p_group_keys text[],
-      p_lease_to text default null, p_lease_ms float8 default null, p_locked boolean default false
+      p_lease_to text default null, p_lease_ms float8 default null, p_locked boolean default false,
+      p_buckets int[] default null
     )
     returns setof bigint
     language plpgsql ${GENERIC_PLANS} as $$
@@ -33,6 +35,7 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
         perform 1 from webhook_groups g
           join (select distinct * from unnest(p_registration_ids, p_group_keys)) as r(registration_id, group_key)
             using (registration_id, group_key)
+         where ${inBuckets('g')}
          order by g.registration_id, g.group_key
            for update of g;
       end if;
@@ -44,12 +47,13 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
       decremented as (
         update webhook_groups g set open_count = greatest(g.open_count - 1, 0)
           from released r
-         where g.registration_id = r.registration_id and g.group_key = r.group_key
+         where ${inBuckets('g')} and g.registration_id = r.registration_id and g.group_key = r.group_key
         returning g.registration_id, g.group_key, g.open_count
       ),
       heads as (
         select (select w.id from webhooks w
-                 where w.registration_id = d.registration_id and w.group_key = d.group_key and w.state = ${Pending}
+                 where ${inBuckets('w')} and w.registration_id = d.registration_id
+                   and w.group_key = d.group_key and w.state = ${Pending}
                  order by w.group_seq limit 1) as id
           from decremented d
          where d.open_count > 0
@@ -60,9 +64,9 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
                  and t.breaker_state = 'closed' and (t.hold_until is null or t.hold_until <= now())
                  and t.rate_limit is null as lease
           from heads h
-          join webhooks w on w.id = h.id
-          join webhook_registrations r on r.id = w.registration_id
-          join webhook_targets t on t.id = r.target_id
+          join webhooks w on ${inBuckets('w')} and w.id = h.id
+          join webhook_registrations r on ${inBuckets('r')} and r.id = w.registration_id
+          join webhook_targets t on ${inBuckets('t')} and t.id = r.target_id
       )
       update webhooks w
          set state = case when p_lease_to is null or not p.deleted then ${Created} else ${Aborted} end,
@@ -72,7 +76,7 @@ export const WEBHOOK_GROUPS_RELEASE_FUNCTION = `
              completed_at = case when p_lease_to is null or not p.deleted then null else v_now end,
              last_modified = now()
         from promoted p
-       where w.id = p.id
+       where ${inBuckets('w')} and w.id = p.id
       returning w.id;
     end
     $$;

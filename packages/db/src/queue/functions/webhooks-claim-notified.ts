@@ -1,5 +1,5 @@
 import { CLAIMABLE_WEBHOOK_STATES } from '@platform/shared';
-import { sqlList, GENERIC_PLANS } from '../sql';
+import { sqlList, GENERIC_PLANS, inBuckets } from '../sql';
 
 const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 
@@ -23,7 +23,7 @@ const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 export const WEBHOOKS_CLAIM_NOTIFIED_FUNCTION = `
     create or replace function webhooks_claim_notified(p_ids bigint[], p_dispatcher_id text, p_lease_ms float8,
                                                        p_host_room int, p_full_targets int[], p_origins text[],
-                                                       p_origin_held int[])
+                                                       p_origin_held int[], p_buckets int[] default null)
     returns json
     language plpgsql ${GENERIC_PLANS} as $$
     declare
@@ -39,10 +39,11 @@ export const WEBHOOKS_CLAIM_NOTIFIED_FUNCTION = `
           from unnest(p_ids) as n(id)
          cross join lateral (
            select w.id, w.registration_id from webhooks w
-            where w.id = n.id and w.state in (${CLAIMABLE}) and w.locked_by is null and w.next_attempt_at <= now()
+            where ${inBuckets('w')} and w.id = n.id and w.state in (${CLAIMABLE}) and w.locked_by is null
+              and w.next_attempt_at <= now()
               for update skip locked) w
-          join webhook_registrations r on r.id = w.registration_id
-          join webhook_targets t on t.id = r.target_id
+          join webhook_registrations r on ${inBuckets('r')} and r.id = w.registration_id
+          join webhook_targets t on ${inBuckets('t')} and t.id = r.target_id
           left join unnest(p_origins, p_origin_held) as o(origin, held) on o.origin = t.origin
          where r.status = 'active' and r.deleted is null
            and t.breaker_state = 'closed' and (t.hold_until is null or t.hold_until <= now())
@@ -53,10 +54,10 @@ export const WEBHOOKS_CLAIM_NOTIFIED_FUNCTION = `
         from unnest(p_ids) as n(id)
        cross join lateral (
          select 1 from webhooks w
-          where w.id = n.id and w.state in (${CLAIMABLE}) and w.locked_by is null
+          where ${inBuckets('w')} and w.id = n.id and w.state in (${CLAIMABLE}) and w.locked_by is null
           limit 1) w
        where n.id <> all(v_ids);
-      return json_build_object('leased', webhooks_lease(v_ids, p_dispatcher_id, p_lease_ms, '{}'), 'rest', v_rest);
+      return json_build_object('leased', webhooks_lease(v_ids, p_dispatcher_id, p_lease_ms, '{}', p_buckets), 'rest', v_rest);
     end
     $$;
 `;

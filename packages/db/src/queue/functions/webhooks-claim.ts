@@ -1,5 +1,5 @@
 import { CLAIMABLE_WEBHOOK_STATES } from '@platform/shared';
-import { sqlList, GENERIC_PLANS } from '../sql';
+import { sqlList, GENERIC_PLANS, inBuckets } from '../sql';
 
 const CLAIMABLE = sqlList(CLAIMABLE_WEBHOOK_STATES);
 
@@ -20,6 +20,7 @@ export const CLAIM_PARAMETERS = {
   room_targets: 'int[]',
   rooms: 'int[]',
   held: 'int[]',
+  buckets: 'int[]',
 } as const;
 
 export type ClaimParameter = keyof typeof CLAIM_PARAMETERS;
@@ -43,13 +44,14 @@ const VISITS_PER_ROW = 8;
  * `counts` towards the batch's registrations: live, with a row due now, and its endpoint not one
  * the dispatcher has no room for (`cursor.roomless`).
  */
-const VISIT = `select r.target_id, f.first_due, r.id is not null as live,
+const visit = (group: (alias: string) => string) => `select r.target_id, f.first_due, r.id is not null as live,
          coalesce(f.first_due <= now() and r.target_id <> all(c.roomless), false) as counts
     from (select n.id) k
-    left join webhook_registrations r on r.id = k.id and (r.status = 'active' or r.deleted is not null)
+    left join webhook_registrations r
+      on ${group('r')} and r.id = k.id and (r.status = 'active' or r.deleted is not null)
     left join lateral (
       select w.next_attempt_at as first_due from webhooks w
-       where w.registration_id = r.id and w.state in (${CLAIMABLE})
+       where ${group('w')} and w.registration_id = r.id and w.state in (${CLAIMABLE})
        order by w.next_attempt_at limit 1) f on true`;
 
 /**
@@ -102,7 +104,10 @@ const VISIT = `select r.target_id, f.first_due, r.id is not null as live,
  * reads is filtered to one shard (R5, docs/scaling.md). No name in it may be a PL/pgSQL variable's
  * (the walk's `counted` is not `found`): Postgres refuses such a column reference as ambiguous.
  */
-const pickStatement = (input: (name: ClaimParameter) => string) => `with recursive cursor as (
+const pickStatement = (input: (name: ClaimParameter) => string) => {
+  // every table of the statement read in the caller's shard group (R2)
+  const group = (alias: string) => inBuckets(alias, input('buckets'));
+  return `with recursive cursor as (
   select ${input('after')} as after, ${input('batch')} as batch, ${input('roomless')} as roomless
 ),
 walk(id, lap, visited, counted, target_id, first_due, live) as (
@@ -111,15 +116,15 @@ walk(id, lap, visited, counted, target_id, first_due, live) as (
    cross join lateral (
      select x.id, x.lap from (
        (select w.registration_id as id, 0 as lap from webhooks w
-         where w.state in (${CLAIMABLE}) and w.registration_id > c.after
+         where ${group('w')} and w.state in (${CLAIMABLE}) and w.registration_id > c.after
          order by w.registration_id, w.next_attempt_at limit 1)
        union all
        (select w.registration_id, 1 from webhooks w
-         where w.state in (${CLAIMABLE})
+         where ${group('w')} and w.state in (${CLAIMABLE})
          order by w.registration_id, w.next_attempt_at limit 1)) x
       where x.lap = 0 or x.id <= c.after
       limit 1) n
-   cross join lateral (${VISIT}) s
+   cross join lateral (${visit(group)}) s
   union all
   select n.id, n.lap, walk.visited + 1, walk.counted + s.counts::int, s.target_id, s.first_due, s.live
     from walk
@@ -127,15 +132,15 @@ walk(id, lap, visited, counted, target_id, first_due, live) as (
    cross join lateral (
      select x.id, x.lap from (
        (select w.registration_id as id, walk.lap as lap from webhooks w
-         where w.state in (${CLAIMABLE}) and w.registration_id > walk.id
+         where ${group('w')} and w.state in (${CLAIMABLE}) and w.registration_id > walk.id
          order by w.registration_id, w.next_attempt_at limit 1)
        union all
        (select w.registration_id, 1 from webhooks w
-         where w.state in (${CLAIMABLE}) and walk.lap = 0
+         where ${group('w')} and w.state in (${CLAIMABLE}) and walk.lap = 0
          order by w.registration_id, w.next_attempt_at limit 1)) x
       where x.lap = 0 or x.id <= c.after
       limit 1) n
-   cross join lateral (${VISIT}) s
+   cross join lateral (${visit(group)}) s
    where walk.counted < c.batch and walk.visited < ${VISITS_PER_ROW} * c.batch
 ),
 lap as (
@@ -153,7 +158,7 @@ trials as (
   update webhook_targets t
      set breaker_state = 'half-open', state_changed = now(),
          trial_until = now() + make_interval(secs => (select lease_ms from params) / 1000.0)
-   where t.id in (select target_id from eligible where first_due <= now())
+   where ${group('t')} and t.id in (select target_id from eligible where first_due <= now())
      and (t.hold_until is null or t.hold_until <= now())
      and ((t.breaker_state = 'open' and t.open_until <= now())
           or (t.breaker_state = 'half-open' and (t.trial_until is null or t.trial_until <= now())))
@@ -167,7 +172,7 @@ bucket as materialized (
            as tokens,
          greatest(now(), coalesce(t.rate_refilled_at, now())) as refilled_at
     from webhook_targets t
-   where t.id in (select target_id from eligible where first_due <= now())
+   where ${group('t')} and t.id in (select target_id from eligible where first_due <= now())
      and t.rate_limit is not null and t.breaker_state = 'closed'
      and (t.hold_until is null or t.hold_until <= now())
    order by t.id
@@ -186,7 +191,7 @@ rooms as (
          coalesce(t.hold_until > now(), false) as on_hold,
          floor(b.tokens)::int as tokens
     from eligible e
-    join webhook_targets t on t.id = e.target_id
+    join webhook_targets t on ${group('t')} and t.id = e.target_id
     left join trials tr on tr.id = e.target_id
     left join bucket b on b.id = e.target_id
     left join unnest(${input('room_targets')}, ${input('rooms')}, ${input('held')}) as c(target_id, room, held)
@@ -223,7 +228,8 @@ picked as (
     from shares r
    cross join lateral (
      select w.id, w.next_attempt_at from webhooks w
-      where w.registration_id = r.registration_id and w.state in (${CLAIMABLE}) and w.next_attempt_at <= now()
+      where ${group('w')} and w.registration_id = r.registration_id and w.state in (${CLAIMABLE})
+        and w.next_attempt_at <= now()
       order by w.next_attempt_at
       limit r.take
         for update skip locked) w
@@ -240,7 +246,7 @@ spent as (
      set rate_tokens = b.tokens - (select count(*) from chosen c where c.target_id = b.id),
          rate_refilled_at = b.refilled_at
     from bucket b
-   where t.id = b.id
+   where ${group('t')} and t.id = b.id
   returning t.id, t.rate_tokens, b.rate_limit
 )
 select array(select id from chosen) as chosen,
@@ -251,28 +257,30 @@ select array(select id from chosen) as chosen,
          or (not (select done from lap) and (select count(*) from chosen) < (select batch from params)) as more,
        array(select distinct r.target_id from sized r
                join rooms o using (registration_id)
-               join webhook_targets t on t.id = r.target_id
+               join webhook_targets t on ${group('t')} and t.id = r.target_id
               where not r.circuit_open and not r.paced and (t.breaker_state = 'closed' or o.trial)
                 and r.room <= (select count(*) from chosen c where c.target_id = r.target_id)) as capped_targets,
        case when (select count(*) from chosen) < (select batch from params) and (select done from lap) then least(
          (select min(f.next_attempt_at) from eligible e
            cross join lateral (
              select w.next_attempt_at from webhooks w
-              where w.registration_id = e.id and w.state in (${CLAIMABLE}) and w.next_attempt_at > now()
+              where ${group('w')} and w.registration_id = e.id and w.state in (${CLAIMABLE})
+                and w.next_attempt_at > now()
               order by w.next_attempt_at limit 1) f),
          (select min(t.trial_until) from webhook_targets t
-           where t.id in (select target_id from eligible) and t.breaker_state = 'half-open'
+           where ${group('t')} and t.id in (select target_id from eligible) and t.breaker_state = 'half-open'
              and t.trial_until > now()),
          (select min(t.open_until) from webhook_targets t
-           where t.id in (select target_id from eligible) and t.breaker_state = 'open'
+           where ${group('t')} and t.id in (select target_id from eligible) and t.breaker_state = 'open'
              and t.open_until > now()),
          (select min(t.hold_until) from webhook_targets t
-           where t.id in (select target_id from eligible) and t.hold_until > now()),
+           where ${group('t')} and t.id in (select target_id from eligible) and t.hold_until > now()),
          (select min(now() + make_interval(secs => (1 - s.rate_tokens) / s.rate_limit))
             from spent s where s.rate_tokens < 1))
        end as next_due,
        (select cursor from lap) as cursor,
        (select wrapped from lap) as wrapped`;
+};
 
 /**
  * The claim's pick statement alone, each input a named binding (`claimBindings`), typed as
@@ -309,7 +317,7 @@ export const WEBHOOKS_CLAIM_FUNCTION = `
     begin
       ${pickStatement((name) => `p_${name}`)}
         into v_chosen, v_bare, v_open_targets, v_more, v_capped_targets, v_next_due, v_cursor, v_wrapped;
-      v_leased := webhooks_lease(v_chosen, p_dispatcher_id, p_lease_ms, v_bare);
+      v_leased := webhooks_lease(v_chosen, p_dispatcher_id, p_lease_ms, v_bare, p_buckets);
       return json_build_object('leased', v_leased, 'open_targets', v_open_targets, 'more', v_more,
                                'capped_targets', v_capped_targets, 'next_due', v_next_due,
                                'cursor', v_cursor, 'wrapped', v_wrapped);

@@ -1,6 +1,6 @@
 import { ATTEMPT_OUTCOME_CODES, CLAIMABLE_WEBHOOK_STATES, WebhookState } from '@platform/shared';
 import { DELIVERIES_STOPPED_PAYLOAD } from '../../notify';
-import { sqlList } from '../sql';
+import { inBuckets, sqlList } from '../sql';
 import { NO_DELIVERIES } from './webhook-deliveries';
 
 const { Created, Successful, Failed } = WebhookState;
@@ -79,7 +79,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       p_status_codes smallint[], p_error_kinds text[], p_response_bodies text[],
       p_registration_ids int[], p_group_keys text[], p_releases boolean[],
       p_target_ids int[], p_outcomes smallint[], p_hold_ms float8[], p_policy json,
-      p_requests jsonb[], p_response_headers jsonb[]
+      p_requests jsonb[], p_response_headers jsonb[], p_buckets int[] default null
     )
     returns json
     language plpgsql as $$
@@ -109,8 +109,9 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       reg_changing := array(
         select g.id from webhook_registrations g
           join (${REGISTRATION_RUNS}) as a using (id)
-         where a.tail_failures > 0 or g.failures_since_success <> 0
-            or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds'
+         where ${inBuckets('g')}
+           and (a.tail_failures > 0 or g.failures_since_success <> 0
+                or g.last_success_at is null or g.last_success_at < now() - interval '10 seconds')
          order by g.id
            for no key update of g);
 
@@ -120,6 +121,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                   from unnest(p_registration_ids, p_group_keys, p_releases) as r(registration_id, group_key, releases)
                  where releases and group_key is not null) as r
             using (registration_id, group_key)
+         where ${inBuckets('g')}
          order by g.registration_id, g.group_key
            for update of g;
       end if;
@@ -136,7 +138,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                last_modified = now(),
                completed_at = case when r.state in (${sqlList([Successful, Failed])}) then v_now end
           from results r
-         where w.id = r.id and w.locked_by = p_dispatcher_id and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)})
+         where ${inBuckets('w')} and w.id = r.id and w.locked_by = p_dispatcher_id and w.state in (${sqlList(CLAIMABLE_WEBHOOK_STATES)})
            -- the result of the try the row is at: a late result of an earlier try (its lease ran
            -- out, the row was recorded interrupted and leased to us again) is not applied twice
            and w.attempt_count = r.attempt
@@ -178,8 +180,9 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       tgt_changing := array(
         select t.id from webhook_targets t
           join (${TARGET_RUNS}) as a using (id)
-         where a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0 or a.hold_ms is not null
-            or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds'))
+         where ${inBuckets('t')}
+           and (a.tail_failures > 0 or t.breaker_state <> 'closed' or t.consecutive_failures <> 0 or a.hold_ms is not null
+                or (a.any_success and (t.last_success_at is null or t.last_success_at < now() - interval '10 seconds')))
          order by t.id
            for no key update of t);
 
@@ -193,7 +196,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                  v_now + make_interval(secs => a.hold_ms / 1000.0) as hold_to
             from webhook_targets t
             join (${TARGET_RUNS}) as a using (id)
-           where t.id = any(tgt_changing)
+           where ${inBuckets('t')} and t.id = any(tgt_changing)
         ),
         s as (
           select n.*,
@@ -229,7 +232,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                  hold_until = case when s.hold_ms is null then t.hold_until
                                    else greatest(t.hold_until, s.hold_to) end
             from s
-           where t.id = s.id
+           where ${inBuckets('t')} and t.id = s.id
           returning s.was, s.state, s.unanswered, s.hold_ms
         )
         select coalesce(bool_or((was <> 'closed' and state = 'closed') or (state = 'half-open' and unanswered)), false),
@@ -249,7 +252,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                       else coalesce(g.failing_since, now()) end as failing_since
             from webhook_registrations g
             join (${REGISTRATION_RUNS}) as a using (id)
-           where g.id = any(reg_changing)
+           where ${inBuckets('g')} and g.id = any(reg_changing)
         ),
         s as (
           select n.*,
@@ -269,7 +272,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
                  disabled_reason = coalesce(s.disable, g.disabled_reason),
                  status_changed = case when s.disable is not null then v_now else g.status_changed end
             from s
-           where g.id = s.id
+           where ${inBuckets('g')} and g.id = s.id
           returning g.id, g.party_id, g.target_url, s.disable
         )
         select coalesce(json_agg(json_build_object('registrationId', c.id, 'reason', c.disable)), '[]')
@@ -283,7 +286,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       -- one call per registration, not a function called over a table's rows (Citus, R3)
       if json_array_length(disabled) > 0 then
         for dis in select g.id, g.party_id, g.target_url, g.disabled_reason from webhook_registrations g
-                    where g.id in (select (d->>'registrationId')::int from json_array_elements(disabled) d)
+                    where ${inBuckets('g')} and g.id in (select (d->>'registrationId')::int from json_array_elements(disabled) d)
                     order by g.id loop
           perform webhook_notify(
                     dis.party_id, 'registration-disabled',
@@ -308,14 +311,14 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
       if release_registrations is not null then
         -- the group rows are locked above, in the order every writer of a group takes them
         promoted := array(select webhook_groups_release(release_registrations, release_keys, p_dispatcher_id, p_lease_ms,
-                                                        p_locked => true));
+                                                        p_locked => true, p_buckets => p_buckets));
         -- a head left unleased (its registration paused or disabled, its target not closed) is
         -- the claim's to take, when its rules let it; the ones leased to us are answered
         select coalesce(bool_or(w.locked_by is null and w.state = ${Created} and r.status = 'active'), false),
                coalesce(array_agg(w.id order by w.id) filter (where w.locked_by = p_dispatcher_id), '{}')
           into unleased, promoted
-          from webhooks w join webhook_registrations r on r.id = w.registration_id
-         where w.id = any(promoted);
+          from webhooks w join webhook_registrations r on ${inBuckets('r')} and r.id = w.registration_id
+         where ${inBuckets('w')} and w.id = any(promoted);
         wake := wake or unleased;
       end if;
       if wake then
@@ -327,7 +330,7 @@ export const WEBHOOKS_COMPLETE_FUNCTION = `
 
       return json_build_object(
         'applied', to_json(applied),
-        'leased', case when coalesce(cardinality(promoted), 0) = 0 then ${NO_DELIVERIES} else webhook_deliveries(promoted) end,
+        'leased', case when coalesce(cardinality(promoted), 0) = 0 then ${NO_DELIVERIES} else webhook_deliveries(promoted, p_buckets => p_buckets) end,
         'disabled', disabled
       );
     end

@@ -20,7 +20,8 @@ import { GENERIC_PLANS } from '../sql';
  * form Citus can run on the bucket's node (docs/scaling.md, R5 and R6: an INSERT inside a WITH is
  * planned through the coordinator, and so would be its NOTIFY). The groups and webhooks it writes
  * carry the initiator's tenant bucket from the directory (`parties.bucket`, ../../buckets.ts): the
- * bucket of the registrations it fans out to, which are the initiator's. The group upsert names
+ * bucket of the registrations it fans out to, which are the initiator's; every statement on a
+ * bucket table pins it (R2), so on the bucket layout each reads one partition. The group upsert names
  * its key rather than listing the key's columns: on the bucket-partitioned layout
  * (packages/db/tests/bucket-layout.ts) the same key leads with the bucket.
  */
@@ -48,16 +49,16 @@ export const WEBHOOKS_ENQUEUE_FUNCTION = `
         values (p_entity_name, p_type, p_entity_id, p_entity, p_party_id, p_account_id)
         returning id into v_change;
       end if;
+      select p.bucket into v_bucket from parties p where p.id = p_party_id;
       select array_agg(s.registration_id order by s.registration_id),
              array_agg(s.should_group order by s.registration_id),
              array_agg(s.event_id order by s.registration_id)
         into v_registrations, v_grouped, v_events
-        from webhook_subscriptions(p_party_id, p_entity_name, p_type) s
+        from webhook_subscriptions(v_bucket, p_party_id, p_entity_name, p_type) s
        where p_only_registration is null or s.registration_id = p_only_registration;
       if v_registrations is null then
         return 0;
       end if;
-      select p.bucket into v_bucket from parties p where p.id = p_party_id;
       if true = any(v_grouped) then
         insert into webhook_groups as g (registration_id, group_key, next_seq, open_count, bucket)
         select s.registration_id, p_group_key, 1, 1, v_bucket
@@ -78,7 +79,8 @@ export const WEBHOOKS_ENQUEUE_FUNCTION = `
              g.next_seq, p_action_id, p_trace_context, v_bucket
         from unnest(v_registrations, v_grouped, v_events) as s(registration_id, should_group, event_id)
         left join webhook_groups g
-          on s.should_group and g.registration_id = s.registration_id and g.group_key = p_group_key
+          on s.should_group and g.bucket = v_bucket and g.registration_id = s.registration_id
+         and g.group_key = p_group_key
        -- ids in registration order, whatever join the planner picks
        order by s.registration_id
       returning id, state

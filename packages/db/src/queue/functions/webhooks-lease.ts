@@ -1,5 +1,5 @@
 import { WebhookState } from '@platform/shared';
-import { PRIMARY_KEY_PLANS } from '../sql';
+import { inBuckets, PRIMARY_KEY_PLANS } from '../sql';
 import { NO_DELIVERIES } from './webhook-deliveries';
 
 /**
@@ -13,7 +13,7 @@ import { NO_DELIVERIES } from './webhook-deliveries';
  */
 export const WEBHOOKS_LEASE_FUNCTION = `
     create or replace function webhooks_lease(p_ids bigint[], p_dispatcher_id text, p_lease_ms float8,
-                                              p_bare bigint[] default '{}')
+                                              p_bare bigint[] default '{}', p_buckets int[] default null)
     returns json
     language plpgsql ${PRIMARY_KEY_PLANS} as $$
     declare
@@ -29,7 +29,7 @@ export const WEBHOOKS_LEASE_FUNCTION = `
       -- \`prior\` reads the rows as they were before this update: those still leased are the interrupted
       -- (no column may share a variable's name: Postgres refuses the reference as ambiguous)
       with prior as (
-        select w.id, w.locked_by is not null as was_leased from webhooks w where w.id = any(p_ids)
+        select w.id, w.locked_by is not null as was_leased from webhooks w where ${inBuckets('w')} and w.id = any(p_ids)
       ),
       updated as (
         update webhooks w
@@ -39,7 +39,7 @@ export const WEBHOOKS_LEASE_FUNCTION = `
                state = case when r.deleted is null then w.state else ${WebhookState.Aborted} end,
                completed_at = case when r.deleted is null then w.completed_at else v_now end
           from prior p, webhook_registrations r
-         where w.id = p.id and r.id = w.registration_id
+         where ${inBuckets('w')} and w.id = p.id and ${inBuckets('r')} and r.id = w.registration_id
         returning w.id, p.was_leased
       )
       select coalesce(array_agg(id), '{}'), coalesce(array_agg(id) filter (where was_leased), '{}')
@@ -52,7 +52,7 @@ export const WEBHOOKS_LEASE_FUNCTION = `
       else
         leased := p_ids;
       end if;
-      return webhook_deliveries(leased, interrupted, p_bare);
+      return webhook_deliveries(leased, interrupted, p_bare, p_buckets);
     end
     $$;
 `;

@@ -1,5 +1,5 @@
 import { FINAL_WEBHOOK_STATES, GROUP_HOLDING_STATES, WebhookState } from '@platform/shared';
-import { sqlList, GENERIC_PLANS } from '../sql';
+import { sqlList, GENERIC_PLANS, inBuckets } from '../sql';
 
 const { Retrying, Failed, Aborted, Pending, Resolved } = WebhookState;
 const HEAD = sqlList(GROUP_HOLDING_STATES.head);
@@ -19,14 +19,15 @@ const BLOCKING = sqlList(GROUP_HOLDING_STATES.blocking);
  * The groups are locked first, in the order enqueue and release lock them, then the webhooks in
  * id order (a group's webhooks in group order, so a batch re-enters them in their order). Each
  * webhook gets p_action_id as its last operator action. Answers every id with 'changed' or why
- * it was skipped; ids that do not exist are left out. Wakes the dispatchers when a webhook
+ * it was skipped; ids that do not exist are left out. `p_buckets`, the shard group of the ids
+ * (null: every bucket, the one database), pins every statement (`inBuckets`, R2). Wakes the dispatchers when a webhook
  * became due, unless p_notify is false: a caller whose transaction may commit on two nodes (on
  * Citus, any that wrote the audit row) wakes them after its commit instead (docs/scaling.md, R6).
  */
 export const WEBHOOKS_OPERATOR_APPLY_FUNCTION = `
     create or replace function webhooks_operator_apply(
       p_action text, p_ids bigint[], p_fresh boolean, p_action_id bigint, p_now timestamptz,
-      p_notify boolean default true
+      p_notify boolean default true, p_buckets int[] default null
     )
     returns table (webhook_id bigint, outcome text)
     language plpgsql ${GENERIC_PLANS} as $$
@@ -40,15 +41,17 @@ export const WEBHOOKS_OPERATOR_APPLY_FUNCTION = `
       end if;
       perform 1 from webhook_groups g
         join (select distinct x.registration_id, x.group_key from webhooks x
-               where x.id = any(p_ids) and x.group_key is not null) k using (registration_id, group_key)
+               where ${inBuckets('x')} and x.id = any(p_ids) and x.group_key is not null) k
+       using (registration_id, group_key)
+       where ${inBuckets('g')}
        order by g.registration_id, g.group_key
          for update of g;
       for w in
         select x.id, x.registration_id, x.state, x.group_key, r.target_id,
                r.should_group_continue_after_fail as continue_after_fail, r.deleted is not null as deleted
           from webhooks x
-          join webhook_registrations r on r.id = x.registration_id
-         where x.id = any(p_ids)
+          join webhook_registrations r on ${inBuckets('r')} and r.id = x.registration_id
+         where ${inBuckets('x')} and x.id = any(p_ids)
          order by x.id
            for update of x
       loop
@@ -64,13 +67,15 @@ export const WEBHOOKS_OPERATOR_APPLY_FUNCTION = `
                  completed_at = p_now, last_modified = p_now,
                  -- a dispatcher delivering it right now can no longer complete it
                  locked_by = null, last_action_id = p_action_id
-           where id = w.id;
+           where ${inBuckets('webhooks')} and id = w.id;
           if w.group_key is not null then
             if w.state = ${Pending} then
               update webhook_groups set open_count = greatest(open_count - 1, 0)
-               where registration_id = w.registration_id and group_key = w.group_key;
+               where ${inBuckets('webhook_groups')} and registration_id = w.registration_id
+                 and group_key = w.group_key;
             elsif w.state in (${HEAD}) or (w.state in (${BLOCKING}) and not w.continue_after_fail) then
-              if exists (select 1 from webhook_groups_release(array[w.registration_id], array[w.group_key])) then
+              if exists (select 1 from webhook_groups_release(array[w.registration_id], array[w.group_key],
+                                                                     p_buckets => p_buckets)) then
                 woke := true;
               end if;
             end if;
@@ -89,7 +94,8 @@ export const WEBHOOKS_OPERATOR_APPLY_FUNCTION = `
           opened := 1;
           if w.group_key is not null and w.continue_after_fail then
             update webhook_groups set open_count = open_count + 1
-             where registration_id = w.registration_id and group_key = w.group_key
+             where ${inBuckets('webhook_groups')} and registration_id = w.registration_id
+               and group_key = w.group_key
             returning open_count into opened;
           end if;
           update webhooks
@@ -97,9 +103,9 @@ export const WEBHOOKS_OPERATOR_APPLY_FUNCTION = `
                  next_attempt_at = now(),
                  attempt_count = case when p_fresh then 0 else attempt_count end,
                  completed_at = null, last_modified = p_now, locked_by = null, last_action_id = p_action_id
-           where id = w.id;
+           where ${inBuckets('webhooks')} and id = w.id;
           if opened <= 1 then woke := true; end if;
-          perform webhook_target_half_open(w.registration_id);
+          perform webhook_target_half_open(w.registration_id, p_buckets);
         end if;
         outcome := 'changed';
         return next;
