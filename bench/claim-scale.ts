@@ -41,14 +41,16 @@ async function seedEndpoints(knex: Knex, context: BenchContext, endpoints: numbe
   const partyId = await seedParty(knex);
   const sealed = context.secrets.seal(context.signingSecret);
   await knex.raw(
-    `insert into webhook_registrations (party_id, target_url, should_group, should_group_continue_after_fail,
+    `insert into webhook_registrations (party_id, bucket, target_url, should_group, should_group_continue_after_fail,
                                         auth_type, signing_secret)
-     select :partyId::int, 'http://h' || (i % ${ORIGINS}) || '.bench.invalid/e' || i, false, false, 0, :sealed
+     select :partyId::int, (select bucket from parties where id = :partyId::int),
+            'http://h' || (i % ${ORIGINS}) || '.bench.invalid/e' || i, false, false, 0, :sealed
        from generate_series(1, :endpoints::int) as i`,
     { partyId, sealed, endpoints },
   );
   await knex.raw(
-    `insert into webhook_events (registration_id, entity_name, type) select id, 'Property', 2 from webhook_registrations`,
+    `insert into webhook_events (registration_id, bucket, entity_name, type)
+     select id, bucket, 'Property', 2 from webhook_registrations`,
   );
   await knex.raw(
     `insert into entity_changes (entity_name, type, entity_id, entity, initiator_party_id, initiator_account_id)
@@ -57,8 +59,8 @@ async function seedEndpoints(knex: Knex, context: BenchContext, endpoints: numbe
     { partyId },
   );
   await knex.raw(
-    `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
-     select e.registration_id, e.id, c.id, ${WebhookState.Created}, now() - interval '1 minute'
+    `insert into webhooks (registration_id, bucket, event_id, entity_change_id, state, next_attempt_at)
+     select e.registration_id, e.bucket, e.id, c.id, ${WebhookState.Created}, now() - interval '1 minute'
        from webhook_events e cross join entity_changes c`,
   );
   await knex.raw('vacuum analyze webhooks, webhook_registrations, webhook_targets');
@@ -185,8 +187,8 @@ export async function healthScaleMode(context: BenchContext, options: { waiting:
   // bodies would make the seed take minutes
   await seedBacklog(db.knex, registration, 1);
   await db.knex.raw(
-    `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
-     select registration_id, event_id, entity_change_id, state, now() - make_interval(secs => i)
+    `insert into webhooks (registration_id, bucket, event_id, entity_change_id, state, next_attempt_at)
+     select registration_id, bucket, event_id, entity_change_id, state, now() - make_interval(secs => i)
        from webhooks, generate_series(2, :waiting::int) as i`,
     { waiting: options.waiting },
   );

@@ -17,7 +17,14 @@
  *    per statement (/proc/<backend pid>/stat), RUNS blocks of 500 each, interleaved.
  */
 import { readFile } from 'node:fs/promises';
-import { CLAIM_PICK_SQL, claimBindings, createKnex, migrate, type Knex } from '@platform/db';
+import {
+  CLAIM_PICK_SQL,
+  claimBindings,
+  createKnex,
+  migrate,
+  newPartyPlacement,
+  type Knex,
+} from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import { adminQuery, withDatabase } from '@platform/testkit';
 import { lastAttemptOf } from '../apps/api/src/features/webhooks/webhook-presenter';
@@ -54,14 +61,18 @@ async function setup(name: string, partitioned: boolean): Promise<Knex> {
   const knex = createKnex(withDatabase(admin!, name), { pool: { max: 2 } });
   await migrate(knex);
   if (partitioned) await partitionWebhooks(knex);
-  const [{ id: party }] = await knex('parties').insert({ type: 1, name: 'x' }).returning('id');
+  const [{ id: party }] = await knex('parties')
+    .insert({ type: 1, name: 'x', ...(await newPartyPlacement(knex, null)) })
+    .returning('id');
   await knex.raw(
-    `insert into webhook_registrations (party_id, target_url, signing_secret)
-     select ?, 'http://127.0.0.1:' || (10000 + g) || '/hook', 'x' from generate_series(1, ?) g`,
-    [party, REGISTRATIONS],
+    `insert into webhook_registrations (party_id, bucket, target_url, signing_secret)
+     select ?, (select bucket from parties where id = ?), 'http://127.0.0.1:' || (10000 + g) || '/hook', 'x'
+       from generate_series(1, ?) g`,
+    [party, party, REGISTRATIONS],
   );
   await knex.raw(
-    `insert into webhook_events (registration_id, entity_name, type) select id, 'Unit', 2 from webhook_registrations`,
+    `insert into webhook_events (registration_id, bucket, entity_name, type)
+     select id, bucket, 'Unit', 2 from webhook_registrations`,
   );
   await knex.raw(
     `insert into entity_changes (entity_name, type, entity_id, entity, initiator_party_id) values ('Unit', 2, 1, '{}', ?)`,
@@ -81,9 +92,11 @@ async function setup(name: string, partitioned: boolean): Promise<Knex> {
     if (partitioned) await knex.raw(`select time_partitions_ensure('webhooks', ?::date, 0)`, [day]);
     // finished webhooks of that day, in that day's id range when partitioned
     await knex.raw(
-      `insert into webhooks (id, registration_id, event_id, entity_change_id, state, created, completed_at)
+      `insert into webhooks (id, registration_id, bucket, event_id, entity_change_id, state, created, completed_at)
        select ${partitioned ? 'time_partition_start(?::date) + g' : "nextval('webhooks_id_seq') + 0 * length(?)"},
-              (select min(id) from webhook_registrations) + g % ?, (select min(id) from webhook_events),
+              (select min(id) from webhook_registrations) + g % ?,
+              -- the registrations are all one party's: they share its bucket
+              (select bucket from webhook_registrations order by id limit 1), (select min(id) from webhook_events),
               (select min(id) from entity_changes), ${WebhookState.Successful},
               ?::date + make_interval(secs => g * 86000.0 / ?), ?::date + make_interval(secs => g * 86000.0 / ?)
          from generate_series(1, ?) g`,
@@ -92,8 +105,9 @@ async function setup(name: string, partitioned: boolean): Promise<Knex> {
   }
   if (partitioned) await knex.raw(`select time_partitions_ensure('webhooks', ?::date, 2)`, [today]);
   await knex.raw(
-    `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
-     select r.id, (select min(id) from webhook_events), (select min(id) from entity_changes), ${WebhookState.Created},
+    `insert into webhooks (registration_id, bucket, event_id, entity_change_id, state, next_attempt_at)
+     select r.id, r.bucket, (select min(id) from webhook_events), (select min(id) from entity_changes),
+            ${WebhookState.Created},
             now() - interval '1 minute' + g * interval '1 ms'
        from webhook_registrations r cross join generate_series(1, ?) g`,
     [DUE_PER_REGISTRATION],
@@ -246,8 +260,9 @@ const insert = (table: string) =>
    select id, 1, now(), 5, 200 from unnest(?::bigint[]) as id`;
 const read = (table: string) => `select c.entity from ${table} c where c.id = any(?::bigint[])`;
 const enqueue = (table: string) =>
-  `insert into ${table} (registration_id, event_id, entity_change_id, state)
-   select 1, 1, ?::bigint, ${WebhookState.Created} from generate_series(1, 10)`;
+  `insert into ${table} (registration_id, bucket, event_id, entity_change_id, state)
+   select 1, (select bucket from webhook_registrations where id = 1), 1, ?::bigint, ${WebhookState.Created}
+     from generate_series(1, 10)`;
 const hotPath: Record<string, number[]> = {
   insertOld: [],
   insertNew: [],

@@ -83,21 +83,23 @@ describe('createDispatcher', () => {
     // half-open with its trial in flight: due work everywhere, room nowhere
     const partyId = await seedParty(db.knex, 'Held back');
     await db.knex.raw(
-      `insert into webhook_registrations (party_id, target_url, should_group, should_group_continue_after_fail, signing_secret)
-       select ?, 'http://127.0.0.1:9/held' || i, false, false, 'sealed' from generate_series(1, 150) as i`,
-      [partyId],
+      `insert into webhook_registrations (party_id, bucket, target_url, should_group, should_group_continue_after_fail, signing_secret)
+       select ?, (select bucket from parties where id = ?), 'http://127.0.0.1:9/held' || i, false, false, 'sealed'
+         from generate_series(1, 150) as i`,
+      [partyId, partyId],
     );
     const held = db.knex('webhook_registrations').where({ party_id: partyId }).select('id');
     await db.knex.raw(
-      `insert into webhook_events (registration_id, entity_name, type) select id, 'Unit', 2 from (${held.toQuery()}) r`,
+      `insert into webhook_events (registration_id, bucket, entity_name, type)
+       select r.id, r.bucket, 'Unit', 2 from webhook_registrations r where r.id in (${held.toQuery()})`,
     );
     const [change] = await db
       .knex('entity_changes')
       .insert({ entity_name: 'Unit', type: 2, entity_id: 1, entity: {}, initiator_party_id: partyId })
       .returning('id');
     await db.knex.raw(
-      `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
-       select e.registration_id, e.id, ?, 1, now() - interval '1 second'
+      `insert into webhooks (registration_id, bucket, event_id, entity_change_id, state, next_attempt_at)
+       select e.registration_id, e.bucket, e.id, ?, 1, now() - interval '1 second'
          from webhook_events e where e.registration_id in (${held.toQuery()})`,
       [change.id],
     );

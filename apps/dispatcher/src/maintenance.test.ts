@@ -1,4 +1,11 @@
-import { enqueueEntityChange, ensurePartitions, listPartitions, type PartitionedTable } from '@platform/db';
+import {
+  enqueueEntityChange,
+  ensurePartitions,
+  listPartitions,
+  partyBucket,
+  registrationBucket,
+  type PartitionedTable,
+} from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import {
   createTestDatabase,
@@ -86,6 +93,7 @@ async function webhook(options: {
     .knex('webhooks')
     .insert({
       registration_id: registrationId,
+      bucket: registrationBucket(db.knex, registrationId),
       event_id: eventId,
       entity_change_id: options.changeId ?? (await change(options.created)),
       state: options.state,
@@ -122,12 +130,15 @@ async function strandedGroup(): Promise<{ promotable: number }> {
     .knex('webhook_registrations')
     .insert({
       party_id: partyId,
+      bucket: partyBucket(db.knex, partyId),
       target_url: 'http://127.0.0.1:9/hook',
       should_group: true,
       signing_secret: 'x',
     })
-    .returning('id');
-  await db.knex('webhook_events').insert({ registration_id: registration.id, entity_name: 'Unit', type: 2 });
+    .returning(['id', 'bucket']);
+  await db
+    .knex('webhook_events')
+    .insert({ registration_id: registration.id, bucket: registration.bucket, entity_name: 'Unit', type: 2 });
   for (let i = 0; i < 3; i++) {
     await db.knex.transaction((trx) =>
       enqueueEntityChange(trx, {
@@ -158,11 +169,21 @@ beforeAll(async () => {
   partyId = await seedParty(db.knex);
   [{ id: registrationId }] = await db
     .knex('webhook_registrations')
-    .insert({ party_id: partyId, target_url: 'http://127.0.0.1:9/hook', signing_secret: 'x' })
+    .insert({
+      party_id: partyId,
+      bucket: partyBucket(db.knex, partyId),
+      target_url: 'http://127.0.0.1:9/hook',
+      signing_secret: 'x',
+    })
     .returning('id');
   [{ id: eventId }] = await db
     .knex('webhook_events')
-    .insert({ registration_id: registrationId, entity_name: 'Unit', type: 2 })
+    .insert({
+      registration_id: registrationId,
+      bucket: registrationBucket(db.knex, registrationId),
+      entity_name: 'Unit',
+      type: 2,
+    })
     .returning('id');
 });
 afterAll(() => db.drop());
@@ -321,7 +342,8 @@ describe('the prune job', () => {
     try {
       await blocker.query('begin');
       await blocker.query(
-        'insert into webhooks (registration_id, event_id, entity_change_id, state) values ($1, $2, $3, $4)',
+        `insert into webhooks (registration_id, bucket, event_id, entity_change_id, state)
+         values ($1, (select bucket from webhook_registrations where id = $1), $2, $3, $4)`,
         [registrationId, eventId, today, Created],
       );
       report = await maintenance().prune();

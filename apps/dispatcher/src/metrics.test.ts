@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { queueStats } from '@platform/db';
+import { partyBucket, queueStats, registrationBucket } from '@platform/db';
 import { WebhookState } from '@platform/shared';
 import { createTestDatabase, seedParty, type TestDatabase } from '@platform/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -90,6 +90,7 @@ describe('the queue gauges', () => {
   ) => {
     await db.knex('webhooks').insert({
       registration_id: registration,
+      bucket: registrationBucket(db.knex, registration),
       event_id: eventIds[registration],
       entity_change_id: changeId,
       state,
@@ -107,6 +108,7 @@ describe('the queue gauges', () => {
         .knex('webhook_registrations')
         .insert({
           party_id: party.id,
+          bucket: partyBucket(db.knex, party.id),
           target_url: 'http://127.0.0.1:9/hook',
           should_group: shouldGroup,
           should_group_continue_after_fail: continueAfterFail,
@@ -124,7 +126,12 @@ describe('the queue gauges', () => {
     for (const id of Object.values(registrations)) {
       const [event] = await db
         .knex('webhook_events')
-        .insert({ registration_id: id, entity_name: 'Unit', type: 2 })
+        .insert({
+          registration_id: id,
+          bucket: registrationBucket(db.knex, id),
+          entity_name: 'Unit',
+          type: 2,
+        })
         .returning('id');
       eventIds[id] = event.id;
     }
@@ -202,6 +209,7 @@ describe('the queue gauges', () => {
         .insert(
           ['a', 'b', 'c'].map((path) => ({
             party_id: partyId,
+            bucket: partyBucket(db.knex, partyId),
             url: `http://127.0.0.1:9/${path}`,
             origin: 'http://127.0.0.1:9',
           })),

@@ -4,6 +4,7 @@ import {
   WEBHOOK_TOKEN_TTL_MS,
   type SigningKey,
 } from '@platform/crypto';
+import { newPartyPlacement } from '@platform/db';
 import { createTestDatabase, type TestDatabase } from '@platform/testkit';
 import { decodePermissions, permissionByName, TokenScope } from '@platform/shared';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
@@ -54,7 +55,7 @@ beforeAll(async () => {
   key = await loadSigningKey(generatePrivateKeyPem());
   const [row] = await db
     .knex('parties')
-    .insert({ type: 2, name: 'Hausverwaltung Nord' })
+    .insert({ type: 2, name: 'Hausverwaltung Nord', ...(await newPartyPlacement(db.knex, null)) })
     .returning(['id', 'name', 'type']);
   party = row!;
 });

@@ -27,9 +27,10 @@ export async function up(knex: Knex): Promise<void> {
     `update parties set bucket = coalesce(managed_by_party_id, id) % ${SHARED_BUCKETS} where bucket is null`,
   );
   for (const table of ['webhook_targets', 'webhook_registrations']) {
-    await knex.raw(`update ?? x set bucket = p.bucket from parties p where p.id = x.party_id and x.bucket is null`, [
-      table,
-    ]);
+    await knex.raw(
+      `update ?? x set bucket = p.bucket from parties p where p.id = x.party_id and x.bucket is null`,
+      [table],
+    );
   }
   await knex.raw(`update webhook_events e set bucket = r.bucket from webhook_registrations r
                    where r.id = e.registration_id and e.bucket is null`);

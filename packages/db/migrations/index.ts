@@ -35,10 +35,7 @@ import * as bucketNotNull from './20261204000000_bucket_not_null';
  * one does to the schema. Functions are not theirs: `src/queue/functions/`, written after them.
  */
 export const MIGRATIONS: ReadonlyArray<
-  readonly [
-    name: string,
-    migration: { up(knex: Knex): Promise<void>; config?: { transaction?: boolean } },
-  ]
+  readonly [name: string, migration: { up(knex: Knex): Promise<void>; config?: { transaction?: boolean } }]
 > = [
   ['20261122000000_identity', identity],
   ['20261122000100_webhooks', webhooks],

@@ -9,7 +9,11 @@ const migrationSource: Knex.MigrationSource<string> = {
   getMigration: async (name) => {
     const found = MIGRATIONS.find(([candidate]) => candidate === name);
     if (!found) throw new Error(`unknown migration ${name}`);
-    return { up: found[1].up, config: found[1].config, down: async () => Promise.reject(new Error('migrations are forward-only')) };
+    return {
+      up: found[1].up,
+      config: found[1].config,
+      down: async () => Promise.reject(new Error('migrations are forward-only')),
+    };
   },
 };
 

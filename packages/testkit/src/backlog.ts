@@ -62,8 +62,10 @@ export async function seedBacklog(knex: Knex, registration: BenchRegistration, c
     { at, partyId: registration.partyId, pad, count },
   );
   await knex.raw(
-    `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
-     select :registrationId::int, :eventId::int, id, ${WebhookState.Created}, now() from entity_changes order by id`,
+    `insert into webhooks (registration_id, bucket, event_id, entity_change_id, state, next_attempt_at)
+     select :registrationId::int, (select bucket from webhook_registrations where id = :registrationId::int),
+            :eventId::int, id, ${WebhookState.Created}, now()
+       from entity_changes order by id`,
     { registrationId: registration.registrationId, eventId: registration.eventId },
   );
   await knex.raw('analyze entity_changes, webhooks');
@@ -95,8 +97,10 @@ export async function seedGroupedBacklog(
     { groups },
   );
   await knex.raw(
-    `insert into webhook_groups (registration_id, group_key, next_seq, open_count)
-     select :registrationId::int, group_key, max(group_seq), count(*) from webhooks group by group_key`,
+    `insert into webhook_groups (registration_id, bucket, group_key, next_seq, open_count)
+     select :registrationId::int, (select bucket from webhook_registrations where id = :registrationId::int),
+            group_key, max(group_seq), count(*)
+       from webhooks group by group_key`,
     { registrationId: registration.registrationId },
   );
   await knex.raw('analyze webhooks, webhook_groups');

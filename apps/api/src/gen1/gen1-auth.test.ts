@@ -1,4 +1,5 @@
 import { loadSigningKey, signWebhookToken } from '@platform/crypto';
+import { partyBucket } from '@platform/db';
 import { PartyType } from '@platform/shared';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -219,7 +220,12 @@ describe('token non-interoperability', () => {
     const key = await loadSigningKey(testPrivateKeyPem());
     const [registration] = await api.deps
       .knex('webhook_registrations')
-      .insert({ party_id: world.pmc.id, target_url: 'http://127.0.0.1:9/hook', signing_secret: 'x' })
+      .insert({
+        party_id: world.pmc.id,
+        bucket: partyBucket(api.deps.knex, world.pmc.id),
+        target_url: 'http://127.0.0.1:9/hook',
+        signing_secret: 'x',
+      })
       .returning('id');
     const { token: webhookToken } = await signWebhookToken(
       key,

@@ -1,4 +1,5 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
+import { partyBucket, registrationBucket } from '@platform/db';
 import { startTracing, type Tracing } from '@platform/tracing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAccount, buildParty, login, startTestApi, type TestApi } from '../../tests/support/api';
@@ -26,6 +27,7 @@ describe('request spans (tracing on)', () => {
     const token = (await login(api, (await buildAccount(api.deps, { partyId: party.id })).email)).accessToken;
     await api.deps.knex('webhook_registrations').insert({
       party_id: party.id,
+      bucket: partyBucket(api.deps.knex, party.id),
       target_url: 'http://127.0.0.1:9/hook',
       signing_secret: 'sealed',
     });
@@ -33,9 +35,12 @@ describe('request spans (tracing on)', () => {
       .knex('webhook_registrations')
       .where({ party_id: party.id })
       .pluck('id');
-    await api.deps
-      .knex('webhook_events')
-      .insert({ registration_id: registration, entity_name: 'Property', type: 1 });
+    await api.deps.knex('webhook_events').insert({
+      registration_id: registration,
+      bucket: registrationBucket(api.deps.knex, registration),
+      entity_name: 'Property',
+      type: 1,
+    });
     exporter.reset();
 
     const caller = '0af7651916cd43dd8448eb211c80319c';

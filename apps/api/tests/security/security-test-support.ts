@@ -1,4 +1,5 @@
 import { signWebhookToken, type SigningKey } from '@platform/crypto';
+import { partyBucket } from '@platform/db';
 import { PORTAL_ACTIONS, TokenScope, type PartyType, type PortalAction } from '@platform/shared';
 import { SignJWT, type JWTPayload } from 'jose';
 import pino, { type Logger } from 'pino';
@@ -207,6 +208,7 @@ export async function liveWebhookToken(
     .knex('webhook_registrations')
     .insert({
       party_id: party.id,
+      bucket: partyBucket(api.deps.knex, party.id),
       target_url: 'https://hooks.example.com/x',
       signing_secret: 'x',
       auth_type: 2,

@@ -18,6 +18,7 @@ import { applyOperatorAction } from '../queue/operator-apply';
 import { abortRegistrationWebhooks } from '../queue/abort-registration-webhooks';
 import { claimNotifiedWebhooks } from '../queue/claim';
 import { pruneWebhooksStep } from '../queue/prune';
+import { releaseGroups } from '../queue/release-groups';
 
 const PARTITIONS = 8;
 
@@ -66,7 +67,9 @@ function touched(plans: readonly StatementPlan[]): Record<string, number[]> {
       }
     }
   }
-  return Object.fromEntries([...tables].sort(([a], [b]) => a.localeCompare(b)).map(([t, set]) => [t, [...set]]));
+  return Object.fromEntries(
+    [...tables].sort(([a], [b]) => a.localeCompare(b)).map(([t, set]) => [t, [...set]]),
+  );
 }
 
 /**
@@ -84,6 +87,7 @@ const TABLES: Record<string, string[]> = {
   releaseClaims: ['webhooks'],
   claimNotified: ['webhook_events', 'webhook_registrations', 'webhook_targets', 'webhooks'],
   operatorApply: ['webhook_groups', 'webhook_registrations', 'webhook_targets', 'webhooks'],
+  releaseGroups: ['webhook_groups', 'webhook_registrations', 'webhook_targets', 'webhooks'],
   abortRegistration: ['webhook_groups', 'webhooks'],
   prune: ['webhooks'],
 };
@@ -197,8 +201,18 @@ describe('the hot statements on the bucket layout', () => {
       ),
     );
     report.operatorApply = touched(apply);
+    const { group_key: groupKey } = await db
+      .knex('webhook_groups')
+      .where({ registration_id: tenant.grouped })
+      .first('group_key');
+    const { plans: groupRelease } = await recorder.record((knex) =>
+      knex.transaction((trx) => releaseGroups(trx, [{ registrationId: tenant.grouped, groupKey }], group)),
+    );
+    report.releaseGroups = touched(groupRelease);
     const { plans: abort } = await recorder.record((knex) =>
-      knex.transaction((trx) => abortRegistrationWebhooks(trx, { id: tenant.plain, bucket: tenant.bucket }, new Date())),
+      knex.transaction((trx) =>
+        abortRegistrationWebhooks(trx, { id: tenant.plain, bucket: tenant.bucket }, new Date()),
+      ),
     );
     report.abortRegistration = touched(abort);
     const { plans: prune } = await recorder.record((knex) =>
@@ -211,7 +225,9 @@ describe('the hot statements on the bucket layout', () => {
       Object.fromEntries(
         Object.entries(TABLES).map(([entry, tables]) => [
           entry,
-          Object.fromEntries(tables.map((table) => [table, [entry === 'releaseClaims' ? others : ownPartition]])),
+          Object.fromEntries(
+            tables.map((table) => [table, [entry === 'releaseClaims' ? others : ownPartition]]),
+          ),
         ]),
       ),
     );

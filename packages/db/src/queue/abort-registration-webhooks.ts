@@ -17,11 +17,7 @@ export async function abortRegistrationWebhooks(
   lastActionId?: number,
 ): Promise<number> {
   const owned = { bucket: registration.bucket, registration_id: registration.id };
-  await trx('webhook_groups')
-    .where(owned)
-    .orderBy('group_key')
-    .forUpdate()
-    .select('group_key');
+  await trx('webhook_groups').where(owned).orderBy('group_key').forUpdate().select('group_key');
   const aborted = await trx('webhooks')
     .where(owned)
     .whereIn('state', UNDELIVERED_WEBHOOK_STATES)

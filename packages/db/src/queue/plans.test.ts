@@ -69,16 +69,18 @@ describe('the plans of the lease in a long-lived session', () => {
          select entity_name, type, entity_id + i, entity, initiator_party_id, initiator_account_id
            from entity_changes, generate_series(1, 5000) i
          returning id)
-       insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
-       select w.registration_id, w.event_id, c.id, w.state, now() from changes c, webhooks w where w.id = ?`,
+       insert into webhooks (registration_id, bucket, event_id, entity_change_id, state, next_attempt_at)
+       select w.registration_id, w.bucket, w.event_id, c.id, w.state, now() from changes c, webhooks w where w.id = ?`,
       [first!],
     );
     await knex.raw(
       `with registrations as (
-         insert into webhook_registrations (party_id, target_url, signing_secret)
-         select party_id, target_url || '/' || i, signing_secret from webhook_registrations, generate_series(1, 2000) i
-         returning id)
-       insert into webhook_events (registration_id, entity_name, type) select id, 'Unit', 2 from registrations`,
+         insert into webhook_registrations (party_id, bucket, target_url, signing_secret)
+         select party_id, bucket, target_url || '/' || i, signing_secret
+           from webhook_registrations, generate_series(1, 2000) i
+         returning id, bucket)
+       insert into webhook_events (registration_id, bucket, entity_name, type)
+       select id, bucket, 'Unit', 2 from registrations`,
     );
     const last = Number((await knex('webhooks').max('id as id').first())!.id);
 

@@ -9,6 +9,7 @@ import {
   PARTITION_LOCK_TIMEOUT_MS,
   type PartitionedTable,
 } from './prune';
+import { registrationBucket } from '../buckets';
 
 const DAY = 86_400_000;
 let db: TestDatabase;
@@ -49,7 +50,13 @@ async function change(created?: Date): Promise<{ id: number; partition: string }
 async function webhook(changeId: number, state: WebhookState): Promise<number> {
   const [row] = await db
     .knex('webhooks')
-    .insert({ registration_id: registrationId, event_id: eventId, entity_change_id: changeId, state })
+    .insert({
+      registration_id: registrationId,
+      bucket: registrationBucket(db.knex, registrationId),
+      event_id: eventId,
+      entity_change_id: changeId,
+      state,
+    })
     .returning('id');
   return row.id;
 }
@@ -152,7 +159,8 @@ describe('dropping expired partitions', () => {
     try {
       await blocker.query('begin');
       await blocker.query(
-        `insert into webhooks (registration_id, event_id, entity_change_id, state) values ($1, $2, $3, $4)`,
+        `insert into webhooks (registration_id, bucket, event_id, entity_change_id, state)
+         values ($1, (select bucket from webhook_registrations where id = $1), $2, $3, $4)`,
         [registrationId, eventId, (await change()).id, WebhookState.Created],
       );
       const started = Date.now();

@@ -136,7 +136,10 @@ export async function pruneWebhooksStep(
   const group = options.buckets ? [...options.buckets] : null;
   const { rows } = await knex.raw<{
     rows: { deleted: number; last_id: number | null; scanned: number; recent: boolean }[];
-  }>(PRUNE_WEBHOOKS_STEP_SQL, arrays([options.olderThanMs, group, group, options.after, options.scan, group, group]));
+  }>(
+    PRUNE_WEBHOOKS_STEP_SQL,
+    arrays([options.olderThanMs, group, group, options.after, options.scan, group, group]),
+  );
   const row = rows[0]!;
   return {
     deleted: row.deleted,

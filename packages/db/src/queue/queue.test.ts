@@ -5,6 +5,7 @@ import { completeWebhooks } from './complete';
 import { DUE_IDS_MAX } from '../notify';
 import { enqueueEntityChange, groupKeyOf, type EntityChangeInput } from './enqueue';
 import { applyOperatorAction } from './operator-apply';
+import { newPartyPlacement, partyBucket, registrationEventRows } from '../buckets';
 import { attemptResult, claim, listenForWakeUps, TEST_HEALTH_POLICY, unitChange } from '../../tests/queue';
 import { releaseGroups } from './release-groups';
 
@@ -22,20 +23,24 @@ async function registration(
     .knex('webhook_registrations')
     .insert({
       party_id: party,
+      bucket: partyBucket(db.knex, party),
       target_url: 'http://127.0.0.1:9/hook',
       should_group: options.shouldGroup ?? false,
       signing_secret: 'sealed',
       deleted: options.deleted ? new Date() : null,
     })
-    .returning('id');
+    .returning(['id', 'bucket']);
   const events = options.events ?? [
     ['Unit', 1],
     ['Unit', 2],
     ['Unit', 3],
   ];
-  await db
-    .knex('webhook_events')
-    .insert(events.map(([entity_name, type]) => ({ registration_id: row.id, entity_name, type })));
+  await db.knex('webhook_events').insert(
+    registrationEventRows(
+      row,
+      events.map(([entity_name, type]) => ({ entity_name, type })),
+    ),
+  );
   return row.id;
 }
 
@@ -55,8 +60,8 @@ beforeAll(async () => {
   [{ id: partyId }, { id: otherPartyId }] = await db
     .knex('parties')
     .insert([
-      { type: 2, name: 'Acme' },
-      { type: 2, name: 'Other' },
+      { type: 2, name: 'Acme', ...(await newPartyPlacement(db.knex, null)) },
+      { type: 2, name: 'Other', ...(await newPartyPlacement(db.knex, null)) },
     ])
     .returning('id');
 });

@@ -9,6 +9,7 @@ import {
 } from '@platform/testkit';
 import { enqueueEntityChange } from './enqueue';
 import { unitChange } from '../../tests/queue';
+import { partyBucket } from '../buckets';
 import { FIRST_GROUP, findGroupsToRepair, repairGroups, type GroupCursor } from './repair';
 
 const { Created, Successful, Failed, Pending } = WebhookState;
@@ -23,14 +24,17 @@ async function registration(
     .knex('webhook_registrations')
     .insert({
       party_id: partyId,
+      bucket: partyBucket(db.knex, partyId),
       target_url: 'http://127.0.0.1:9/hook',
       should_group: true,
       should_group_continue_after_fail: options.continueAfterFail ?? false,
       signing_secret: 'sealed',
       deleted: options.deleted ? new Date() : null,
     })
-    .returning('id');
-  await db.knex('webhook_events').insert({ registration_id: row.id, entity_name: 'Unit', type: 2 });
+    .returning(['id', 'bucket']);
+  await db
+    .knex('webhook_events')
+    .insert({ registration_id: row.id, bucket: row.bucket, entity_name: 'Unit', type: 2 });
   return row.id;
 }
 

@@ -45,7 +45,11 @@ export async function resendWebhook(
   if (webhook.state !== WebhookState.Successful) return { outcome: 'not-successful', state: webhook.state };
   if (webhook.group_key !== null) {
     const group = (await trx('webhook_groups')
-      .where({ bucket: webhook.bucket, registration_id: webhook.registration_id, group_key: webhook.group_key })
+      .where({
+        bucket: webhook.bucket,
+        registration_id: webhook.registration_id,
+        group_key: webhook.group_key,
+      })
       .forUpdate()
       .first('next_seq')) as { next_seq: string } | undefined;
     const latestSeq = Number(group?.next_seq ?? 0);

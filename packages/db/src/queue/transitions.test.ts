@@ -90,11 +90,15 @@ async function run<T>(operation: Operation, work: () => Promise<T>): Promise<T> 
 async function registration(options: { group?: boolean; continueAfterFail?: boolean } = {}) {
   const { rows } = await knex.raw<{ rows: { id: number }[] }>(
     `with r as (
-       insert into webhook_registrations (party_id, target_url, should_group, should_group_continue_after_fail, signing_secret)
-       values (?, 'http://127.0.0.1:9/hook', ?, ?, 'sealed') returning id
-     ), e as (insert into webhook_events (registration_id, entity_name, type) select id, 'Unit', 2 from r)
+       insert into webhook_registrations
+         (party_id, bucket, target_url, should_group, should_group_continue_after_fail, signing_secret)
+       values (?, (select bucket from parties where id = ?), 'http://127.0.0.1:9/hook', ?, ?, 'sealed')
+       returning id, bucket
+     ), e as (
+       insert into webhook_events (registration_id, bucket, entity_name, type) select id, bucket, 'Unit', 2 from r
+     )
      select id from r`,
-    [partyId, options.group ?? false, options.continueAfterFail ?? false],
+    [partyId, partyId, options.group ?? false, options.continueAfterFail ?? false],
   );
   return rows[0]!.id;
 }

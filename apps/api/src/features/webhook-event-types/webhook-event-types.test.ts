@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSigningKey, signWebhookToken } from '@platform/crypto';
+import { partyBucket } from '@platform/db';
 import {
   ALL_PARTY_TYPES,
   PartyType,
@@ -97,7 +98,12 @@ describe('GET /api/webhook-event-types', () => {
     // a registration's service-signed token reads domain data only
     const [registration] = await api.deps
       .knex('webhook_registrations')
-      .insert({ party_id: world.pmc.id, target_url: 'http://127.0.0.1:9/hook', signing_secret: 'x' })
+      .insert({
+        party_id: world.pmc.id,
+        bucket: partyBucket(api.deps.knex, world.pmc.id),
+        target_url: 'http://127.0.0.1:9/hook',
+        signing_secret: 'x',
+      })
       .returning('id');
     const { token } = await signWebhookToken(
       await loadSigningKey(testPrivateKeyPem()),

@@ -251,7 +251,12 @@ describe('replay (POST /api/webhook-registrations/{id}/replay)', () => {
       try {
         return await replayKind.apply(
           trx,
-          { ...operation, registration_id: registrationId },
+          {
+            ...operation,
+            registration_id: registrationId,
+            // as the operation recorded it when asked
+            bucket: (await trx('webhook_registrations').where({ id: registrationId }).first('bucket')).bucket,
+          },
           ids,
           new Date(),
         );

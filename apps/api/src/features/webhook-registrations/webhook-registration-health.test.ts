@@ -233,8 +233,8 @@ describe('GET /api/webhook-registrations/{id}/health', () => {
     const [first] = await seedChange(api.db.knex, propertyChange(world.pmc.id, 1));
     const copy = (count: number) =>
       api.db.knex.raw(
-        `insert into webhooks (registration_id, event_id, entity_change_id, state, next_attempt_at)
-         select registration_id, event_id, entity_change_id, state, next_attempt_at
+        `insert into webhooks (registration_id, bucket, event_id, entity_change_id, state, next_attempt_at)
+         select registration_id, bucket, event_id, entity_change_id, state, next_attempt_at
            from webhooks, generate_series(1, ?) where id = ?`,
         [count, first!],
       );

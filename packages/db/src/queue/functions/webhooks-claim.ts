@@ -44,7 +44,9 @@ const VISITS_PER_ROW = 8;
  * `counts` towards the batch's registrations: live, with a row due now, and its endpoint not one
  * the dispatcher has no room for (`cursor.roomless`).
  */
-const visit = (group: (alias: string) => string) => `select r.target_id, f.first_due, r.id is not null as live,
+const visit = (
+  group: (alias: string) => string,
+) => `select r.target_id, f.first_due, r.id is not null as live,
          coalesce(f.first_due <= now() and r.target_id <> all(c.roomless), false) as counts
     from (select n.id) k
     left join webhook_registrations r
